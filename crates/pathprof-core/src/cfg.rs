@@ -1,0 +1,171 @@
+//! Control-flow graphs of basic blocks, independent of any bytecode.
+//!
+//! A [`Cfg`] has blocks `0..num_blocks`, an entry block, and an ordered list of edges. An edge leads
+//! to another block or out of the function ([`Succ::Exit`]). The order of the edges is the order in
+//! which the frontend found them; it fixes the default Ball–Larus numbering, so it must be
+//! deterministic. Several edges between the same pair of blocks are allowed (a multigraph).
+
+use serde::{Deserialize, Serialize};
+
+/// Index of a basic block in its function.
+pub type BlockId = u32;
+/// Index of an edge in [`Cfg::edges`].
+pub type CfgEdgeId = u32;
+
+/// Where an edge leads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Succ {
+    /// Another block of the same function.
+    Block(BlockId),
+    /// Out of the function (return, fall-through of the body's end, tail call).
+    Exit,
+}
+
+/// One control-flow edge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CfgEdge {
+    pub from: BlockId,
+    pub to: Succ,
+}
+
+/// A control-flow graph.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cfg {
+    pub num_blocks: u32,
+    pub entry: BlockId,
+    pub edges: Vec<CfgEdge>,
+}
+
+impl Cfg {
+    /// An empty graph of `num_blocks` blocks entered at `entry`.
+    pub fn new(num_blocks: u32, entry: BlockId) -> Self {
+        Cfg { num_blocks, entry, edges: Vec::new() }
+    }
+
+    /// Adds an edge and returns its id.
+    pub fn add_edge(&mut self, from: BlockId, to: Succ) -> CfgEdgeId {
+        debug_assert!(from < self.num_blocks);
+        self.edges.push(CfgEdge { from, to });
+        (self.edges.len() - 1) as CfgEdgeId
+    }
+
+    /// Out-edges of every block, in edge order.
+    pub fn out_edges(&self) -> Vec<Vec<CfgEdgeId>> {
+        let mut out = vec![Vec::new(); self.num_blocks as usize];
+        for (i, e) in self.edges.iter().enumerate() {
+            out[e.from as usize].push(i as CfgEdgeId);
+        }
+        out
+    }
+
+    /// Blocks reachable from the entry.
+    pub fn reachable(&self) -> Vec<bool> {
+        let out = self.out_edges();
+        let mut seen = vec![false; self.num_blocks as usize];
+        let mut stack = vec![self.entry];
+        seen[self.entry as usize] = true;
+        while let Some(b) = stack.pop() {
+            for &e in &out[b as usize] {
+                if let Succ::Block(w) = self.edges[e as usize].to {
+                    if !seen[w as usize] {
+                        seen[w as usize] = true;
+                        stack.push(w);
+                    }
+                }
+            }
+        }
+        seen
+    }
+
+    /// The retreating edges of a depth-first search from the entry, in edge order. On a reducible
+    /// graph (every wasm function is one) these are exactly the loop back edges.
+    pub fn back_edges(&self) -> Vec<CfgEdgeId> {
+        let out = self.out_edges();
+        let n = self.num_blocks as usize;
+        // 0 = unvisited, 1 = on the stack, 2 = finished.
+        let mut state = vec![0u8; n];
+        let mut back = Vec::new();
+        let mut stack: Vec<(BlockId, usize)> = vec![(self.entry, 0)];
+        state[self.entry as usize] = 1;
+        while let Some(&mut (b, ref mut next)) = stack.last_mut() {
+            if let Some(&e) = out[b as usize].get(*next) {
+                *next += 1;
+                if let Succ::Block(w) = self.edges[e as usize].to {
+                    match state[w as usize] {
+                        0 => {
+                            state[w as usize] = 1;
+                            stack.push((w, 0));
+                        }
+                        1 => back.push(e),
+                        _ => {}
+                    }
+                }
+            } else {
+                state[b as usize] = 2;
+                stack.pop();
+            }
+        }
+        back.sort_unstable();
+        back
+    }
+
+    /// Loop headers: targets of back edges.
+    pub fn loop_headers(&self) -> Vec<bool> {
+        let mut h = vec![false; self.num_blocks as usize];
+        for e in self.back_edges() {
+            if let Succ::Block(w) = self.edges[e as usize].to {
+                h[w as usize] = true;
+            }
+        }
+        h
+    }
+
+    /// Loop nesting depth of every block (0 outside loops), from the natural loops of the back edges.
+    pub fn loop_depths(&self) -> Vec<u32> {
+        let n = self.num_blocks as usize;
+        let mut preds = vec![Vec::new(); n];
+        for e in &self.edges {
+            if let Succ::Block(w) = e.to {
+                preds[w as usize].push(e.from);
+            }
+        }
+        // Natural loop of each header: union over its back edges.
+        let mut depth = vec![0u32; n];
+        let mut by_header: Vec<Vec<BlockId>> = vec![Vec::new(); n];
+        for e in self.back_edges() {
+            let edge = self.edges[e as usize];
+            if let Succ::Block(h) = edge.to {
+                by_header[h as usize].push(edge.from);
+            }
+        }
+        let mut in_loop = vec![false; n];
+        for (h, tails) in by_header.iter().enumerate() {
+            if tails.is_empty() {
+                continue;
+            }
+            in_loop.iter_mut().for_each(|x| *x = false);
+            in_loop[h] = true;
+            let mut stack: Vec<BlockId> = Vec::new();
+            for &t in tails {
+                if !in_loop[t as usize] {
+                    in_loop[t as usize] = true;
+                    stack.push(t);
+                }
+            }
+            while let Some(b) = stack.pop() {
+                for &p in &preds[b as usize] {
+                    if !in_loop[p as usize] {
+                        in_loop[p as usize] = true;
+                        stack.push(p);
+                    }
+                }
+            }
+            for (b, &inside) in in_loop.iter().enumerate() {
+                if inside {
+                    depth[b] += 1;
+                }
+            }
+        }
+        depth
+    }
+}

@@ -1,0 +1,181 @@
+//! The Ball–Larus DAG of a function (seed 004 §3.1–3.2, seed 000 §2.1).
+//!
+//! Nodes are the CFG's blocks plus a virtual entry `s` and a virtual exit `t`. Loops are broken in one
+//! of two ways ([`LoopCut`]):
+//!
+//! * [`LoopCut::BackEdges`] — classic Ball–Larus: each back edge `u→h` is replaced by the dummy edges
+//!   `u→t` and `s→h`;
+//! * [`LoopCut::Headers`] — as PEP and k-BLPP do: *every* edge into a loop header ends a path there, so
+//!   each edge `u→h` becomes `u→t` and one dummy edge `s→h` starts the paths at `h`.
+//!
+//! Any other block may be *cut* the same way as a header (seed 003 §path cutting: "replace its inbound
+//! edges p→m by p→T and add S→m once"); [`crate::plan`] cuts merge blocks when a function has more
+//! paths than a 64-bit register can number. Blocks unreachable from the entry are left out.
+
+use crate::cfg::{BlockId, Cfg, CfgEdgeId, Succ};
+use serde::{Deserialize, Serialize};
+
+/// Index of a DAG node: blocks keep their ids, `s` and `t` follow them.
+pub type NodeId = u32;
+/// Index of an edge in [`Dag::edges`].
+pub type DagEdgeId = u32;
+
+/// How loops are broken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum LoopCut {
+    /// Paths end at back edges (Ball & Larus 1996).
+    BackEdges,
+    /// Paths end at loop headers (PEP, k-BLPP).
+    Headers,
+}
+
+/// What a DAG edge stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum DagEdgeKind {
+    /// The CFG edge itself (to a block, or to `t` for an exit edge).
+    Real(CfgEdgeId),
+    /// Dummy `s→b`: paths that start at the cut block or loop header `b`.
+    Start(BlockId),
+    /// Dummy `u→t` standing for the CFG edge `u→b` into the cut block or header `b`: the path ends at
+    /// `b`.
+    End(CfgEdgeId, BlockId),
+}
+
+/// One DAG edge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DagEdge {
+    pub from: NodeId,
+    pub to: NodeId,
+    pub kind: DagEdgeKind,
+}
+
+/// The DAG of one function.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Dag {
+    /// Number of CFG blocks; node `num_blocks` is `s`, `num_blocks + 1` is `t`.
+    pub num_blocks: u32,
+    pub edges: Vec<DagEdge>,
+    /// Blocks where paths start and end besides the entry and exits (headers and cut blocks).
+    pub cut: Vec<bool>,
+}
+
+impl Dag {
+    /// Builds the DAG of `cfg`, breaking loops by `mode` and cutting the blocks in `extra_cuts` too.
+    pub fn build(cfg: &Cfg, mode: LoopCut, extra_cuts: &[bool]) -> Dag {
+        let n = cfg.num_blocks;
+        let reachable = cfg.reachable();
+        let back: Vec<CfgEdgeId> = cfg.back_edges();
+        let mut is_back = vec![false; cfg.edges.len()];
+        for &e in &back {
+            is_back[e as usize] = true;
+        }
+        let headers = cfg.loop_headers();
+        let mut cut = vec![false; n as usize];
+        for b in 0..n as usize {
+            let extra = extra_cuts.get(b).copied().unwrap_or(false);
+            cut[b] = reachable[b] && (extra || (mode == LoopCut::Headers && headers[b]));
+        }
+        // Every edge into the entry block is a back edge; those are truncated the classic way, so that a
+        // path from the function entry stays distinct from one that starts after such an edge.
+        cut[cfg.entry as usize] = false;
+        let s = n;
+        let t = n + 1;
+        let mut edges = Vec::with_capacity(cfg.edges.len() + 8);
+        edges.push(DagEdge { from: s, to: cfg.entry, kind: DagEdgeKind::Real(u32::MAX) });
+        let mut started = vec![false; n as usize];
+        // With back-edge truncation, s→h is added once per header, in the order of the back edges.
+        for (i, e) in cfg.edges.iter().enumerate() {
+            if !reachable[e.from as usize] {
+                continue;
+            }
+            let id = i as CfgEdgeId;
+            match e.to {
+                Succ::Exit => edges.push(DagEdge { from: e.from, to: t, kind: DagEdgeKind::Real(id) }),
+                Succ::Block(w) => {
+                    let classic = mode == LoopCut::BackEdges || w == cfg.entry;
+                    let ends = cut[w as usize] || (classic && is_back[i]);
+                    if ends {
+                        edges.push(DagEdge { from: e.from, to: t, kind: DagEdgeKind::End(id, w) });
+                        started[w as usize] = true;
+                    } else {
+                        edges.push(DagEdge { from: e.from, to: w, kind: DagEdgeKind::Real(id) });
+                    }
+                }
+            }
+        }
+        for b in 0..n {
+            if started[b as usize] || cut[b as usize] {
+                edges.push(DagEdge { from: s, to: b, kind: DagEdgeKind::Start(b) });
+                cut[b as usize] = true;
+            }
+        }
+        Dag { num_blocks: n, edges, cut }
+    }
+
+    pub fn entry(&self) -> NodeId {
+        self.num_blocks
+    }
+
+    pub fn exit(&self) -> NodeId {
+        self.num_blocks + 1
+    }
+
+    pub fn num_nodes(&self) -> u32 {
+        self.num_blocks + 2
+    }
+
+    /// The CFG entry block (target of the first edge, `s→entry`).
+    pub fn entry_block(&self) -> BlockId {
+        self.edges[0].to
+    }
+
+    /// Out-edges of every node, in edge order.
+    pub fn out_edges(&self) -> Vec<Vec<DagEdgeId>> {
+        let mut out = vec![Vec::new(); self.num_nodes() as usize];
+        for (i, e) in self.edges.iter().enumerate() {
+            out[e.from as usize].push(i as DagEdgeId);
+        }
+        out
+    }
+
+    /// Nodes in topological order (`s` first, `t` last); only nodes reachable from `s` and `t`.
+    pub fn topological_order(&self) -> Vec<NodeId> {
+        let nn = self.num_nodes() as usize;
+        let out = self.out_edges();
+        let mut indeg = vec![0u32; nn];
+        let mut reach = vec![false; nn];
+        let mut stack = vec![self.entry()];
+        reach[self.entry() as usize] = true;
+        while let Some(v) = stack.pop() {
+            for &e in &out[v as usize] {
+                let w = self.edges[e as usize].to;
+                if !reach[w as usize] {
+                    reach[w as usize] = true;
+                    stack.push(w);
+                }
+            }
+        }
+        for e in &self.edges {
+            if reach[e.from as usize] {
+                indeg[e.to as usize] += 1;
+            }
+        }
+        let mut order = Vec::with_capacity(nn);
+        let mut ready = vec![self.entry()];
+        while let Some(v) = ready.pop() {
+            order.push(v);
+            for &e in out[v as usize].iter().rev() {
+                let w = self.edges[e as usize].to;
+                indeg[w as usize] -= 1;
+                if indeg[w as usize] == 0 {
+                    ready.push(w);
+                }
+            }
+        }
+        // t is reachable from s in every DAG with at least one exit or cut; keep it last regardless.
+        order.retain(|&v| v != self.exit());
+        order.push(self.exit());
+        debug_assert!(order.iter().filter(|&&v| reach[v as usize]).count() + usize::from(!reach[self.exit() as usize]) == order.len());
+        order
+    }
+}

@@ -1,0 +1,40 @@
+//! Static edge-frequency estimates, used for the spanning tree and for smart numbering until a measured
+//! profile is available.
+//!
+//! A block at loop depth `d` is assumed to run `8^d` times per function entry (depth capped at 10);
+//! a block's frequency is split evenly among its out-edges. The dummy edge `s→h` gets the frequency of
+//! all edges into `h`, and `s→entry` gets 1.
+
+use crate::cfg::{Cfg, Succ};
+use crate::dag::{Dag, DagEdgeKind};
+
+/// Expected frequency of every CFG edge.
+pub fn cfg_edge_frequencies(cfg: &Cfg) -> Vec<f64> {
+    let depth = cfg.loop_depths();
+    let out = cfg.out_edges();
+    cfg.edges
+        .iter()
+        .map(|e| {
+            let f = 8f64.powi(depth[e.from as usize].min(10) as i32);
+            f / out[e.from as usize].len() as f64
+        })
+        .collect()
+}
+
+/// Frequencies of the DAG edges from frequencies of the CFG edges.
+pub fn dag_edge_frequencies(cfg: &Cfg, dag: &Dag, cfg_freq: &[f64]) -> Vec<f64> {
+    let mut into = vec![0.0f64; cfg.num_blocks as usize];
+    for (e, f) in cfg.edges.iter().zip(cfg_freq) {
+        if let Succ::Block(w) = e.to {
+            into[w as usize] += f;
+        }
+    }
+    dag.edges
+        .iter()
+        .map(|e| match e.kind {
+            DagEdgeKind::Real(u32::MAX) => 1.0,
+            DagEdgeKind::Real(c) | DagEdgeKind::End(c, _) => cfg_freq[c as usize],
+            DagEdgeKind::Start(b) => into[b as usize].max(1.0),
+        })
+        .collect()
+}

@@ -1,0 +1,31 @@
+//! Frontend-agnostic path profiling algorithms.
+//!
+//! The data flows one way through these modules:
+//!
+//! * [`cfg`] — a control-flow graph of basic blocks, as any frontend builds it;
+//! * [`dag`] — the Ball–Larus DAG: paths start at the entry and at cut blocks (loop headers, and merge
+//!   blocks cut to keep path IDs within 64 bits) and end at exits and cut blocks;
+//! * [`estimate`] — static edge-frequency estimates from loop depth, used until a profile exists;
+//! * [`numbering`] — Ball–Larus path numbering (seed 004 Fig. 2) and smart numbering (Fig. 4);
+//! * [`placement`] — increments on the chords of a maximum spanning tree (Ball & Larus 1996);
+//! * [`regen`] — path regeneration, from a path ID back to its edges and blocks;
+//! * [`plan`] — the whole pipeline for one function, with selective path cutting when the path count
+//!   would not fit in 64 bits;
+//! * [`profile`] — the profile data model and its JSON form (docs/profile-format.md).
+//!
+//! Nothing here knows about WebAssembly: the tests run on the papers' own figures.
+
+pub mod cfg;
+pub mod dag;
+pub mod estimate;
+pub mod numbering;
+pub mod placement;
+pub mod plan;
+pub mod profile;
+pub mod regen;
+
+pub use cfg::{BlockId, Cfg, CfgEdge, CfgEdgeId, Succ};
+pub use dag::{Dag, DagEdge, DagEdgeId, DagEdgeKind, LoopCut, NodeId};
+pub use numbering::Numbering;
+pub use placement::Placement;
+pub use plan::{FunctionPlan, PlanOptions};

@@ -1,0 +1,106 @@
+//! Increments on chords only (Ball & Larus 1996, "efficient path profiling"; ppp-hpp-notes §1).
+//!
+//! Add the edge `t→s` to the DAG, take a maximum spanning tree of the undirected graph weighted by
+//! expected edge frequency with `t→s` forced into it, and give every node a potential `φ` such that
+//! `φ(v) = φ(u) + Val(u→v)` along tree edges (`φ(s) = φ(t) = 0`). Each edge then gets
+//! `Inc(e) = Val(e) + φ(from) − φ(to)`: zero on tree edges, so only chords carry code, and the sum of
+//! `Inc` along any `s→t` path telescopes to the path's ID. Arithmetic is modulo 2^64; a frontend that
+//! keeps the register in 32 bits truncates the increments, which is exact because every ID it sees is
+//! below 2^32.
+//!
+//! Path start and end are folded into the neighbouring increments: a path starts with `r = Inc(s→x)`
+//! (not `r = 0; r += …`), and the increment of the last edge is added just before the count.
+
+use crate::dag::{Dag, DagEdgeId};
+use crate::numbering::Numbering;
+use serde::{Deserialize, Serialize};
+
+/// Increments of one function.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Placement {
+    /// `Inc(e)` for every DAG edge, modulo 2^64.
+    pub inc: Vec<u64>,
+    /// Whether the edge is in the spanning tree (and so has `Inc = 0`).
+    pub in_tree: Vec<bool>,
+}
+
+struct UnionFind(Vec<u32>);
+
+impl UnionFind {
+    fn find(&mut self, mut x: u32) -> u32 {
+        while self.0[x as usize] != x {
+            let p = self.0[x as usize];
+            self.0[x as usize] = self.0[p as usize];
+            x = p;
+        }
+        x
+    }
+
+    fn union(&mut self, a: u32, b: u32) -> bool {
+        let (ra, rb) = (self.find(a), self.find(b));
+        if ra == rb {
+            return false;
+        }
+        self.0[ra as usize] = rb;
+        true
+    }
+}
+
+impl Placement {
+    /// Places increments using `weight[e]` (expected frequency) for the spanning tree.
+    pub fn compute(dag: &Dag, numbering: &Numbering, weight: &[f64]) -> Placement {
+        assert_eq!(weight.len(), dag.edges.len());
+        let nn = dag.num_nodes();
+        let mut uf = UnionFind((0..nn).collect());
+        uf.union(dag.exit(), dag.entry());
+        let mut by_weight: Vec<DagEdgeId> = (0..dag.edges.len() as u32).collect();
+        by_weight.sort_by(|&a, &b| weight[b as usize].total_cmp(&weight[a as usize]).then(a.cmp(&b)));
+        let mut in_tree = vec![false; dag.edges.len()];
+        // Tree adjacency: (neighbour, edge, forward?) per node.
+        let mut adj: Vec<Vec<(u32, DagEdgeId, bool)>> = vec![Vec::new(); nn as usize];
+        adj[dag.exit() as usize].push((dag.entry(), u32::MAX, true));
+        adj[dag.entry() as usize].push((dag.exit(), u32::MAX, false));
+        for e in by_weight {
+            let edge = dag.edges[e as usize];
+            if uf.union(edge.from, edge.to) {
+                in_tree[e as usize] = true;
+                adj[edge.from as usize].push((edge.to, e, true));
+                adj[edge.to as usize].push((edge.from, e, false));
+            }
+        }
+        // Potentials by walking the tree from s.
+        let mut phi = vec![0u64; nn as usize];
+        let mut seen = vec![false; nn as usize];
+        let mut stack = vec![dag.entry()];
+        seen[dag.entry() as usize] = true;
+        while let Some(u) = stack.pop() {
+            for &(w, e, forward) in &adj[u as usize] {
+                if seen[w as usize] {
+                    continue;
+                }
+                seen[w as usize] = true;
+                let val = if e == u32::MAX { 0 } else { numbering.val[e as usize] };
+                phi[w as usize] = if forward { phi[u as usize].wrapping_add(val) } else { phi[u as usize].wrapping_sub(val) };
+                stack.push(w);
+            }
+        }
+        let inc = dag
+            .edges
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                if in_tree[i] {
+                    0
+                } else {
+                    numbering.val[i].wrapping_add(phi[e.from as usize]).wrapping_sub(phi[e.to as usize])
+                }
+            })
+            .collect();
+        Placement { inc, in_tree }
+    }
+
+    /// Number of edges that carry a non-zero increment.
+    pub fn num_increments(&self) -> usize {
+        self.inc.iter().filter(|&&i| i != 0).count()
+    }
+}

@@ -1,0 +1,202 @@
+//! The profile data model and its JSON form, versioned and documented in docs/profile-format.md.
+//!
+//! Numbers that may exceed 2^53 (path counts, path IDs, execution counts) are written as JSON numbers
+//! when they fit in 53 bits, as decimal strings otherwise, so readers in any language stay exact.
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
+
+/// Value of the `format` field.
+pub const FORMAT: &str = "pathprof-profile";
+/// Value of the `version` field.
+pub const VERSION: u32 = 1;
+
+/// An unsigned 64-bit integer written as a number up to 2^53 and as a decimal string beyond.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct U64(pub u64);
+
+const MAX_SAFE: u64 = (1 << 53) - 1;
+
+impl Serialize for U64 {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.0 <= MAX_SAFE {
+            s.serialize_u64(self.0)
+        } else {
+            s.serialize_str(&self.0.to_string())
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for U64 {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = U64;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an unsigned integer or a decimal string")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<U64, E> {
+                Ok(U64(v))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<U64, E> {
+                u64::try_from(v).map(U64).map_err(|_| E::custom("negative value"))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<U64, E> {
+                v.parse().map(U64).map_err(|_| E::custom(format!("not a decimal u64: {v:?}")))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl fmt::Display for U64 {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// Where a path starts (`"entry"` or a block id) or ends (`"exit"` or a block id).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Endpoint {
+    Entry,
+    Exit,
+    Block(u32),
+}
+
+impl Serialize for Endpoint {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Endpoint::Entry => s.serialize_str("entry"),
+            Endpoint::Exit => s.serialize_str("exit"),
+            Endpoint::Block(b) => s.serialize_u32(*b),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Endpoint {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Num(u32),
+            Str(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Num(b) => Ok(Endpoint::Block(b)),
+            Raw::Str(s) if s == "entry" => Ok(Endpoint::Entry),
+            Raw::Str(s) if s == "exit" => Ok(Endpoint::Exit),
+            Raw::Str(s) => Err(serde::de::Error::custom(format!("bad path endpoint {s:?}"))),
+        }
+    }
+}
+
+impl fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            Endpoint::Entry => f.write_str("entry"),
+            Endpoint::Exit => f.write_str("exit"),
+            Endpoint::Block(b) => write!(f, "B{b}"),
+        }
+    }
+}
+
+/// The profiled module.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModuleInfo {
+    pub path: String,
+    pub sha256: String,
+    pub size: u64,
+    pub code_section_size: u64,
+}
+
+/// A whole profile.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Profile {
+    pub format: String,
+    pub version: u32,
+    pub module: ModuleInfo,
+    /// `"bl"` or `"none"`.
+    pub mode: String,
+    pub args: Vec<String>,
+    pub wall_seconds: f64,
+    pub bench_region_seconds: Option<f64>,
+    pub instrumentation_seconds: Option<f64>,
+    pub exit_code: i32,
+    /// The trap message when the program trapped.
+    pub trap: Option<String>,
+    pub open_activations_at_exit: u64,
+    /// Sum of all path counts.
+    pub path_executions: U64,
+    pub functions: Vec<FunctionProfile>,
+}
+
+/// One function of the module (imports are not listed).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FunctionProfile {
+    /// Index in the module's function index space (imports included).
+    pub index: u32,
+    pub name: Option<String>,
+    pub instrumented: bool,
+    pub skip_reason: Option<String>,
+    pub num_paths: U64,
+    /// `"array"` or `"hash"` (null when not instrumented).
+    pub counters: Option<String>,
+    /// Blocks cut to keep path IDs within 64 bits (paths start and end there as at loop headers).
+    pub cut_blocks: Vec<u32>,
+    pub blocks: Vec<BlockInfo>,
+    /// Executed paths, by decreasing count.
+    pub paths: Vec<PathCount>,
+}
+
+/// A basic block of the original module.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockInfo {
+    pub id: u32,
+    /// Byte range `[offset, end)` of the block's instructions in the original module file.
+    pub offset: u64,
+    pub end: u64,
+    /// `file:line` from DWARF, when present.
+    pub line: Option<String>,
+    pub loop_header: bool,
+}
+
+/// An executed path and its count.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PathCount {
+    pub id: U64,
+    pub count: U64,
+    pub start: Endpoint,
+    pub end: Endpoint,
+    pub blocks: Vec<u32>,
+}
+
+/// Why a profile file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("not a pathprof profile: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("not a pathprof profile (format is {0:?})")]
+    Format(String),
+    #[error("profile version {0} is not supported (this pathprof reads version {VERSION})")]
+    Version(u32),
+}
+
+impl Profile {
+    /// Parses and checks a profile.
+    pub fn from_json(text: &str) -> Result<Profile, ReadError> {
+        let value: serde_json::Value = serde_json::from_str(text)?;
+        match value.get("format").and_then(|f| f.as_str()) {
+            Some(FORMAT) => {}
+            other => return Err(ReadError::Format(other.unwrap_or("missing").to_string())),
+        }
+        match value.get("version").and_then(|v| v.as_u64()) {
+            Some(v) if v == VERSION as u64 => {}
+            other => return Err(ReadError::Version(other.unwrap_or(0) as u32)),
+        }
+        Ok(serde_json::from_value(value)?)
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("profiles always serialize")
+    }
+}
