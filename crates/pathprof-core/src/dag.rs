@@ -175,7 +175,10 @@ impl Dag {
         // t is reachable from s in every DAG with at least one exit or cut; keep it last regardless.
         order.retain(|&v| v != self.exit());
         order.push(self.exit());
-        debug_assert!(order.iter().filter(|&&v| reach[v as usize]).count() + usize::from(!reach[self.exit() as usize]) == order.len());
+        debug_assert!(
+            order.iter().filter(|&&v| reach[v as usize]).count() + usize::from(!reach[self.exit() as usize])
+                == order.len()
+        );
         order
     }
 }

@@ -80,7 +80,8 @@ impl Placement {
                 }
                 seen[w as usize] = true;
                 let val = if e == u32::MAX { 0 } else { numbering.val[e as usize] };
-                phi[w as usize] = if forward { phi[u as usize].wrapping_add(val) } else { phi[u as usize].wrapping_sub(val) };
+                phi[w as usize] =
+                    if forward { phi[u as usize].wrapping_add(val) } else { phi[u as usize].wrapping_sub(val) };
                 stack.push(w);
             }
         }

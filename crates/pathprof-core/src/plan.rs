@@ -3,13 +3,15 @@
 //! event-profiling-notes §2: "a natural extension is cutting selectively, only where NumPaths exceeds
 //! a budget").
 //!
-//! While some node has more paths than the limit, the successor with the most paths of the first such
-//! node (in reverse topological order) is cut: its in-edges end paths there and a dummy `s→m` starts
-//! new ones. A cut successor contributes one path instead of all of its own, so the count falls; the
-//! loop ends because a node whose successors are all cut has at most its out-degree in paths.
+//! While some node has more paths than the limit, a block below the first such node (in reverse
+//! topological order) is cut: its in-edges end paths there and a dummy `s→m` starts new ones. The block
+//! chosen is the one whose cut lowers the function's total the most — a merge reached by many paths,
+//! not a branch arm, whose cut would only move its paths from the node to `s`. Every cut lowers the
+//! node's count; the loop ends because a node whose successors are all cut has at most its out-degree
+//! in paths, or, at `s`, when no cut lowers the total any more.
 
 use crate::cfg::Cfg;
-use crate::dag::{Dag, LoopCut};
+use crate::dag::{Dag, DagEdgeKind, LoopCut};
 use crate::estimate;
 use crate::numbering::Numbering;
 use crate::placement::Placement;
@@ -34,7 +36,9 @@ impl Default for PlanOptions {
     }
 }
 
-/// A block has more out-edges to the exit than the path limit allows, so no cutting can help.
+/// No cut brings the path count within the limit: either a block has more out-edges than the limit
+/// allows (the node is that block), or the paths from all start points add up to more than the limit
+/// and no further cut lowers their total (the node is the virtual entry `s`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("node {0} has more paths than the limit even with all its successors cut")]
 pub struct TooManyPaths(pub u32);
@@ -45,7 +49,8 @@ pub struct FunctionPlan {
     pub dag: Dag,
     pub numbering: Numbering,
     pub placement: Placement,
-    /// Blocks cut only to keep path IDs within the limit (not loop headers).
+    /// Blocks cut only to keep path IDs within the limit: every edge into them now ends a path. (With
+    /// [`LoopCut::BackEdges`] this may be a loop header, whose forward in-edges did not end paths.)
     pub overflow_cuts: Vec<u32>,
 }
 
@@ -73,17 +78,63 @@ impl FunctionPlan {
         }
     }
 
-    /// The successor with the most paths of the first node, in reverse topological order, whose path
-    /// count exceeds `limit`.
+    /// The block to cut next, or `None` when no cut helps.
+    ///
+    /// Let `v` be the first node, in reverse topological order, whose path count exceeds `limit`.
+    /// Cutting a block `w` below `v` that still has a real in-edge and `N(w) ≥ 2` lowers `N(v)`, since
+    /// paths from `v` now stop at `w`, and raises no block's count. The function's total changes too:
+    /// the `k(w) · N(w)` paths through `w` (`k(w)` paths from `s` to `w`) become `k'(w) + N(w)`, where
+    /// `k'(w)` counts those that reach `w` by a real edge (a loop header under back-edge truncation
+    /// already has its `s→w`). The block below `v` that lowers the total the most is cut (ties: more
+    /// paths, then the lower id). When `v` is `s` itself, every block is within the limit but the start
+    /// points add up to more, and only a cut that lowers the total helps.
     fn cut_candidate(dag: &Dag, limit: u64) -> Option<u32> {
         let counts = saturating_path_counts(dag);
+        let order = dag.topological_order();
         let out = dag.out_edges();
-        let v = dag.topological_order().into_iter().rev().find(|&v| counts[v as usize] > limit as u128)?;
-        out[v as usize]
-            .iter()
-            .map(|&e| dag.edges[e as usize].to)
-            .filter(|&w| w < dag.num_blocks && !dag.cut[w as usize] && w != dag.entry_block())
-            .max_by_key(|&w| (counts[w as usize], std::cmp::Reverse(w)))
+        let v = order.iter().rev().copied().find(|&v| counts[v as usize] > limit as u128)?;
+        // k(w): the number of paths from s to w.
+        let mut prefix = vec![0u128; dag.num_nodes() as usize];
+        prefix[dag.entry() as usize] = 1;
+        for &u in &order {
+            for &e in &out[u as usize] {
+                let w = dag.edges[e as usize].to as usize;
+                prefix[w] = prefix[w].saturating_add(prefix[u as usize]);
+            }
+        }
+        // Nodes strictly below v.
+        let mut below = vec![false; dag.num_nodes() as usize];
+        let mut stack = vec![v];
+        while let Some(u) = stack.pop() {
+            for &e in &out[u as usize] {
+                let w = dag.edges[e as usize].to;
+                if !below[w as usize] {
+                    below[w as usize] = true;
+                    stack.push(w);
+                }
+            }
+        }
+        let mut real_in = vec![false; dag.num_nodes() as usize];
+        for e in &dag.edges {
+            if matches!(e.kind, DagEdgeKind::Real(_)) {
+                real_in[e.to as usize] = true;
+            }
+        }
+        // The change of the total as a signed number, saturating: (lowers it?, by how much or how little).
+        let gain = |w: u32| {
+            let (k, n) = (prefix[w as usize], counts[w as usize]);
+            let before = k.saturating_mul(n);
+            let after = (k - u128::from(dag.cut[w as usize])).saturating_add(n);
+            if before > after {
+                (true, before - after)
+            } else {
+                (false, u128::MAX - (after - before))
+            }
+        };
+        (0..dag.num_blocks)
+            .filter(|&w| below[w as usize] && real_in[w as usize] && w != dag.entry_block() && counts[w as usize] >= 2)
+            .filter(|&w| v != dag.entry() || gain(w).0)
+            .max_by_key(|&w| (gain(w), counts[w as usize], std::cmp::Reverse(w)))
     }
 
     /// Number of paths.

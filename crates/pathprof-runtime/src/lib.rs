@@ -1,1 +1,273 @@
+//! Runs WebAssembly programs under an embedded Wasmtime with WASI preview 1 and collects path counts.
+//!
+//! The host provides the Sightglass imports `bench.start`/`bench.end` (recording the wall time between
+//! them), the `pathprof.count_path` import of hash-counted functions (an exact host hash table), and
+//! nothing else: the program sees only the directories and environment variables granted in
+//! [`RunConfig`]. When the program traps or calls `proc_exit`, the counters are read all the same and
+//! the number of activations still on the stack is taken from the trap's backtrace.
 
+use anyhow::{anyhow, bail, Result};
+use pathprof_wasm::map::RawCounts;
+use pathprof_wasm::ProfileMap;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use wasmtime::{Caller, Config, Engine, Linker, Module, Store, Val, ValType, WasmBacktrace};
+use wasmtime_wasi::p1::WasiP1Ctx;
+use wasmtime_wasi::{I32Exit, WasiCtxBuilder};
+
+/// Exit status reported when the program traps (as a process killed by `SIGABRT` would).
+pub const TRAP_EXIT_CODE: i32 = 134;
+
+/// What the program may see and how it is started.
+#[derive(Clone, Debug, Default)]
+pub struct RunConfig {
+    /// `(host directory, guest path)` pre-opened for the program.
+    pub dirs: Vec<(PathBuf, String)>,
+    pub env: Vec<(String, String)>,
+    /// `argv`, including the program name.
+    pub args: Vec<String>,
+    /// Exported function to call instead of `_start`; its arguments are `args[1..]`.
+    pub invoke: Option<String>,
+}
+
+/// The facts of one run.
+#[derive(Debug)]
+pub struct RunOutcome {
+    pub exit_code: i32,
+    pub trap: Option<String>,
+    /// Compile time of the module.
+    pub compile_seconds: f64,
+    /// Instantiation and execution.
+    pub wall_seconds: f64,
+    pub bench_region_seconds: Option<f64>,
+    /// Activations of profiled functions still open when the program stopped.
+    pub open_activations: u64,
+    /// Path counts by original function index (empty without a map).
+    pub counts: RawCounts,
+    /// Results of `--invoke`, formatted one per line.
+    pub results: Vec<String>,
+}
+
+struct Host {
+    wasi: WasiP1Ctx,
+    bench_start: Option<Instant>,
+    bench_region: Option<Duration>,
+    hash_counts: HashMap<(u32, u64), u64>,
+}
+
+/// A Wasmtime engine configured for profiling runs.
+pub fn engine() -> Result<Engine> {
+    let mut config = Config::new();
+    config.wasm_multi_memory(true);
+    Ok(Engine::new(&config)?)
+}
+
+/// Runs `bytes` (an instrumented module described by `map`, or any module when `map` is `None`).
+pub fn run(
+    engine: &Engine,
+    bytes: &[u8],
+    map: Option<&ProfileMap>,
+    config: &RunConfig,
+) -> Result<RunOutcome> {
+    let compile_start = Instant::now();
+    let module =
+        Module::new(engine, bytes).map_err(|e| anyhow!("cannot compile the module: {e}"))?;
+    let compile_seconds = compile_start.elapsed().as_secs_f64();
+
+    let mut wasi = WasiCtxBuilder::new();
+    wasi.inherit_stdio().args(&config.args);
+    for (k, v) in &config.env {
+        wasi.env(k, v);
+    }
+    for (host, guest) in &config.dirs {
+        wasi.preopened_dir(host, guest, wasmtime_wasi::FsPerms::ReadWrite)
+            .map_err(|e| anyhow!("cannot open directory {}: {e}", host.display()))?;
+    }
+    let host = Host {
+        wasi: wasi.build_p1(),
+        bench_start: None,
+        bench_region: None,
+        hash_counts: HashMap::new(),
+    };
+    let mut store = Store::new(engine, host);
+    let mut linker: Linker<Host> = Linker::new(engine);
+    wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |h: &mut Host| &mut h.wasi)?;
+    linker.func_wrap("bench", "start", |mut caller: Caller<'_, Host>| {
+        caller.data_mut().bench_start = Some(Instant::now());
+    })?;
+    linker.func_wrap("bench", "end", |mut caller: Caller<'_, Host>| {
+        let host = caller.data_mut();
+        if let Some(start) = host.bench_start.take() {
+            *host.bench_region.get_or_insert(Duration::ZERO) += start.elapsed();
+        }
+    })?;
+    if let Some((m, n)) = map.and_then(|m| m.count_import.as_ref()) {
+        linker.func_wrap(m, n, |mut caller: Caller<'_, Host>, func: i32, id: i64| {
+            *caller
+                .data_mut()
+                .hash_counts
+                .entry((func as u32, id as u64))
+                .or_insert(0) += 1;
+        })?;
+    }
+    for import in module.imports() {
+        if linker.get_by_import(&mut store, &import).is_none() {
+            bail!("unknown import: {}::{} (pathprof provides WASI preview 1, bench.start and bench.end)", import.module(), import.name());
+        }
+    }
+
+    let run_start = Instant::now();
+    let mut results = Vec::new();
+    let (instance, outcome) = match linker.instantiate(&mut store, &module) {
+        Err(e) => (None, Err(e)),
+        Ok(instance) => {
+            let r = call_entry(&mut store, &instance, config, &mut results);
+            (Some(instance), r)
+        }
+    };
+    let wall_seconds = run_start.elapsed().as_secs_f64();
+
+    let (exit_code, trap, open_frames) = match outcome {
+        Ok(()) => (0, None, Vec::new()),
+        Err(e) if e.downcast_ref::<NoEntry>().is_some() => bail!("{e}"),
+        Err(e) => {
+            let frames: Vec<u32> = e
+                .downcast_ref::<WasmBacktrace>()
+                .map(|bt| bt.frames().iter().map(|f| f.func_index()).collect())
+                .unwrap_or_default();
+            if let Some(exit) = e.downcast_ref::<I32Exit>() {
+                (exit.0, None, frames)
+            } else {
+                let msg = match e.downcast_ref::<wasmtime::Trap>() {
+                    Some(t) => t.to_string(),
+                    None => format!("{e:#}")
+                        .lines()
+                        .next()
+                        .unwrap_or_default()
+                        .to_string(),
+                };
+                (TRAP_EXIT_CODE, Some(msg), frames)
+            }
+        }
+    };
+
+    let mut counts = RawCounts::new();
+    let open_activations;
+    if let Some(map) = map {
+        if let (Some(instance), Some(export)) = (instance, &map.memory_export) {
+            let memory = instance.get_memory(&mut store, export).ok_or_else(|| {
+                anyhow!("the instrumented module does not export its counters ({export})")
+            })?;
+            map.read_array_counters(memory.data(&store), &mut counts);
+        }
+        for (&(func, id), &c) in &store.data().hash_counts {
+            counts.entry(func).or_default().push((id, c));
+        }
+        // Frames report indices of the instrumented module, which has one more import when hash
+        // counters are in use.
+        let shift = u32::from(map.count_import.is_some());
+        let profiled: std::collections::HashSet<u32> = map
+            .functions
+            .iter()
+            .filter(|f| f.probes.is_some())
+            .map(|f| f.index)
+            .collect();
+        let first_defined = map.functions.first().map_or(0, |f| f.index);
+        open_activations = open_frames
+            .iter()
+            .filter(|&&i| i >= first_defined + shift && profiled.contains(&(i - shift)))
+            .count() as u64;
+    } else {
+        open_activations = open_frames.len() as u64;
+    }
+    let bench_region_seconds = store.data().bench_region.map(|d| d.as_secs_f64());
+    Ok(RunOutcome {
+        exit_code,
+        trap,
+        compile_seconds,
+        wall_seconds,
+        bench_region_seconds,
+        open_activations,
+        counts,
+        results,
+    })
+}
+
+fn call_entry(
+    store: &mut Store<Host>,
+    instance: &wasmtime::Instance,
+    config: &RunConfig,
+    results: &mut Vec<String>,
+) -> wasmtime::Result<()> {
+    match &config.invoke {
+        None => {
+            let start = instance
+                .get_typed_func::<(), ()>(&mut *store, "_start")
+                .map_err(|_| {
+                    wasmtime::Error::new(NoEntry(
+                        "the module exports no `_start` function; use --invoke FUNC".into(),
+                    ))
+                })?;
+            start.call(&mut *store, ())
+        }
+        Some(name) => {
+            let func = instance.get_func(&mut *store, name).ok_or_else(|| {
+                wasmtime::Error::new(NoEntry(format!("the module exports no function `{name}`")))
+            })?;
+            let ty = func.ty(&*store);
+            let args: Vec<&String> = config.args.iter().skip(1).collect();
+            if args.len() != ty.params().len() {
+                return Err(wasmtime::Error::new(NoEntry(format!(
+                    "`{name}` takes {} arguments, {} given",
+                    ty.params().len(),
+                    args.len()
+                ))));
+            }
+            let params = ty
+                .params()
+                .zip(args)
+                .map(|(t, a)| parse_val(&t, a))
+                .collect::<Result<Vec<_>>>()
+                .map_err(|e| wasmtime::Error::new(NoEntry(e.to_string())))?;
+            let mut out = vec![Val::I32(0); ty.results().len()];
+            func.call(&mut *store, &params, &mut out)?;
+            results.extend(out.iter().map(format_val));
+            Ok(())
+        }
+    }
+}
+
+/// The program could not be started (no entry point, bad `--invoke` arguments).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct NoEntry(pub String);
+
+fn parse_val(ty: &ValType, s: &str) -> Result<Val> {
+    let bad = || anyhow!("cannot read {s:?} as {ty}");
+    Ok(match ty {
+        ValType::I32 => Val::I32(
+            s.parse::<i32>()
+                .or_else(|_| s.parse::<u32>().map(|v| v as i32))
+                .map_err(|_| bad())?,
+        ),
+        ValType::I64 => Val::I64(
+            s.parse::<i64>()
+                .or_else(|_| s.parse::<u64>().map(|v| v as i64))
+                .map_err(|_| bad())?,
+        ),
+        ValType::F32 => Val::F32(s.parse::<f32>().map_err(|_| bad())?.to_bits()),
+        ValType::F64 => Val::F64(s.parse::<f64>().map_err(|_| bad())?.to_bits()),
+        _ => bail!("--invoke supports only numeric parameters"),
+    })
+}
+
+fn format_val(v: &Val) -> String {
+    match v {
+        Val::I32(x) => x.to_string(),
+        Val::I64(x) => x.to_string(),
+        Val::F32(x) => f32::from_bits(*x).to_string(),
+        Val::F64(x) => f64::from_bits(*x).to_string(),
+        other => format!("{other:?}"),
+    }
+}

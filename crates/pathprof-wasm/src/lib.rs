@@ -1,1 +1,18 @@
+//! The WebAssembly frontend of pathprof.
+//!
+//! * [`module`] — reads and validates a module: types, functions, names, code ranges;
+//! * [`cfg`] — the CFG of every function body, with the places where probes go;
+//! * [`debuginfo`] — source lines of code offsets from DWARF;
+//! * [`instrument`] — rewrites the module with Ball–Larus path probes (wasm-encoder's `reencode`),
+//!   counters in a memory of the profiler's own, and validates the result;
+//! * [`map`] — what is needed to decode the counters of an instrumented module into a profile.
 
+pub mod cfg;
+pub mod debuginfo;
+pub mod instrument;
+pub mod map;
+pub mod module;
+
+pub use instrument::{instrument, InstrumentOptions, Instrumented};
+pub use map::ProfileMap;
+pub use module::{ModuleError, ModuleInfo};

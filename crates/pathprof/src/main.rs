@@ -1,1 +1,291 @@
-fn main() {}
+//! `pathprof`: the command-line interface.
+//!
+//! * `pathprof run` — instrument a module, run it under Wasmtime, write the profile, print hot paths;
+//! * `pathprof instrument` — write an instrumented module and its counter map;
+//! * `pathprof report` — print hot paths from a profile file.
+
+mod profile_file;
+mod report;
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::{Parser, Subcommand, ValueEnum};
+use pathprof_core::profile::{ModuleInfo as ProfileModule, Profile, U64};
+use pathprof_runtime::RunConfig;
+use pathprof_wasm::{InstrumentOptions, ProfileMap};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+#[derive(Parser)]
+#[command(
+    name = "pathprof",
+    version,
+    about = "Path profiler for WebAssembly programs"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Mode {
+    /// Run the program uninstrumented (the baseline for overhead measurements).
+    None,
+    /// Exact Ball–Larus path profiling.
+    Bl,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Profile a WASI program and print its hot paths.
+    Run {
+        /// Profiling mode.
+        #[arg(long, value_enum, default_value = "bl")]
+        mode: Mode,
+        /// Where to write the profile.
+        #[arg(short = 'o', long = "output", default_value = "pathprof.json")]
+        output: PathBuf,
+        /// Print nothing (the program's own output is untouched either way).
+        #[arg(long)]
+        quiet: bool,
+        /// Number of hot paths to print.
+        #[arg(long, default_value_t = 10)]
+        top: usize,
+        /// Grant a host directory to the program: HOST or HOST::GUEST (repeatable).
+        #[arg(long = "dir", value_name = "HOST[::GUEST]")]
+        dirs: Vec<String>,
+        /// Set an environment variable for the program (repeatable).
+        #[arg(long = "env", value_name = "NAME=VALUE")]
+        envs: Vec<String>,
+        /// Call this exported function instead of `_start`; ARGS are its arguments.
+        #[arg(long)]
+        invoke: Option<String>,
+        /// The program.
+        app: PathBuf,
+        /// Arguments of the program.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Write an instrumented module and the map that decodes its counters.
+    Instrument {
+        input: PathBuf,
+        /// The instrumented module.
+        #[arg(short = 'o', long = "output")]
+        output: PathBuf,
+        /// Where to write the map (default: OUTPUT with `.map.json` appended).
+        #[arg(long)]
+        map: Option<PathBuf>,
+    },
+    /// Print the hot paths of a profile.
+    Report {
+        profile: PathBuf,
+        #[arg(long, default_value_t = 10)]
+        top: usize,
+        /// Only this function (its name or its index).
+        #[arg(long)]
+        function: Option<String>,
+        /// Print the selected paths as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() {
+    let cli = Cli::parse();
+    match dispatch(cli.command) {
+        Ok(code) => std::process::exit(code),
+        Err(e) => {
+            let msg = format!("{e:#}").replace('\n', " ");
+            eprintln!("pathprof: error: {msg}");
+            std::process::exit(1);
+        }
+    }
+}
+
+fn dispatch(command: Command) -> Result<i32> {
+    match command {
+        Command::Run {
+            mode,
+            output,
+            quiet,
+            top,
+            dirs,
+            envs,
+            invoke,
+            app,
+            args,
+        } => {
+            let config = run_config(&app, &dirs, &envs, invoke, args)?;
+            run(mode, &app, &output, quiet, top, &config)
+        }
+        Command::Instrument { input, output, map } => {
+            let bytes = read_module(&input)?;
+            let inst = pathprof_wasm::instrument(&bytes, &InstrumentOptions::default())
+                .with_context(|| format!("cannot instrument {}", input.display()))?;
+            let map_path = map.unwrap_or_else(|| {
+                let mut p = output.clone().into_os_string();
+                p.push(".map.json");
+                PathBuf::from(p)
+            });
+            profile_file::write_atomically(&output, &inst.bytes)?;
+            profile_file::write_atomically(&map_path, inst.map.to_json().as_bytes())?;
+            let probed = inst
+                .map
+                .functions
+                .iter()
+                .filter(|f| f.probes.is_some())
+                .count();
+            eprintln!(
+                "pathprof: wrote {} ({} of {} functions instrumented) and {}",
+                output.display(),
+                probed,
+                inst.map.functions.len(),
+                map_path.display()
+            );
+            Ok(0)
+        }
+        Command::Report {
+            profile,
+            top,
+            function,
+            json,
+        } => {
+            let p = profile_file::read(&profile)?;
+            if let Some(f) = &function {
+                if !p.functions.iter().any(|x| report::matches(x, f)) {
+                    bail!("no function {f:?} in {}", profile.display());
+                }
+            }
+            let mut out = std::io::stdout().lock();
+            if json {
+                report::json(&mut out, &p, top, function.as_deref())?;
+            } else {
+                report::text(&mut out, &p, top, function.as_deref())?;
+            }
+            Ok(0)
+        }
+    }
+}
+
+fn run_config(
+    app: &Path,
+    dirs: &[String],
+    envs: &[String],
+    invoke: Option<String>,
+    args: Vec<String>,
+) -> Result<RunConfig> {
+    let mut config = RunConfig {
+        invoke,
+        ..RunConfig::default()
+    };
+    for d in dirs {
+        let (host, guest) = match d.split_once("::") {
+            Some((h, g)) => (h.to_string(), g.to_string()),
+            None => (d.clone(), d.clone()),
+        };
+        if !Path::new(&host).is_dir() {
+            bail!("--dir {d}: {host} is not a directory");
+        }
+        config.dirs.push((PathBuf::from(host), guest));
+    }
+    for e in envs {
+        let (k, v) = e
+            .split_once('=')
+            .ok_or_else(|| anyhow!("--env {e}: expected NAME=VALUE"))?;
+        config.env.push((k.to_string(), v.to_string()));
+    }
+    let name = app.file_name().map_or_else(
+        || app.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    config.args.push(name);
+    config.args.extend(args);
+    Ok(config)
+}
+
+/// Reads a module in the binary format, or in the text format (`.wat`).
+fn read_module(path: &Path) -> Result<Vec<u8>> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if bytes.starts_with(b"\0asm") || !bytes.iter().take(64).all(|b| b.is_ascii()) {
+        return Ok(bytes);
+    }
+    wat::parse_bytes(&bytes)
+        .map(|b| b.into_owned())
+        .map_err(|e| {
+            anyhow!(
+                "{}: not a WebAssembly module (text format error: {})",
+                path.display(),
+                e.to_string().lines().next().unwrap_or("")
+            )
+        })
+}
+
+fn run(
+    mode: Mode,
+    app: &Path,
+    output: &Path,
+    quiet: bool,
+    top: usize,
+    config: &RunConfig,
+) -> Result<i32> {
+    let bytes = read_module(app)?;
+    let info = pathprof_wasm::ModuleInfo::read(&bytes)
+        .with_context(|| format!("cannot profile {}", app.display()))?;
+    let (run_bytes, map, instrumentation_seconds): (Vec<u8>, Option<ProfileMap>, Option<f64>) =
+        match mode {
+            Mode::None => (bytes.clone(), None, None),
+            Mode::Bl => {
+                let t = Instant::now();
+                let inst = pathprof_wasm::instrument(&bytes, &InstrumentOptions::default())
+                    .with_context(|| format!("cannot instrument {}", app.display()))?;
+                (inst.bytes, Some(inst.map), Some(t.elapsed().as_secs_f64()))
+            }
+        };
+    let engine = pathprof_runtime::engine()?;
+    let outcome = pathprof_runtime::run(&engine, &run_bytes, map.as_ref(), config)?;
+    let functions = match &map {
+        Some(m) => m
+            .function_profiles(&outcome.counts)
+            .map_err(|e| anyhow!("corrupt counters: {e}"))?,
+        None => Vec::new(),
+    };
+    let path_executions = functions
+        .iter()
+        .flat_map(|f| &f.paths)
+        .map(|p| p.count.0)
+        .sum::<u64>();
+    let profile = Profile {
+        format: pathprof_core::profile::FORMAT.to_string(),
+        version: pathprof_core::profile::VERSION,
+        module: ProfileModule {
+            path: app.display().to_string(),
+            sha256: profile_file::sha256_hex(&bytes),
+            size: bytes.len() as u64,
+            code_section_size: info.code_size() as u64,
+        },
+        mode: match mode {
+            Mode::None => "none",
+            Mode::Bl => "bl",
+        }
+        .to_string(),
+        args: config.args.clone(),
+        wall_seconds: outcome.wall_seconds,
+        bench_region_seconds: outcome.bench_region_seconds,
+        instrumentation_seconds,
+        exit_code: outcome.exit_code,
+        trap: outcome.trap.clone(),
+        open_activations_at_exit: outcome.open_activations,
+        path_executions: U64(path_executions),
+        functions,
+    };
+    profile_file::write_atomically(output, profile.to_json().as_bytes())?;
+    for r in &outcome.results {
+        println!("{r}");
+    }
+    if !quiet {
+        let mut err = std::io::stderr().lock();
+        report::text(&mut err, &profile, top, None)?;
+        use std::io::Write;
+        writeln!(err, "profile written to {}", output.display())?;
+    }
+    Ok(outcome.exit_code)
+}

@@ -1,0 +1,408 @@
+//! Control-flow graphs of wasm function bodies.
+//!
+//! Structured control flow makes the CFG explicit: a basic block ends at `br`, `br_if`, `br_table`,
+//! `if`, `else`, `return`, `unreachable`, tail calls and at the `end` of a `block` or `if` that is a
+//! branch target; a `loop` starts a new block, its header. Back edges are exactly the branches to a
+//! `loop` label. Calls do not end blocks.
+//!
+//! Besides the [`Cfg`], the builder records where the instrumenter must put code: a [`Site`] for every
+//! operator that takes an edge, and the position of every block start (where a path may end and a new
+//! one start, at loop headers and cut blocks). Code after an unconditional branch is dead: it belongs
+//! to no block and adds no edges.
+//!
+//! Functions that use exception handling or the typed-reference branches (`br_on_*`) are reported as
+//! [`Unsupported`]; the instrumenter leaves them as they are.
+
+use pathprof_core::{BlockId, Cfg, CfgEdgeId, Succ};
+use wasmparser::{FunctionBody, Operator};
+
+/// A basic block: its byte range in the original module, and whether it is a `loop` header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Block {
+    pub offset: u64,
+    pub end: u64,
+    pub loop_header: bool,
+}
+
+/// Instrumentation needed at one operator.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SiteKind {
+    /// The operator (`br`, `return`, or the fall-through at `else`, `end`, `loop`) takes this edge.
+    Edge(CfgEdgeId),
+    /// `br_if` or `if`: the first edge when the condition is non-zero, the second otherwise.
+    Cond(CfgEdgeId, CfgEdgeId),
+    /// `br_table`: one edge per table entry, then the default.
+    Table(Vec<CfgEdgeId>),
+    /// A tail call leaves the function by this edge; the path ends before the call.
+    TailCall(CfgEdgeId),
+}
+
+/// Code to place just before operator `op`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Site {
+    pub op: usize,
+    pub kind: SiteKind,
+}
+
+/// The CFG of one function body and where to instrument it.
+#[derive(Clone, Debug)]
+pub struct FuncCfg {
+    pub cfg: Cfg,
+    pub blocks: Vec<Block>,
+    /// Sites in operator order.
+    pub sites: Vec<Site>,
+    /// `(op, block)`: `block` starts right after operator `op` (for a loop header, `op` is the `loop`).
+    pub block_starts: Vec<(usize, BlockId)>,
+    /// Number of operators, including the final `end`.
+    pub num_ops: usize,
+}
+
+/// Why a function cannot be instrumented.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Unsupported(pub String);
+
+#[derive(Debug)]
+enum FrameKind {
+    Block,
+    Loop {
+        header: BlockId,
+    },
+    If {
+        else_edge: Option<CfgEdgeId>,
+        has_else: bool,
+    },
+}
+
+#[derive(Debug)]
+struct Frame {
+    kind: FrameKind,
+    /// Block after the frame's `end` (allocated when first targeted).
+    merge: Option<BlockId>,
+}
+
+struct Builder {
+    cfg: Cfg,
+    first: Vec<usize>,
+    last: Vec<Option<usize>>,
+    header: Vec<bool>,
+    sites: Vec<Site>,
+    starts: Vec<(usize, BlockId)>,
+    current: Option<BlockId>,
+    frames: Vec<Frame>,
+}
+
+impl Builder {
+    fn new_block(&mut self, first_op: usize) -> BlockId {
+        let id = self.cfg.num_blocks;
+        self.cfg.num_blocks += 1;
+        self.first.push(first_op);
+        self.last.push(None);
+        self.header.push(false);
+        id
+    }
+
+    /// A block allocated ahead of its start; `start` sets its first operator.
+    fn start(&mut self, b: BlockId, after_op: usize) {
+        self.first[b as usize] = after_op + 1;
+        self.starts.push((after_op, b));
+        self.current = Some(b);
+    }
+
+    fn edge(&mut self, to: Succ) -> Option<CfgEdgeId> {
+        let from = self.current?;
+        Some(self.cfg.add_edge(from, to))
+    }
+
+    /// The target of a branch of relative depth `depth` (`None` for the function's own label).
+    fn target(&mut self, depth: u32) -> Succ {
+        let n = self.frames.len();
+        if depth as usize >= n {
+            return Succ::Exit;
+        }
+        let i = n - 1 - depth as usize;
+        if let FrameKind::Loop { header } = self.frames[i].kind {
+            return Succ::Block(header);
+        }
+        let merge = match self.frames[i].merge {
+            Some(m) => m,
+            None => {
+                let m = self.new_block(usize::MAX);
+                self.frames[i].merge = Some(m);
+                m
+            }
+        };
+        Succ::Block(merge)
+    }
+
+    fn site(&mut self, op: usize, kind: SiteKind) {
+        self.sites.push(Site { op, kind });
+    }
+}
+
+/// Builds the CFG of a function body.
+pub fn build(body: &FunctionBody) -> Result<FuncCfg, Unsupported> {
+    let mut reader = body
+        .get_operators_reader()
+        .map_err(|e| Unsupported(e.to_string()))?;
+    let mut ops: Vec<(Operator, usize)> = Vec::new();
+    while !reader.eof() {
+        ops.push(
+            reader
+                .read_with_offset()
+                .map_err(|e| Unsupported(e.to_string()))?,
+        );
+    }
+    let body_end = body.range().end;
+    let mut b = Builder {
+        cfg: Cfg::new(0, 0),
+        first: Vec::new(),
+        last: Vec::new(),
+        header: Vec::new(),
+        sites: Vec::new(),
+        starts: Vec::new(),
+        current: None,
+        frames: Vec::new(),
+    };
+    let entry = b.new_block(0);
+    b.cfg.entry = entry;
+    b.current = Some(entry);
+    let num_ops = ops.len();
+    for (i, (op, _)) in ops.iter().enumerate() {
+        // `loop` starts its header before the operator itself.
+        if let Operator::Loop { .. } = op {
+            let h = b.new_block(i);
+            b.header[h as usize] = true;
+            if let Some(e) = b.edge(Succ::Block(h)) {
+                b.site(i, SiteKind::Edge(e));
+            }
+            b.starts.push((i, h));
+            b.current = Some(h);
+            b.frames.push(Frame {
+                kind: FrameKind::Loop { header: h },
+                merge: None,
+            });
+        }
+        if let Some(cur) = b.current {
+            b.last[cur as usize] = Some(i);
+        }
+        match *op {
+            Operator::Loop { .. } => {}
+            Operator::Block { .. } => b.frames.push(Frame {
+                kind: FrameKind::Block,
+                merge: None,
+            }),
+            Operator::If { .. } => {
+                let then_block = b.new_block(i + 1);
+                let then_edge = b.edge(Succ::Block(then_block));
+                // The else edge's target is patched at `else` or `end`.
+                let else_edge = b.edge(Succ::Exit);
+                if let (Some(t), Some(e)) = (then_edge, else_edge) {
+                    b.site(i, SiteKind::Cond(t, e));
+                }
+                b.frames.push(Frame {
+                    kind: FrameKind::If {
+                        else_edge,
+                        has_else: false,
+                    },
+                    merge: None,
+                });
+                b.start(then_block, i);
+            }
+            Operator::Else => {
+                let merge = b.target(0);
+                if let Some(e) = b.edge(merge) {
+                    b.site(i, SiteKind::Edge(e));
+                }
+                let else_block = b.new_block(i + 1);
+                let frame = b.frames.last_mut().expect("validated: else inside if");
+                if let FrameKind::If {
+                    else_edge,
+                    has_else,
+                } = &mut frame.kind
+                {
+                    *has_else = true;
+                    if let Some(e) = *else_edge {
+                        b.cfg.edges[e as usize].to = Succ::Block(else_block);
+                    }
+                }
+                b.start(else_block, i);
+            }
+            Operator::End => {
+                if b.frames.is_empty() {
+                    // The function's own end.
+                    if let Some(e) = b.edge(Succ::Exit) {
+                        b.site(i, SiteKind::Edge(e));
+                    }
+                    b.current = None;
+                    continue;
+                }
+                let is_if = matches!(b.frames.last().unwrap().kind, FrameKind::If { .. });
+                let is_loop = matches!(b.frames.last().unwrap().kind, FrameKind::Loop { .. });
+                let targeted = b.frames.last().unwrap().merge.is_some();
+                if is_loop || (!is_if && !targeted) {
+                    // Nothing branches here: the block simply continues.
+                    b.frames.pop();
+                    continue;
+                }
+                let merge = match b.target(0) {
+                    Succ::Block(m) => m,
+                    Succ::Exit => unreachable!("frames is not empty"),
+                };
+                if let Some(e) = b.edge(Succ::Block(merge)) {
+                    b.site(i, SiteKind::Edge(e));
+                }
+                let frame = b.frames.pop().unwrap();
+                if let FrameKind::If {
+                    else_edge: Some(e),
+                    has_else: false,
+                } = frame.kind
+                {
+                    b.cfg.edges[e as usize].to = Succ::Block(merge);
+                }
+                b.start(merge, i);
+            }
+            Operator::Br { relative_depth } => {
+                let to = b.target(relative_depth);
+                if let Some(e) = b.edge(to) {
+                    b.site(i, SiteKind::Edge(e));
+                }
+                b.current = None;
+            }
+            Operator::Return => {
+                if let Some(e) = b.edge(Succ::Exit) {
+                    b.site(i, SiteKind::Edge(e));
+                }
+                b.current = None;
+            }
+            Operator::BrIf { relative_depth } => {
+                let to = b.target(relative_depth);
+                let taken = b.edge(to);
+                let next = b.new_block(i + 1);
+                let fall = b.edge(Succ::Block(next));
+                if let (Some(t), Some(f)) = (taken, fall) {
+                    b.site(i, SiteKind::Cond(t, f));
+                }
+                b.start(next, i);
+            }
+            Operator::BrTable { ref targets } => {
+                let depths: Vec<u32> = targets
+                    .targets()
+                    .chain(std::iter::once(Ok(targets.default())))
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| Unsupported(e.to_string()))?;
+                if b.current.is_some() {
+                    // One CFG edge per distinct target, in order of first appearance.
+                    let mut seen: Vec<(Succ, CfgEdgeId)> = Vec::new();
+                    let mut entries = Vec::with_capacity(depths.len());
+                    for d in depths {
+                        let to = b.target(d);
+                        let e = match seen.iter().find(|(s, _)| *s == to) {
+                            Some(&(_, e)) => e,
+                            None => {
+                                let e = b.edge(to).unwrap();
+                                seen.push((to, e));
+                                e
+                            }
+                        };
+                        entries.push(e);
+                    }
+                    b.site(i, SiteKind::Table(entries));
+                } else {
+                    for d in depths {
+                        b.target(d);
+                    }
+                }
+                b.current = None;
+            }
+            Operator::ReturnCall { .. }
+            | Operator::ReturnCallIndirect { .. }
+            | Operator::ReturnCallRef { .. } => {
+                if let Some(e) = b.edge(Succ::Exit) {
+                    b.site(i, SiteKind::TailCall(e));
+                }
+                b.current = None;
+            }
+            Operator::Unreachable => b.current = None,
+            Operator::Try { .. }
+            | Operator::Catch { .. }
+            | Operator::CatchAll
+            | Operator::Delegate { .. }
+            | Operator::Throw { .. }
+            | Operator::Rethrow { .. }
+            | Operator::ThrowRef
+            | Operator::TryTable { .. } => {
+                return Err(Unsupported("uses exception handling".into()));
+            }
+            Operator::BrOnNull { .. }
+            | Operator::BrOnNonNull { .. }
+            | Operator::BrOnCast { .. }
+            | Operator::BrOnCastFail { .. }
+            | Operator::BrOnCastDescEq { .. }
+            | Operator::BrOnCastDescEqFail { .. } => {
+                return Err(Unsupported(
+                    "uses typed-reference branches (br_on_*)".into(),
+                ));
+            }
+            Operator::Resume { .. }
+            | Operator::ResumeThrow { .. }
+            | Operator::Switch { .. }
+            | Operator::Suspend { .. } => {
+                return Err(Unsupported("uses stack switching".into()));
+            }
+            _ => {}
+        }
+    }
+    let offset_of = |i: usize| ops.get(i).map_or(body_end, |&(_, o)| o) as u64;
+    let blocks = (0..b.cfg.num_blocks as usize)
+        .map(|k| {
+            let first = b.first[k].min(num_ops);
+            let end = b.last[k].map_or(first, |l| l + 1).max(first);
+            Block {
+                offset: offset_of(first),
+                end: offset_of(end),
+                loop_header: b.header[k],
+            }
+        })
+        .collect();
+    Ok(renumber(FuncCfg {
+        cfg: b.cfg,
+        blocks,
+        sites: b.sites,
+        block_starts: b.starts,
+        num_ops,
+    }))
+}
+
+/// Renumbers blocks in the order of their start position, so that block ids ascend with offsets.
+fn renumber(mut f: FuncCfg) -> FuncCfg {
+    let n = f.blocks.len();
+    let mut start_op = vec![usize::MAX; n];
+    start_op[f.cfg.entry as usize] = 0;
+    for &(op, b) in &f.block_starts {
+        // A header starts at its `loop` operator, other blocks after `op`.
+        start_op[b as usize] = if f.blocks[b as usize].loop_header {
+            op
+        } else {
+            op + 1
+        };
+    }
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&k| (start_op[k], k));
+    let mut new_id = vec![0u32; n];
+    for (new, &old) in order.iter().enumerate() {
+        new_id[old] = new as u32;
+    }
+    f.blocks = order.iter().map(|&old| f.blocks[old]).collect();
+    f.cfg.entry = new_id[f.cfg.entry as usize];
+    for e in &mut f.cfg.edges {
+        e.from = new_id[e.from as usize];
+        if let Succ::Block(w) = &mut e.to {
+            *w = new_id[*w as usize];
+        }
+    }
+    for s in &mut f.block_starts {
+        s.1 = new_id[s.1 as usize];
+    }
+    f
+}

@@ -1,0 +1,153 @@
+//! The profile map: everything needed to turn the counters of an instrumented module into a profile.
+//!
+//! `pathprof instrument` writes it beside the instrumented module (as JSON); `pathprof run` keeps it
+//! in memory. Counters of a function with few paths are a dense array of little-endian `u64` in the
+//! profiler's memory (exported as [`ProfileMap::memory_export`]), indexed by path ID; the others are
+//! counted by the host through the import [`ProfileMap::count_import`], called with the function
+//! index and the path ID.
+
+use pathprof_core::profile::{BlockInfo, Endpoint, FunctionProfile, PathCount, U64};
+use pathprof_core::regen::{self, PathPoint};
+use pathprof_core::FunctionPlan;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+/// Value of the map's `format` field.
+pub const MAP_FORMAT: &str = "pathprof-map";
+/// Version of the map format.
+pub const MAP_VERSION: u32 = 1;
+
+/// Where a function's path counters live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", tag = "kind")]
+pub enum Counters {
+    /// `num_paths` `u64` counters at byte `offset` of the profiler's memory.
+    Array { offset: u32 },
+    /// Counted by the host through the count import.
+    Hash,
+}
+
+/// The probes of one function.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Probes {
+    pub plan: FunctionPlan,
+    pub counters: Counters,
+    /// Width of the path register (32 or 64).
+    pub register_bits: u32,
+}
+
+/// One defined function.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FunctionMap {
+    /// Index in the original module's function index space.
+    pub index: u32,
+    pub name: Option<String>,
+    pub blocks: Vec<BlockInfo>,
+    /// `None` when the function was left uninstrumented.
+    pub probes: Option<Probes>,
+    pub skip_reason: Option<String>,
+}
+
+/// The map of one instrumented module.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProfileMap {
+    pub format: String,
+    pub version: u32,
+    /// Export name of the profiler's memory (absent when no function uses array counters).
+    pub memory_export: Option<String>,
+    /// `(module, name)` of the count import (absent when no function uses hash counters).
+    pub count_import: Option<(String, String)>,
+    pub functions: Vec<FunctionMap>,
+}
+
+/// Path counts of one run, by original function index: `(path ID, count)` with `count > 0`.
+pub type RawCounts = HashMap<u32, Vec<(u64, u64)>>;
+
+impl ProfileMap {
+    /// Reads the counters of every array-counted function from the profiler's memory.
+    pub fn read_array_counters(&self, memory: &[u8], counts: &mut RawCounts) {
+        for f in &self.functions {
+            let Some(Probes {
+                plan,
+                counters: Counters::Array { offset },
+                ..
+            }) = &f.probes
+            else {
+                continue;
+            };
+            let n = plan.num_paths() as usize;
+            let base = *offset as usize;
+            let slots = &memory[base..base + 8 * n];
+            let entry = counts.entry(f.index).or_default();
+            for (id, chunk) in slots.chunks_exact(8).enumerate() {
+                let c = u64::from_le_bytes(chunk.try_into().unwrap());
+                if c > 0 {
+                    entry.push((id as u64, c));
+                }
+            }
+        }
+    }
+
+    /// Builds the per-function profiles from raw counts.
+    pub fn function_profiles(
+        &self,
+        counts: &RawCounts,
+    ) -> Result<Vec<FunctionProfile>, regen::BadPathId> {
+        let mut out = Vec::with_capacity(self.functions.len());
+        for f in &self.functions {
+            let mut paths = Vec::new();
+            if let (Some(p), Some(list)) = (&f.probes, counts.get(&f.index)) {
+                for &(id, count) in list {
+                    if count == 0 {
+                        continue;
+                    }
+                    let path = regen::regenerate(&p.plan.dag, &p.plan.numbering, id)?;
+                    let point = |pp: PathPoint, boundary: Endpoint| match pp {
+                        PathPoint::Boundary => boundary,
+                        PathPoint::Block(b) => Endpoint::Block(b),
+                    };
+                    paths.push(PathCount {
+                        id: U64(id),
+                        count: U64(count),
+                        start: point(path.start, Endpoint::Entry),
+                        end: point(path.end, Endpoint::Exit),
+                        blocks: path.blocks,
+                    });
+                }
+            }
+            paths.sort_by(|a, b| b.count.cmp(&a.count).then(a.id.cmp(&b.id)));
+            out.push(FunctionProfile {
+                index: f.index,
+                name: f.name.clone(),
+                instrumented: f.probes.is_some(),
+                skip_reason: f.skip_reason.clone(),
+                num_paths: U64(f.probes.as_ref().map_or(0, |p| p.plan.num_paths())),
+                counters: f.probes.as_ref().map(|p| match p.counters {
+                    Counters::Array { .. } => "array".to_string(),
+                    Counters::Hash => "hash".to_string(),
+                }),
+                cut_blocks: f
+                    .probes
+                    .as_ref()
+                    .map_or_else(Vec::new, |p| p.plan.overflow_cuts.clone()),
+                blocks: f.blocks.clone(),
+                paths,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Parses a map written by [`ProfileMap::to_json`].
+    pub fn from_json(text: &str) -> Result<ProfileMap, String> {
+        let map: ProfileMap =
+            serde_json::from_str(text).map_err(|e| format!("not a pathprof map: {e}"))?;
+        if map.format != MAP_FORMAT || map.version != MAP_VERSION {
+            return Err(format!("not a pathprof map of version {MAP_VERSION}"));
+        }
+        Ok(map)
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("maps always serialize")
+    }
+}

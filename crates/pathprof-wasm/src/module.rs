@@ -1,0 +1,158 @@
+//! Reading a module: validation, the function index space, names, and the code section.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use wasmparser::{
+    CompositeInnerType, Encoding, FuncType, KnownCustom, Name, Parser, Payload, TypeRef, Validator,
+    WasmFeatures,
+};
+
+/// Why a module cannot be profiled.
+#[derive(Debug, thiserror::Error)]
+pub enum ModuleError {
+    #[error("not a WebAssembly module: {0}")]
+    Malformed(String),
+    #[error("invalid WebAssembly module: {0}")]
+    Invalid(String),
+    #[error("this is a WebAssembly component; pathprof profiles core modules")]
+    Component,
+}
+
+/// What pathprof needs to know about a module.
+#[derive(Debug)]
+pub struct ModuleInfo {
+    /// Function types by type index (`None` for non-function types).
+    pub types: Vec<Option<FuncType>>,
+    /// Type index of every function, imports first.
+    pub func_types: Vec<u32>,
+    pub num_imported_funcs: u32,
+    pub num_memories: u32,
+    pub num_data_segments: u32,
+    /// Names from the name section, by function index.
+    pub names: HashMap<u32, String>,
+    /// Byte range of the code section's contents (after its id and size), in the file.
+    pub code_section: Option<Range<usize>>,
+    /// Byte range of each defined function body, in order.
+    pub bodies: Vec<Range<usize>>,
+    pub export_names: Vec<String>,
+    pub import_modules: Vec<(String, String)>,
+}
+
+/// Features accepted in input modules and required of instrumented ones.
+pub fn features() -> WasmFeatures {
+    WasmFeatures::all()
+}
+
+impl ModuleInfo {
+    /// Validates `bytes` and reads the facts pathprof needs.
+    pub fn read(bytes: &[u8]) -> Result<ModuleInfo, ModuleError> {
+        if bytes.len() < 8 || &bytes[0..4] != b"\0asm" {
+            return Err(ModuleError::Malformed(
+                "missing the \\0asm magic number".into(),
+            ));
+        }
+        // A component has a different layer number in its header.
+        if bytes[6..8] != [0, 0] {
+            return Err(ModuleError::Component);
+        }
+        Validator::new_with_features(features())
+            .validate_all(bytes)
+            .map_err(|e| {
+                let msg = e.to_string();
+                if msg.contains("unexpected end")
+                    || msg.contains("malformed")
+                    || msg.contains("magic")
+                {
+                    ModuleError::Malformed(msg)
+                } else {
+                    ModuleError::Invalid(msg)
+                }
+            })?;
+        let mut info = ModuleInfo {
+            types: Vec::new(),
+            func_types: Vec::new(),
+            num_imported_funcs: 0,
+            num_memories: 0,
+            num_data_segments: 0,
+            names: HashMap::new(),
+            code_section: None,
+            bodies: Vec::new(),
+            export_names: Vec::new(),
+            import_modules: Vec::new(),
+        };
+        let err = |e: wasmparser::BinaryReaderError| ModuleError::Malformed(e.to_string());
+        for payload in Parser::new(0).parse_all(bytes) {
+            match payload.map_err(err)? {
+                Payload::Version {
+                    encoding: Encoding::Component,
+                    ..
+                } => return Err(ModuleError::Component),
+                Payload::TypeSection(r) => {
+                    for group in r {
+                        for sub in group.map_err(err)?.into_types() {
+                            info.types.push(match sub.composite_type.inner {
+                                CompositeInnerType::Func(f) => Some(f),
+                                _ => None,
+                            });
+                        }
+                    }
+                }
+                Payload::ImportSection(r) => {
+                    for imp in r.into_imports() {
+                        let imp = imp.map_err(err)?;
+                        info.import_modules
+                            .push((imp.module.to_string(), imp.name.to_string()));
+                        match imp.ty {
+                            TypeRef::Func(t) | TypeRef::FuncExact(t) => {
+                                info.func_types.push(t);
+                                info.num_imported_funcs += 1;
+                            }
+                            TypeRef::Memory(_) => info.num_memories += 1,
+                            _ => {}
+                        }
+                    }
+                }
+                Payload::FunctionSection(r) => {
+                    for t in r {
+                        info.func_types.push(t.map_err(err)?);
+                    }
+                }
+                Payload::MemorySection(r) => info.num_memories += r.count(),
+                Payload::DataSection(r) => info.num_data_segments = r.count(),
+                Payload::ExportSection(r) => {
+                    for e in r {
+                        info.export_names.push(e.map_err(err)?.name.to_string());
+                    }
+                }
+                Payload::CodeSectionStart { range, .. } => info.code_section = Some(range),
+                Payload::CodeSectionEntry(body) => info.bodies.push(body.range()),
+                Payload::CustomSection(c) => {
+                    if let KnownCustom::Name(reader) = c.as_known() {
+                        // A malformed name section only loses names.
+                        for sub in reader.flatten() {
+                            if let Name::Function(map) = sub {
+                                for naming in map.into_iter().flatten() {
+                                    info.names.insert(naming.index, naming.name.to_string());
+                                }
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(info)
+    }
+
+    /// The function type of function `index`.
+    pub fn func_type(&self, index: u32) -> Option<&FuncType> {
+        self.types
+            .get(*self.func_types.get(index as usize)? as usize)?
+            .as_ref()
+    }
+
+    /// Size in bytes of the code section's contents.
+    pub fn code_size(&self) -> usize {
+        self.code_section.as_ref().map_or(0, |r| r.len())
+    }
+}

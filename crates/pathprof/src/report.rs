@@ -1,0 +1,214 @@
+//! Terminal and JSON reports of hot paths.
+
+use anyhow::Result;
+use pathprof_core::profile::{FunctionProfile, PathCount, Profile};
+use serde::Serialize;
+use std::io::Write;
+
+/// Whether `f` is the function named `sel` (by name, or by index).
+pub fn matches(f: &FunctionProfile, sel: &str) -> bool {
+    f.name.as_deref() == Some(sel) || sel.parse::<u32>().is_ok_and(|i| i == f.index)
+}
+
+fn function_label(f: &FunctionProfile) -> String {
+    match &f.name {
+        Some(n) => format!("{n} [{}]", f.index),
+        None => format!("func[{}]", f.index),
+    }
+}
+
+/// The `top` hottest paths, over all functions or only `function`.
+fn hottest<'a>(
+    p: &'a Profile,
+    top: usize,
+    function: Option<&str>,
+) -> Vec<(&'a FunctionProfile, &'a PathCount)> {
+    let mut all: Vec<_> = p
+        .functions
+        .iter()
+        .filter(|f| function.is_none_or(|sel| matches(f, sel)))
+        .flat_map(|f| f.paths.iter().map(move |path| (f, path)))
+        .collect();
+    all.sort_by(|a, b| {
+        b.1.count
+            .cmp(&a.1.count)
+            .then(a.0.index.cmp(&b.0.index))
+            .then(a.1.id.cmp(&b.1.id))
+    });
+    all.truncate(top);
+    all
+}
+
+fn group(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Prints a summary and the hot paths.
+pub fn text(out: &mut impl Write, p: &Profile, top: usize, function: Option<&str>) -> Result<()> {
+    let instrumented = p.functions.iter().filter(|f| f.instrumented).count();
+    let skipped = p.functions.len() - instrumented;
+    let distinct: usize = p.functions.iter().map(|f| f.paths.len()).sum();
+    write!(
+        out,
+        "pathprof: {} profile of {}: exit {}",
+        p.mode, p.module.path, p.exit_code
+    )?;
+    write!(out, ", wall {:.3} s", p.wall_seconds)?;
+    if let Some(b) = p.bench_region_seconds {
+        write!(out, ", bench region {b:.3} s")?;
+    }
+    writeln!(out)?;
+    if let Some(t) = &p.trap {
+        writeln!(out, "  trap: {t}")?;
+    }
+    if p.exit_code != 0 || p.trap.is_some() || p.open_activations_at_exit > 0 {
+        writeln!(
+            out,
+            "  activations still open at exit: {} (their current paths are not counted)",
+            p.open_activations_at_exit
+        )?;
+    }
+    if p.mode == "none" {
+        writeln!(out, "  uninstrumented run: no paths")?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "  {instrumented} functions instrumented, {skipped} skipped; {} distinct paths, {} path executions",
+        group(distinct as u64),
+        group(p.path_executions.0)
+    )?;
+    for f in p.functions.iter().filter(|f| !f.instrumented) {
+        writeln!(
+            out,
+            "  skipped {}: {}",
+            function_label(f),
+            f.skip_reason.as_deref().unwrap_or("unknown reason")
+        )?;
+    }
+    let total = p.path_executions.0.max(1) as f64;
+    let hot = hottest(p, top, function);
+    if hot.is_empty() {
+        writeln!(out, "  no path ran")?;
+        return Ok(());
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{:>4}  {:>7}  {:>15}  {:<32} {:>6}  {:<13} blocks",
+        "#", "share", "count", "function", "path", "start→end"
+    )?;
+    for (rank, (f, path)) in hot.iter().enumerate() {
+        let ends = format!("{}→{}", path.start, path.end);
+        let mut blocks: Vec<String> = path
+            .blocks
+            .iter()
+            .take(16)
+            .map(|b| format!("B{b}"))
+            .collect();
+        if path.blocks.len() > 16 {
+            blocks.push(format!("… ({} more)", path.blocks.len() - 16));
+        }
+        writeln!(
+            out,
+            "{:>4}  {:>6.2}%  {:>15}  {:<32} {:>6}  {:<13} {}",
+            rank + 1,
+            100.0 * path.count.0 as f64 / total,
+            group(path.count.0),
+            truncate(&function_label(f), 32),
+            format!("#{}", path.id),
+            ends,
+            blocks.join(" ")
+        )?;
+        let lines: Vec<String> = path
+            .blocks
+            .iter()
+            .filter_map(|&b| {
+                f.blocks
+                    .get(b as usize)
+                    .and_then(|info| info.line.as_ref().map(|l| format!("B{b} {l}")))
+            })
+            .collect();
+        if !lines.is_empty() {
+            writeln!(out, "{:>70}{}", "", lines.join(", "))?;
+        }
+    }
+    Ok(())
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(n - 1).collect();
+        t.push('…');
+        t
+    }
+}
+
+#[derive(Serialize)]
+struct JsonBlock<'a> {
+    id: u32,
+    offset: u64,
+    end: u64,
+    line: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct JsonPath<'a> {
+    function: u32,
+    name: Option<&'a str>,
+    id: pathprof_core::profile::U64,
+    count: pathprof_core::profile::U64,
+    share: f64,
+    start: pathprof_core::profile::Endpoint,
+    end: pathprof_core::profile::Endpoint,
+    blocks: Vec<JsonBlock<'a>>,
+}
+
+/// Prints the hot paths as JSON, with every block's byte range and source line.
+pub fn json(out: &mut impl Write, p: &Profile, top: usize, function: Option<&str>) -> Result<()> {
+    let total = p.path_executions.0.max(1) as f64;
+    let paths: Vec<JsonPath> = hottest(p, top, function)
+        .into_iter()
+        .map(|(f, path)| JsonPath {
+            function: f.index,
+            name: f.name.as_deref(),
+            id: path.id,
+            count: path.count,
+            share: path.count.0 as f64 / total,
+            start: path.start,
+            end: path.end,
+            blocks: path
+                .blocks
+                .iter()
+                .filter_map(|&b| f.blocks.get(b as usize))
+                .map(|b| JsonBlock {
+                    id: b.id,
+                    offset: b.offset,
+                    end: b.end,
+                    line: b.line.as_deref(),
+                })
+                .collect(),
+        })
+        .collect();
+    serde_json::to_writer_pretty(
+        &mut *out,
+        &serde_json::json!({
+            "module": p.module.path,
+            "mode": p.mode,
+            "path_executions": p.path_executions,
+            "paths": paths,
+        }),
+    )?;
+    writeln!(out)?;
+    Ok(())
+}
