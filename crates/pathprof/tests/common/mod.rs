@@ -1,0 +1,120 @@
+//! Helpers shared by the CLI integration tests.
+#![allow(dead_code)]
+
+use pathprof_core::profile::{Endpoint, FunctionProfile, Profile};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn pathprof() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_pathprof"))
+}
+
+/// Result of one `pathprof run`.
+pub struct Run {
+    pub output: Output,
+    pub profile: Profile,
+}
+
+/// Runs `pathprof run --quiet -o <tmp>/profile.json EXTRA... APP ARGS...` in `cwd`.
+pub fn run_in(cwd: &Path, extra: &[&str], app: &Path, args: &[&str]) -> Run {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("profile.json");
+    let output = pathprof()
+        .current_dir(cwd)
+        .args(["run", "--quiet", "-o"])
+        .arg(&out)
+        .args(extra)
+        .arg(app)
+        .args(args)
+        .output()
+        .expect("pathprof runs");
+    let text = std::fs::read_to_string(&out).unwrap_or_else(|e| {
+        panic!(
+            "no profile ({e}); stderr: {}",
+            String::from_utf8_lossy(&output.stderr)
+        )
+    });
+    let profile = Profile::from_json(&text).expect("the profile parses");
+    Run { output, profile }
+}
+
+/// Writes `wat` to a temporary file and profiles it.
+pub fn run_wat(wat: &str, extra: &[&str], args: &[&str]) -> Run {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.wasm");
+    std::fs::write(&path, wat::parse_str(wat).expect("test wat parses")).unwrap();
+    run_in(dir.path(), extra, &path, args)
+}
+
+pub fn function<'a>(p: &'a Profile, name: &str) -> &'a FunctionProfile {
+    p.functions
+        .iter()
+        .find(|f| f.name.as_deref() == Some(name))
+        .unwrap_or_else(|| panic!("no function {name}"))
+}
+
+/// Sum of the counts of `f`'s paths that satisfy `pred`.
+pub fn total(
+    f: &FunctionProfile,
+    pred: impl Fn(&pathprof_core::profile::PathCount) -> bool,
+) -> u64 {
+    f.paths.iter().filter(|p| pred(p)).map(|p| p.count.0).sum()
+}
+
+/// Path counts balance: at every loop header or cut block as many paths end as start, and as many
+/// paths leave by an exit as start at the entry — up to the activations still open at exit, whose
+/// current paths were never counted.
+pub fn check_balance(p: &Profile) {
+    let open = p.open_activations_at_exit;
+    for f in p.functions.iter().filter(|f| f.instrumented) {
+        let starts_entry = total(f, |x| x.start == Endpoint::Entry);
+        let ends_exit = total(f, |x| x.end == Endpoint::Exit);
+        assert!(
+            starts_entry >= ends_exit && starts_entry - ends_exit <= open,
+            "{:?}: {starts_entry} paths from the entry, {ends_exit} to an exit, {open} open activations",
+            f.name
+        );
+        let mut points: Vec<u32> = f
+            .paths
+            .iter()
+            .flat_map(|x| [x.start, x.end])
+            .filter_map(|e| match e {
+                Endpoint::Block(b) => Some(b),
+                _ => None,
+            })
+            .collect();
+        points.sort_unstable();
+        points.dedup();
+        for b in points {
+            let ends = total(f, |x| x.end == Endpoint::Block(b));
+            let starts = total(f, |x| x.start == Endpoint::Block(b));
+            assert!(
+                ends >= starts && ends - starts <= open,
+                "{:?} block {b}: {ends} paths end there, {starts} start there, {open} open activations",
+                f.name
+            );
+            let info = &f.blocks[b as usize];
+            assert!(
+                info.loop_header || f.cut_blocks.contains(&b),
+                "paths end only at headers and cut blocks"
+            );
+        }
+        // Every path is made of the function's blocks, and IDs are below the path count.
+        for x in &f.paths {
+            assert!(x.id.0 < f.num_paths.0);
+            assert!(x.blocks.iter().all(|&b| (b as usize) < f.blocks.len()));
+        }
+    }
+    let sum: u64 = p
+        .functions
+        .iter()
+        .flat_map(|f| &f.paths)
+        .map(|x| x.count.0)
+        .sum();
+    assert_eq!(sum, p.path_executions.0);
+}
+
+pub fn corpus_dir() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus");
+    dir.is_dir().then(|| dir.canonicalize().unwrap())
+}
