@@ -173,7 +173,7 @@ pub struct PathCount {
 /// Why a profile file could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
-    #[error("not a pathprof profile: {0}")]
+    #[error("not a pathprof profile")]
     Json(#[from] serde_json::Error),
     #[error("not a pathprof profile (format is {0:?})")]
     Format(String),

@@ -64,15 +64,9 @@ pub fn engine() -> Result<Engine> {
 }
 
 /// Runs `bytes` (an instrumented module described by `map`, or any module when `map` is `None`).
-pub fn run(
-    engine: &Engine,
-    bytes: &[u8],
-    map: Option<&ProfileMap>,
-    config: &RunConfig,
-) -> Result<RunOutcome> {
+pub fn run(engine: &Engine, bytes: &[u8], map: Option<&ProfileMap>, config: &RunConfig) -> Result<RunOutcome> {
     let compile_start = Instant::now();
-    let module =
-        Module::new(engine, bytes).map_err(|e| anyhow!("cannot compile the module: {e}"))?;
+    let module = Module::new(engine, bytes).map_err(|e| anyhow!("cannot compile the module: {e}"))?;
     let compile_seconds = compile_start.elapsed().as_secs_f64();
 
     let mut wasi = WasiCtxBuilder::new();
@@ -84,12 +78,7 @@ pub fn run(
         wasi.preopened_dir(host, guest, wasmtime_wasi::FsPerms::ReadWrite)
             .map_err(|e| anyhow!("cannot open directory {}: {e}", host.display()))?;
     }
-    let host = Host {
-        wasi: wasi.build_p1(),
-        bench_start: None,
-        bench_region: None,
-        hash_counts: HashMap::new(),
-    };
+    let host = Host { wasi: wasi.build_p1(), bench_start: None, bench_region: None, hash_counts: HashMap::new() };
     let mut store = Store::new(engine, host);
     let mut linker: Linker<Host> = Linker::new(engine);
     wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |h: &mut Host| &mut h.wasi)?;
@@ -104,16 +93,16 @@ pub fn run(
     })?;
     if let Some((m, n)) = map.and_then(|m| m.count_import.as_ref()) {
         linker.func_wrap(m, n, |mut caller: Caller<'_, Host>, func: i32, id: i64| {
-            *caller
-                .data_mut()
-                .hash_counts
-                .entry((func as u32, id as u64))
-                .or_insert(0) += 1;
+            *caller.data_mut().hash_counts.entry((func as u32, id as u64)).or_insert(0) += 1;
         })?;
     }
     for import in module.imports() {
         if linker.get_by_import(&mut store, &import).is_none() {
-            bail!("unknown import: {}::{} (pathprof provides WASI preview 1, bench.start and bench.end)", import.module(), import.name());
+            bail!(
+                "unknown import: {}::{} (pathprof provides WASI preview 1, bench.start and bench.end)",
+                import.module(),
+                import.name()
+            );
         }
     }
 
@@ -141,11 +130,7 @@ pub fn run(
             } else {
                 let msg = match e.downcast_ref::<wasmtime::Trap>() {
                     Some(t) => t.to_string(),
-                    None => format!("{e:#}")
-                        .lines()
-                        .next()
-                        .unwrap_or_default()
-                        .to_string(),
+                    None => format!("{e:#}").lines().next().unwrap_or_default().to_string(),
                 };
                 (TRAP_EXIT_CODE, Some(msg), frames)
             }
@@ -156,9 +141,9 @@ pub fn run(
     let open_activations;
     if let Some(map) = map {
         if let (Some(instance), Some(export)) = (instance, &map.memory_export) {
-            let memory = instance.get_memory(&mut store, export).ok_or_else(|| {
-                anyhow!("the instrumented module does not export its counters ({export})")
-            })?;
+            let memory = instance
+                .get_memory(&mut store, export)
+                .ok_or_else(|| anyhow!("the instrumented module does not export its counters ({export})"))?;
             map.read_array_counters(memory.data(&store), &mut counts);
         }
         for (&(func, id), &c) in &store.data().hash_counts {
@@ -167,17 +152,12 @@ pub fn run(
         // Frames report indices of the instrumented module, which has one more import when hash
         // counters are in use.
         let shift = u32::from(map.count_import.is_some());
-        let profiled: std::collections::HashSet<u32> = map
-            .functions
-            .iter()
-            .filter(|f| f.probes.is_some())
-            .map(|f| f.index)
-            .collect();
+        let profiled: std::collections::HashSet<u32> =
+            map.functions.iter().filter(|f| f.probes.is_some()).map(|f| f.index).collect();
         let first_defined = map.functions.first().map_or(0, |f| f.index);
-        open_activations = open_frames
-            .iter()
-            .filter(|&&i| i >= first_defined + shift && profiled.contains(&(i - shift)))
-            .count() as u64;
+        open_activations =
+            open_frames.iter().filter(|&&i| i >= first_defined + shift && profiled.contains(&(i - shift))).count()
+                as u64;
     } else {
         open_activations = open_frames.len() as u64;
     }
@@ -202,19 +182,15 @@ fn call_entry(
 ) -> wasmtime::Result<()> {
     match &config.invoke {
         None => {
-            let start = instance
-                .get_typed_func::<(), ()>(&mut *store, "_start")
-                .map_err(|_| {
-                    wasmtime::Error::new(NoEntry(
-                        "the module exports no `_start` function; use --invoke FUNC".into(),
-                    ))
-                })?;
+            let start = instance.get_typed_func::<(), ()>(&mut *store, "_start").map_err(|_| {
+                wasmtime::Error::new(NoEntry("the module exports no `_start` function; use --invoke FUNC".into()))
+            })?;
             start.call(&mut *store, ())
         }
         Some(name) => {
-            let func = instance.get_func(&mut *store, name).ok_or_else(|| {
-                wasmtime::Error::new(NoEntry(format!("the module exports no function `{name}`")))
-            })?;
+            let func = instance
+                .get_func(&mut *store, name)
+                .ok_or_else(|| wasmtime::Error::new(NoEntry(format!("the module exports no function `{name}`"))))?;
             let ty = func.ty(&*store);
             let args: Vec<&String> = config.args.iter().skip(1).collect();
             if args.len() != ty.params().len() {
@@ -246,16 +222,8 @@ pub struct NoEntry(pub String);
 fn parse_val(ty: &ValType, s: &str) -> Result<Val> {
     let bad = || anyhow!("cannot read {s:?} as {ty}");
     Ok(match ty {
-        ValType::I32 => Val::I32(
-            s.parse::<i32>()
-                .or_else(|_| s.parse::<u32>().map(|v| v as i32))
-                .map_err(|_| bad())?,
-        ),
-        ValType::I64 => Val::I64(
-            s.parse::<i64>()
-                .or_else(|_| s.parse::<u64>().map(|v| v as i64))
-                .map_err(|_| bad())?,
-        ),
+        ValType::I32 => Val::I32(s.parse::<i32>().or_else(|_| s.parse::<u32>().map(|v| v as i32)).map_err(|_| bad())?),
+        ValType::I64 => Val::I64(s.parse::<i64>().or_else(|_| s.parse::<u64>().map(|v| v as i64)).map_err(|_| bad())?),
         ValType::F32 => Val::F32(s.parse::<f32>().map_err(|_| bad())?.to_bits()),
         ValType::F64 => Val::F64(s.parse::<f64>().map_err(|_| bad())?.to_bits()),
         _ => bail!("--invoke supports only numeric parameters"),

@@ -65,13 +65,8 @@ pub struct Unsupported(pub String);
 #[derive(Debug)]
 enum FrameKind {
     Block,
-    Loop {
-        header: BlockId,
-    },
-    If {
-        else_edge: Option<CfgEdgeId>,
-        has_else: bool,
-    },
+    Loop { header: BlockId },
+    If { else_edge: Option<CfgEdgeId>, has_else: bool },
 }
 
 #[derive(Debug)]
@@ -142,16 +137,10 @@ impl Builder {
 
 /// Builds the CFG of a function body.
 pub fn build(body: &FunctionBody) -> Result<FuncCfg, Unsupported> {
-    let mut reader = body
-        .get_operators_reader()
-        .map_err(|e| Unsupported(e.to_string()))?;
+    let mut reader = body.get_operators_reader().map_err(|e| Unsupported(e.to_string()))?;
     let mut ops: Vec<(Operator, usize)> = Vec::new();
     while !reader.eof() {
-        ops.push(
-            reader
-                .read_with_offset()
-                .map_err(|e| Unsupported(e.to_string()))?,
-        );
+        ops.push(reader.read_with_offset().map_err(|e| Unsupported(e.to_string()))?);
     }
     let body_end = body.range().end;
     let mut b = Builder {
@@ -178,20 +167,14 @@ pub fn build(body: &FunctionBody) -> Result<FuncCfg, Unsupported> {
             }
             b.starts.push((i, h));
             b.current = Some(h);
-            b.frames.push(Frame {
-                kind: FrameKind::Loop { header: h },
-                merge: None,
-            });
+            b.frames.push(Frame { kind: FrameKind::Loop { header: h }, merge: None });
         }
         if let Some(cur) = b.current {
             b.last[cur as usize] = Some(i);
         }
         match *op {
             Operator::Loop { .. } => {}
-            Operator::Block { .. } => b.frames.push(Frame {
-                kind: FrameKind::Block,
-                merge: None,
-            }),
+            Operator::Block { .. } => b.frames.push(Frame { kind: FrameKind::Block, merge: None }),
             Operator::If { .. } => {
                 let then_block = b.new_block(i + 1);
                 let then_edge = b.edge(Succ::Block(then_block));
@@ -200,13 +183,7 @@ pub fn build(body: &FunctionBody) -> Result<FuncCfg, Unsupported> {
                 if let (Some(t), Some(e)) = (then_edge, else_edge) {
                     b.site(i, SiteKind::Cond(t, e));
                 }
-                b.frames.push(Frame {
-                    kind: FrameKind::If {
-                        else_edge,
-                        has_else: false,
-                    },
-                    merge: None,
-                });
+                b.frames.push(Frame { kind: FrameKind::If { else_edge, has_else: false }, merge: None });
                 b.start(then_block, i);
             }
             Operator::Else => {
@@ -216,11 +193,7 @@ pub fn build(body: &FunctionBody) -> Result<FuncCfg, Unsupported> {
                 }
                 let else_block = b.new_block(i + 1);
                 let frame = b.frames.last_mut().expect("validated: else inside if");
-                if let FrameKind::If {
-                    else_edge,
-                    has_else,
-                } = &mut frame.kind
-                {
+                if let FrameKind::If { else_edge, has_else } = &mut frame.kind {
                     *has_else = true;
                     if let Some(e) = *else_edge {
                         b.cfg.edges[e as usize].to = Succ::Block(else_block);
@@ -253,11 +226,7 @@ pub fn build(body: &FunctionBody) -> Result<FuncCfg, Unsupported> {
                     b.site(i, SiteKind::Edge(e));
                 }
                 let frame = b.frames.pop().unwrap();
-                if let FrameKind::If {
-                    else_edge: Some(e),
-                    has_else: false,
-                } = frame.kind
-                {
+                if let FrameKind::If { else_edge: Some(e), has_else: false } = frame.kind {
                     b.cfg.edges[e as usize].to = Succ::Block(merge);
                 }
                 b.start(merge, i);
@@ -315,9 +284,7 @@ pub fn build(body: &FunctionBody) -> Result<FuncCfg, Unsupported> {
                 }
                 b.current = None;
             }
-            Operator::ReturnCall { .. }
-            | Operator::ReturnCallIndirect { .. }
-            | Operator::ReturnCallRef { .. } => {
+            Operator::ReturnCall { .. } | Operator::ReturnCallIndirect { .. } | Operator::ReturnCallRef { .. } => {
                 if let Some(e) = b.edge(Succ::Exit) {
                     b.site(i, SiteKind::TailCall(e));
                 }
@@ -340,9 +307,7 @@ pub fn build(body: &FunctionBody) -> Result<FuncCfg, Unsupported> {
             | Operator::BrOnCastFail { .. }
             | Operator::BrOnCastDescEq { .. }
             | Operator::BrOnCastDescEqFail { .. } => {
-                return Err(Unsupported(
-                    "uses typed-reference branches (br_on_*)".into(),
-                ));
+                return Err(Unsupported("uses typed-reference branches (br_on_*)".into()));
             }
             Operator::Resume { .. }
             | Operator::ResumeThrow { .. }
@@ -358,20 +323,10 @@ pub fn build(body: &FunctionBody) -> Result<FuncCfg, Unsupported> {
         .map(|k| {
             let first = b.first[k].min(num_ops);
             let end = b.last[k].map_or(first, |l| l + 1).max(first);
-            Block {
-                offset: offset_of(first),
-                end: offset_of(end),
-                loop_header: b.header[k],
-            }
+            Block { offset: offset_of(first), end: offset_of(end), loop_header: b.header[k] }
         })
         .collect();
-    Ok(renumber(FuncCfg {
-        cfg: b.cfg,
-        blocks,
-        sites: b.sites,
-        block_starts: b.starts,
-        num_ops,
-    }))
+    Ok(renumber(FuncCfg { cfg: b.cfg, blocks, sites: b.sites, block_starts: b.starts, num_ops }))
 }
 
 /// Renumbers blocks in the order of their start position, so that block ids ascend with offsets.
@@ -381,11 +336,7 @@ fn renumber(mut f: FuncCfg) -> FuncCfg {
     start_op[f.cfg.entry as usize] = 0;
     for &(op, b) in &f.block_starts {
         // A header starts at its `loop` operator, other blocks after `op`.
-        start_op[b as usize] = if f.blocks[b as usize].loop_header {
-            op
-        } else {
-            op + 1
-        };
+        start_op[b as usize] = if f.blocks[b as usize].loop_header { op } else { op + 1 };
     }
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by_key(|&k| (start_op[k], k));

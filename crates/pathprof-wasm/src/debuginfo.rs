@@ -37,17 +37,11 @@ impl LineTable {
         }
         let load = |id: SectionId| -> Result<Reader, gimli::Error> {
             let data = sections.get(id.name()).cloned().unwrap_or_default();
-            Ok(EndianRcSlice::new(
-                Rc::from(data.into_boxed_slice()),
-                LittleEndian,
-            ))
+            Ok(EndianRcSlice::new(Rc::from(data.into_boxed_slice()), LittleEndian))
         };
         let dwarf = gimli::Dwarf::load(load).ok()?;
         let ctx = Context::from_dwarf(dwarf).ok()?;
-        Some(LineTable {
-            ctx,
-            code_start: code_start?,
-        })
+        Some(LineTable { ctx, code_start: code_start? })
     }
 
     /// `file:line` of the instruction at file offset `offset`.

@@ -30,9 +30,8 @@ use std::collections::HashMap;
 use std::convert::Infallible;
 use wasm_encoder::reencode::{Error as ReencodeError, Reencode, RoundtripReencoder};
 use wasm_encoder::{
-    BlockType, CodeSection, ConstExpr, DataSection, EntityType, ExportKind, ExportSection,
-    Function, ImportSection, Instruction, MemArg, MemorySection, MemoryType, Module, SectionId,
-    TypeSection, ValType,
+    BlockType, CodeSection, ConstExpr, DataSection, EntityType, ExportKind, ExportSection, Function, ImportSection,
+    Instruction, MemArg, MemorySection, MemoryType, Module, SectionId, TypeSection, ValType,
 };
 use wasmparser::{FunctionBody, Operator, Parser, Payload};
 
@@ -101,9 +100,7 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
 
     let mut k = 0usize;
     for payload in Parser::new(0).parse_all(bytes) {
-        let Payload::CodeSectionEntry(body) =
-            payload.map_err(|e| ModuleError::Malformed(e.to_string()))?
-        else {
+        let Payload::CodeSectionEntry(body) = payload.map_err(|e| ModuleError::Malformed(e.to_string()))? else {
             continue;
         };
         let index = info.num_imported_funcs + k as u32;
@@ -127,53 +124,31 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
             }
         };
         let Some((fcfg, plan)) = plan else {
-            functions.push(FunctionMap {
-                index,
-                name,
-                blocks,
-                probes: None,
-                skip_reason: skip,
-            });
+            functions.push(FunctionMap { index, name, blocks, probes: None, skip_reason: skip });
             probes.push(None);
             continue;
         };
         let n = plan.num_paths();
         let bits = if n <= 1 << 32 { 32 } else { 64 };
-        let counters =
-            if n <= options.array_max_paths && layout.counters + 8 * n <= options.array_max_bytes {
-                let offset = layout.counters as u32;
-                layout.counters += 8 * n;
-                Counters::Array { offset }
-            } else {
-                needs_import = true;
-                Counters::Hash
-            };
-        let ty = info
-            .func_type(index)
-            .expect("validated: every function has a function type");
+        let counters = if n <= options.array_max_paths && layout.counters + 8 * n <= options.array_max_bytes {
+            let offset = layout.counters as u32;
+            layout.counters += 8 * n;
+            Counters::Array { offset }
+        } else {
+            needs_import = true;
+            Counters::Hash
+        };
+        let ty = info.func_type(index).expect("validated: every function has a function type");
         let wrapper = match ty.results() {
             [] => BlockType::Empty,
-            [t] => BlockType::Result(
-                RoundtripReencoder
-                    .val_type(*t)
-                    .expect("core value types re-encode"),
-            ),
+            [t] => BlockType::Result(RoundtripReencoder.val_type(*t).expect("core value types re-encode")),
             many => {
-                let results: Vec<ValType> = many
-                    .iter()
-                    .map(|t| {
-                        RoundtripReencoder
-                            .val_type(*t)
-                            .expect("core value types re-encode")
-                    })
-                    .collect();
-                let pos = new_types
-                    .iter()
-                    .position(|r| *r == results)
-                    .unwrap_or_else(|| {
-                        new_types.push(results);
-                        new_types.len() - 1
-                    });
+                let results: Vec<ValType> =
+                    many.iter().map(|t| RoundtripReencoder.val_type(*t).expect("core value types re-encode")).collect();
+                let pos = new_types.iter().position(|r| *r == results).unwrap_or_else(|| {
+                    new_types.push(results);
+                    new_types.len() - 1
+                });
                 BlockType::FunctionType(pos as u32) // fixed up below to the real type index
             }
         };
@@ -182,11 +157,7 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
             index,
             name,
             blocks,
-            probes: Some(Probes {
-                plan,
-                counters,
-                register_bits: bits,
-            }),
+            probes: Some(Probes { plan, counters, register_bits: bits }),
             skip_reason: None,
         });
         probes.push(Some(probe));
@@ -231,9 +202,7 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
     let out = module.finish();
     wasmparser::Validator::new_with_features(features())
         .validate_all(&out)
-        .map_err(|e| {
-            ModuleError::Invalid(format!("the instrumented module does not validate: {e}"))
-        })?;
+        .map_err(|e| ModuleError::Invalid(format!("the instrumented module does not validate: {e}")))?;
     let map = ProfileMap {
         format: MAP_FORMAT.to_string(),
         version: MAP_VERSION,
@@ -308,17 +277,7 @@ impl FuncProbe {
                 }
             }
         }
-        FuncProbe {
-            fcfg,
-            bits,
-            counters,
-            edge_inc,
-            start_inc,
-            cut: plan.dag.cut.clone(),
-            entry_inc,
-            tables,
-            wrapper,
-        }
+        FuncProbe { fcfg, bits, counters, edge_inc, start_inc, cut: plan.dag.cut.clone(), entry_inc, tables, wrapper }
     }
 }
 
@@ -374,11 +333,7 @@ impl Rewriter<'_> {
     fn data_section(&self, data: &mut DataSection) {
         if !self.table_data.is_empty() {
             let offset = self.tables_base as i32;
-            data.active(
-                self.profiler_memory(),
-                &ConstExpr::i32_const(offset),
-                self.table_data.iter().copied(),
-            );
+            data.active(self.profiler_memory(), &ConstExpr::i32_const(offset), self.table_data.iter().copied());
         }
     }
 
@@ -391,11 +346,7 @@ impl Rewriter<'_> {
         }
     }
 
-    fn emit_body(
-        &mut self,
-        k: usize,
-        func: &FunctionBody,
-    ) -> Result<Function, ReencodeError<Infallible>> {
+    fn emit_body(&mut self, k: usize, func: &FunctionBody) -> Result<Function, ReencodeError<Infallible>> {
         let p = self.probes[k].take().expect("checked by the caller");
         let index = self.info.num_imported_funcs + k as u32;
         let ty = self.info.func_type(index).expect("validated");
@@ -406,11 +357,7 @@ impl Rewriter<'_> {
             num_locals += count;
             locals.push((count, self.val_type(t)?));
         }
-        let reg_ty = if p.bits == 32 {
-            ValType::I32
-        } else {
-            ValType::I64
-        };
+        let reg_ty = if p.bits == 32 { ValType::I32 } else { ValType::I64 };
         let r = num_locals;
         let s = num_locals + 1;
         let a = num_locals + 2;
@@ -449,9 +396,7 @@ impl Rewriter<'_> {
             let op = reader.read()?;
             match before[i] {
                 Some(SiteKind::Edge(edge)) => e.add(p.edge_inc[*edge as usize]),
-                Some(SiteKind::Cond(t, nt)) => {
-                    e.add_select(p.edge_inc[*t as usize], p.edge_inc[*nt as usize])
-                }
+                Some(SiteKind::Cond(t, nt)) => e.add_select(p.edge_inc[*t as usize], p.edge_inc[*nt as usize]),
                 Some(SiteKind::Table(_)) => {
                     if let Some(&off) = p.tables.get(&i) {
                         let n = match &op {
@@ -525,11 +470,7 @@ impl Emitter<'_> {
     }
 
     fn add_op(&mut self) {
-        self.f.instruction(if self.bits == 32 {
-            &Instruction::I32Add
-        } else {
-            &Instruction::I64Add
-        });
+        self.f.instruction(if self.bits == 32 { &Instruction::I32Add } else { &Instruction::I64Add });
     }
 
     /// `r = v`.
@@ -576,16 +517,8 @@ impl Emitter<'_> {
         self.f.instruction(&Instruction::Select);
         self.f.instruction(&Instruction::I32Const(width));
         self.f.instruction(&Instruction::I32Shl);
-        let arg = MemArg {
-            offset: self.tables_base + offset as u64,
-            align: width as u32,
-            memory_index: self.memory,
-        };
-        let load = if self.bits == 32 {
-            Instruction::I32Load(arg)
-        } else {
-            Instruction::I64Load(arg)
-        };
+        let arg = MemArg { offset: self.tables_base + offset as u64, align: width as u32, memory_index: self.memory };
+        let load = if self.bits == 32 { Instruction::I32Load(arg) } else { Instruction::I64Load(arg) };
         self.f.instruction(&load);
         self.f.instruction(&Instruction::LocalGet(self.r));
         self.add_op();
@@ -596,11 +529,7 @@ impl Emitter<'_> {
     fn count(&mut self) {
         match self.counters {
             Counters::Array { offset } => {
-                let arg = MemArg {
-                    offset: offset as u64,
-                    align: 3,
-                    memory_index: self.memory,
-                };
+                let arg = MemArg { offset: offset as u64, align: 3, memory_index: self.memory };
                 self.f.instruction(&Instruction::LocalGet(self.r));
                 self.f.instruction(&Instruction::I32Const(3));
                 self.f.instruction(&Instruction::I32Shl);
@@ -612,8 +541,7 @@ impl Emitter<'_> {
                 self.f.instruction(&Instruction::I64Store(arg));
             }
             Counters::Hash => {
-                self.f
-                    .instruction(&Instruction::I32Const(self.func_index as i32));
+                self.f.instruction(&Instruction::I32Const(self.func_index as i32));
                 self.f.instruction(&Instruction::LocalGet(self.r));
                 if self.bits == 32 {
                     self.f.instruction(&Instruction::I64ExtendI32U);
@@ -628,20 +556,10 @@ impl Reencode for Rewriter<'_> {
     type Error = Infallible;
 
     fn function_index(&mut self, func: u32) -> Result<u32, ReencodeError<Infallible>> {
-        Ok(
-            if self.import_type.is_some() && func >= self.info.num_imported_funcs {
-                func + 1
-            } else {
-                func
-            },
-        )
+        Ok(if self.import_type.is_some() && func >= self.info.num_imported_funcs { func + 1 } else { func })
     }
 
-    fn parse_type_section(
-        &mut self,
-        types: &mut TypeSection,
-        section: wasmparser::TypeSectionReader<'_>,
-    ) -> Res {
+    fn parse_type_section(&mut self, types: &mut TypeSection, section: wasmparser::TypeSectionReader<'_>) -> Res {
         wasm_encoder::reencode::utils::parse_type_section(self, types, section)?;
         if self.import_type.is_some() {
             types.ty().function([ValType::I32, ValType::I64], []);
@@ -689,11 +607,7 @@ impl Reencode for Rewriter<'_> {
         Ok(count + u32::from(!self.table_data.is_empty()))
     }
 
-    fn parse_data_section(
-        &mut self,
-        data: &mut DataSection,
-        section: wasmparser::DataSectionReader<'_>,
-    ) -> Res {
+    fn parse_data_section(&mut self, data: &mut DataSection, section: wasmparser::DataSectionReader<'_>) -> Res {
         wasm_encoder::reencode::utils::parse_data_section(self, data, section)?;
         self.data_section(data);
         self.emitted.push(SectionId::Data);
@@ -711,11 +625,7 @@ impl Reencode for Rewriter<'_> {
         Ok(())
     }
 
-    fn parse_custom_section(
-        &mut self,
-        module: &mut Module,
-        section: wasmparser::CustomSectionReader<'_>,
-    ) -> Res {
+    fn parse_custom_section(&mut self, module: &mut Module, section: wasmparser::CustomSectionReader<'_>) -> Res {
         // Debug info describes the original code offsets; the profile maps offsets itself.
         if section.name().starts_with(".debug_") {
             return Ok(());
@@ -731,12 +641,7 @@ impl Reencode for Rewriter<'_> {
     ) -> Res {
         let lo = after.map_or(0, rank);
         let hi = before.map_or(u32::MAX, rank);
-        for id in [
-            SectionId::Import,
-            SectionId::Memory,
-            SectionId::Export,
-            SectionId::Data,
-        ] {
+        for id in [SectionId::Import, SectionId::Memory, SectionId::Export, SectionId::Data] {
             if self.wants(id) && !self.emitted.contains(&id) && lo < rank(id) && rank(id) < hi {
                 match id {
                     SectionId::Import => {

@@ -67,12 +67,7 @@ impl ProfileMap {
     /// Reads the counters of every array-counted function from the profiler's memory.
     pub fn read_array_counters(&self, memory: &[u8], counts: &mut RawCounts) {
         for f in &self.functions {
-            let Some(Probes {
-                plan,
-                counters: Counters::Array { offset },
-                ..
-            }) = &f.probes
-            else {
+            let Some(Probes { plan, counters: Counters::Array { offset }, .. }) = &f.probes else {
                 continue;
             };
             let n = plan.num_paths() as usize;
@@ -89,10 +84,7 @@ impl ProfileMap {
     }
 
     /// Builds the per-function profiles from raw counts.
-    pub fn function_profiles(
-        &self,
-        counts: &RawCounts,
-    ) -> Result<Vec<FunctionProfile>, regen::BadPathId> {
+    pub fn function_profiles(&self, counts: &RawCounts) -> Result<Vec<FunctionProfile>, regen::BadPathId> {
         let mut out = Vec::with_capacity(self.functions.len());
         for f in &self.functions {
             let mut paths = Vec::new();
@@ -126,10 +118,7 @@ impl ProfileMap {
                     Counters::Array { .. } => "array".to_string(),
                     Counters::Hash => "hash".to_string(),
                 }),
-                cut_blocks: f
-                    .probes
-                    .as_ref()
-                    .map_or_else(Vec::new, |p| p.plan.overflow_cuts.clone()),
+                cut_blocks: f.probes.as_ref().map_or_else(Vec::new, |p| p.plan.overflow_cuts.clone()),
                 blocks: f.blocks.clone(),
                 paths,
             });
@@ -139,8 +128,7 @@ impl ProfileMap {
 
     /// Parses a map written by [`ProfileMap::to_json`].
     pub fn from_json(text: &str) -> Result<ProfileMap, String> {
-        let map: ProfileMap =
-            serde_json::from_str(text).map_err(|e| format!("not a pathprof map: {e}"))?;
+        let map: ProfileMap = serde_json::from_str(text).map_err(|e| format!("not a pathprof map: {e}"))?;
         if map.format != MAP_FORMAT || map.version != MAP_VERSION {
             return Err(format!("not a pathprof map of version {MAP_VERSION}"));
         }

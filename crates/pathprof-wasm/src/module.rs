@@ -3,8 +3,7 @@
 use std::collections::HashMap;
 use std::ops::Range;
 use wasmparser::{
-    CompositeInnerType, Encoding, FuncType, KnownCustom, Name, Parser, Payload, TypeRef, Validator,
-    WasmFeatures,
+    CompositeInnerType, Encoding, FuncType, KnownCustom, Name, Parser, Payload, TypeRef, Validator, WasmFeatures,
 };
 
 /// Why a module cannot be profiled.
@@ -47,27 +46,20 @@ impl ModuleInfo {
     /// Validates `bytes` and reads the facts pathprof needs.
     pub fn read(bytes: &[u8]) -> Result<ModuleInfo, ModuleError> {
         if bytes.len() < 8 || &bytes[0..4] != b"\0asm" {
-            return Err(ModuleError::Malformed(
-                "missing the \\0asm magic number".into(),
-            ));
+            return Err(ModuleError::Malformed("missing the \\0asm magic number".into()));
         }
         // A component has a different layer number in its header.
         if bytes[6..8] != [0, 0] {
             return Err(ModuleError::Component);
         }
-        Validator::new_with_features(features())
-            .validate_all(bytes)
-            .map_err(|e| {
-                let msg = e.to_string();
-                if msg.contains("unexpected end")
-                    || msg.contains("malformed")
-                    || msg.contains("magic")
-                {
-                    ModuleError::Malformed(msg)
-                } else {
-                    ModuleError::Invalid(msg)
-                }
-            })?;
+        Validator::new_with_features(features()).validate_all(bytes).map_err(|e| {
+            let msg = e.to_string();
+            if msg.contains("unexpected end") || msg.contains("malformed") || msg.contains("magic") {
+                ModuleError::Malformed(msg)
+            } else {
+                ModuleError::Invalid(msg)
+            }
+        })?;
         let mut info = ModuleInfo {
             types: Vec::new(),
             func_types: Vec::new(),
@@ -83,10 +75,7 @@ impl ModuleInfo {
         let err = |e: wasmparser::BinaryReaderError| ModuleError::Malformed(e.to_string());
         for payload in Parser::new(0).parse_all(bytes) {
             match payload.map_err(err)? {
-                Payload::Version {
-                    encoding: Encoding::Component,
-                    ..
-                } => return Err(ModuleError::Component),
+                Payload::Version { encoding: Encoding::Component, .. } => return Err(ModuleError::Component),
                 Payload::TypeSection(r) => {
                     for group in r {
                         for sub in group.map_err(err)?.into_types() {
@@ -100,8 +89,7 @@ impl ModuleInfo {
                 Payload::ImportSection(r) => {
                     for imp in r.into_imports() {
                         let imp = imp.map_err(err)?;
-                        info.import_modules
-                            .push((imp.module.to_string(), imp.name.to_string()));
+                        info.import_modules.push((imp.module.to_string(), imp.name.to_string()));
                         match imp.ty {
                             TypeRef::Func(t) | TypeRef::FuncExact(t) => {
                                 info.func_types.push(t);
@@ -146,9 +134,7 @@ impl ModuleInfo {
 
     /// The function type of function `index`.
     pub fn func_type(&self, index: u32) -> Option<&FuncType> {
-        self.types
-            .get(*self.func_types.get(index as usize)? as usize)?
-            .as_ref()
+        self.types.get(*self.func_types.get(index as usize)? as usize)?.as_ref()
     }
 
     /// Size in bytes of the code section's contents.

@@ -16,11 +16,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 #[derive(Parser)]
-#[command(
-    name = "pathprof",
-    version,
-    about = "Path profiler for WebAssembly programs"
-)]
+#[command(name = "pathprof", version, about = "Path profiler for WebAssembly programs")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -103,17 +99,7 @@ fn main() {
 
 fn dispatch(command: Command) -> Result<i32> {
     match command {
-        Command::Run {
-            mode,
-            output,
-            quiet,
-            top,
-            dirs,
-            envs,
-            invoke,
-            app,
-            args,
-        } => {
+        Command::Run { mode, output, quiet, top, dirs, envs, invoke, app, args } => {
             let config = run_config(&app, &dirs, &envs, invoke, args)?;
             run(mode, &app, &output, quiet, top, &config)
         }
@@ -128,12 +114,7 @@ fn dispatch(command: Command) -> Result<i32> {
             });
             profile_file::write_atomically(&output, &inst.bytes)?;
             profile_file::write_atomically(&map_path, inst.map.to_json().as_bytes())?;
-            let probed = inst
-                .map
-                .functions
-                .iter()
-                .filter(|f| f.probes.is_some())
-                .count();
+            let probed = inst.map.functions.iter().filter(|f| f.probes.is_some()).count();
             eprintln!(
                 "pathprof: wrote {} ({} of {} functions instrumented) and {}",
                 output.display(),
@@ -143,12 +124,7 @@ fn dispatch(command: Command) -> Result<i32> {
             );
             Ok(0)
         }
-        Command::Report {
-            profile,
-            top,
-            function,
-            json,
-        } => {
+        Command::Report { profile, top, function, json } => {
             let p = profile_file::read(&profile)?;
             if let Some(f) = &function {
                 if !p.functions.iter().any(|x| report::matches(x, f)) {
@@ -173,10 +149,7 @@ fn run_config(
     invoke: Option<String>,
     args: Vec<String>,
 ) -> Result<RunConfig> {
-    let mut config = RunConfig {
-        invoke,
-        ..RunConfig::default()
-    };
+    let mut config = RunConfig { invoke, ..RunConfig::default() };
     for d in dirs {
         let (host, guest) = match d.split_once("::") {
             Some((h, g)) => (h.to_string(), g.to_string()),
@@ -188,15 +161,10 @@ fn run_config(
         config.dirs.push((PathBuf::from(host), guest));
     }
     for e in envs {
-        let (k, v) = e
-            .split_once('=')
-            .ok_or_else(|| anyhow!("--env {e}: expected NAME=VALUE"))?;
+        let (k, v) = e.split_once('=').ok_or_else(|| anyhow!("--env {e}: expected NAME=VALUE"))?;
         config.env.push((k.to_string(), v.to_string()));
     }
-    let name = app.file_name().map_or_else(
-        || app.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    );
+    let name = app.file_name().map_or_else(|| app.display().to_string(), |n| n.to_string_lossy().into_owned());
     config.args.push(name);
     config.args.extend(args);
     Ok(config)
@@ -208,51 +176,34 @@ fn read_module(path: &Path) -> Result<Vec<u8>> {
     if bytes.starts_with(b"\0asm") || !bytes.iter().take(64).all(|b| b.is_ascii()) {
         return Ok(bytes);
     }
-    wat::parse_bytes(&bytes)
-        .map(|b| b.into_owned())
-        .map_err(|e| {
-            anyhow!(
-                "{}: not a WebAssembly module (text format error: {})",
-                path.display(),
-                e.to_string().lines().next().unwrap_or("")
-            )
-        })
+    wat::parse_bytes(&bytes).map(|b| b.into_owned()).map_err(|e| {
+        anyhow!(
+            "{}: not a WebAssembly module (text format error: {})",
+            path.display(),
+            e.to_string().lines().next().unwrap_or("")
+        )
+    })
 }
 
-fn run(
-    mode: Mode,
-    app: &Path,
-    output: &Path,
-    quiet: bool,
-    top: usize,
-    config: &RunConfig,
-) -> Result<i32> {
+fn run(mode: Mode, app: &Path, output: &Path, quiet: bool, top: usize, config: &RunConfig) -> Result<i32> {
     let bytes = read_module(app)?;
-    let info = pathprof_wasm::ModuleInfo::read(&bytes)
-        .with_context(|| format!("cannot profile {}", app.display()))?;
-    let (run_bytes, map, instrumentation_seconds): (Vec<u8>, Option<ProfileMap>, Option<f64>) =
-        match mode {
-            Mode::None => (bytes.clone(), None, None),
-            Mode::Bl => {
-                let t = Instant::now();
-                let inst = pathprof_wasm::instrument(&bytes, &InstrumentOptions::default())
-                    .with_context(|| format!("cannot instrument {}", app.display()))?;
-                (inst.bytes, Some(inst.map), Some(t.elapsed().as_secs_f64()))
-            }
-        };
+    let info = pathprof_wasm::ModuleInfo::read(&bytes).with_context(|| format!("cannot profile {}", app.display()))?;
+    let (run_bytes, map, instrumentation_seconds): (Vec<u8>, Option<ProfileMap>, Option<f64>) = match mode {
+        Mode::None => (bytes.clone(), None, None),
+        Mode::Bl => {
+            let t = Instant::now();
+            let inst = pathprof_wasm::instrument(&bytes, &InstrumentOptions::default())
+                .with_context(|| format!("cannot instrument {}", app.display()))?;
+            (inst.bytes, Some(inst.map), Some(t.elapsed().as_secs_f64()))
+        }
+    };
     let engine = pathprof_runtime::engine()?;
     let outcome = pathprof_runtime::run(&engine, &run_bytes, map.as_ref(), config)?;
     let functions = match &map {
-        Some(m) => m
-            .function_profiles(&outcome.counts)
-            .map_err(|e| anyhow!("corrupt counters: {e}"))?,
+        Some(m) => m.function_profiles(&outcome.counts).map_err(|e| anyhow!("corrupt counters: {e}"))?,
         None => Vec::new(),
     };
-    let path_executions = functions
-        .iter()
-        .flat_map(|f| &f.paths)
-        .map(|p| p.count.0)
-        .sum::<u64>();
+    let path_executions = functions.iter().flat_map(|f| &f.paths).map(|p| p.count.0).sum::<u64>();
     let profile = Profile {
         format: pathprof_core::profile::FORMAT.to_string(),
         version: pathprof_core::profile::VERSION,

@@ -18,23 +18,14 @@ fn function_label(f: &FunctionProfile) -> String {
 }
 
 /// The `top` hottest paths, over all functions or only `function`.
-fn hottest<'a>(
-    p: &'a Profile,
-    top: usize,
-    function: Option<&str>,
-) -> Vec<(&'a FunctionProfile, &'a PathCount)> {
+fn hottest<'a>(p: &'a Profile, top: usize, function: Option<&str>) -> Vec<(&'a FunctionProfile, &'a PathCount)> {
     let mut all: Vec<_> = p
         .functions
         .iter()
         .filter(|f| function.is_none_or(|sel| matches(f, sel)))
         .flat_map(|f| f.paths.iter().map(move |path| (f, path)))
         .collect();
-    all.sort_by(|a, b| {
-        b.1.count
-            .cmp(&a.1.count)
-            .then(a.0.index.cmp(&b.0.index))
-            .then(a.1.id.cmp(&b.1.id))
-    });
+    all.sort_by(|a, b| b.1.count.cmp(&a.1.count).then(a.0.index.cmp(&b.0.index)).then(a.1.id.cmp(&b.1.id)));
     all.truncate(top);
     all
 }
@@ -56,11 +47,7 @@ pub fn text(out: &mut impl Write, p: &Profile, top: usize, function: Option<&str
     let instrumented = p.functions.iter().filter(|f| f.instrumented).count();
     let skipped = p.functions.len() - instrumented;
     let distinct: usize = p.functions.iter().map(|f| f.paths.len()).sum();
-    write!(
-        out,
-        "pathprof: {} profile of {}: exit {}",
-        p.mode, p.module.path, p.exit_code
-    )?;
+    write!(out, "pathprof: {} profile of {}: exit {}", p.mode, p.module.path, p.exit_code)?;
     write!(out, ", wall {:.3} s", p.wall_seconds)?;
     if let Some(b) = p.bench_region_seconds {
         write!(out, ", bench region {b:.3} s")?;
@@ -87,12 +74,7 @@ pub fn text(out: &mut impl Write, p: &Profile, top: usize, function: Option<&str
         group(p.path_executions.0)
     )?;
     for f in p.functions.iter().filter(|f| !f.instrumented) {
-        writeln!(
-            out,
-            "  skipped {}: {}",
-            function_label(f),
-            f.skip_reason.as_deref().unwrap_or("unknown reason")
-        )?;
+        writeln!(out, "  skipped {}: {}", function_label(f), f.skip_reason.as_deref().unwrap_or("unknown reason"))?;
     }
     let total = p.path_executions.0.max(1) as f64;
     let hot = hottest(p, top, function);
@@ -108,12 +90,7 @@ pub fn text(out: &mut impl Write, p: &Profile, top: usize, function: Option<&str
     )?;
     for (rank, (f, path)) in hot.iter().enumerate() {
         let ends = format!("{}→{}", path.start, path.end);
-        let mut blocks: Vec<String> = path
-            .blocks
-            .iter()
-            .take(16)
-            .map(|b| format!("B{b}"))
-            .collect();
+        let mut blocks: Vec<String> = path.blocks.iter().take(16).map(|b| format!("B{b}")).collect();
         if path.blocks.len() > 16 {
             blocks.push(format!("… ({} more)", path.blocks.len() - 16));
         }
@@ -131,11 +108,7 @@ pub fn text(out: &mut impl Write, p: &Profile, top: usize, function: Option<&str
         let lines: Vec<String> = path
             .blocks
             .iter()
-            .filter_map(|&b| {
-                f.blocks
-                    .get(b as usize)
-                    .and_then(|info| info.line.as_ref().map(|l| format!("B{b} {l}")))
-            })
+            .filter_map(|&b| f.blocks.get(b as usize).and_then(|info| info.line.as_ref().map(|l| format!("B{b} {l}"))))
             .collect();
         if !lines.is_empty() {
             writeln!(out, "{:>70}{}", "", lines.join(", "))?;
@@ -191,12 +164,7 @@ pub fn json(out: &mut impl Write, p: &Profile, top: usize, function: Option<&str
                 .blocks
                 .iter()
                 .filter_map(|&b| f.blocks.get(b as usize))
-                .map(|b| JsonBlock {
-                    id: b.id,
-                    offset: b.offset,
-                    end: b.end,
-                    line: b.line.as_deref(),
-                })
+                .map(|b| JsonBlock { id: b.id, offset: b.offset, end: b.end, line: b.line.as_deref() })
                 .collect(),
         })
         .collect();

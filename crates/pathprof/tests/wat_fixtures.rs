@@ -33,23 +33,15 @@ fn loop_with_branch_counts_each_iteration() {
     assert_eq!(total(work, |p| p.end == Endpoint::Exit), 2);
     // 10 + 7 iterations go round the loop: header to header.
     let header = work.blocks.iter().find(|b| b.loop_header).unwrap().id;
-    let round: Vec<_> = work
-        .paths
-        .iter()
-        .filter(|p| p.start == Endpoint::Block(header) && p.end == Endpoint::Block(header))
-        .collect();
+    let round: Vec<_> =
+        work.paths.iter().filter(|p| p.start == Endpoint::Block(header) && p.end == Endpoint::Block(header)).collect();
     assert_eq!(round.len(), 2, "two paths round the loop: odd and even");
     let mut counts: Vec<u64> = round.iter().map(|p| p.count.0).collect();
     counts.sort_unstable();
     // Odd i: 5 (of 10) + 3 (of 7) = 8; even i: 5 + 4 = 9.
     assert_eq!(counts, vec![8, 9]);
     // The two arms are different blocks: the paths differ in exactly one block.
-    let diff: Vec<_> = round[0]
-        .blocks
-        .iter()
-        .zip(&round[1].blocks)
-        .filter(|(a, b)| a != b)
-        .collect();
+    let diff: Vec<_> = round[0].blocks.iter().zip(&round[1].blocks).filter(|(a, b)| a != b).collect();
     assert_eq!(diff.len(), 1);
     assert_eq!(run.profile.path_executions.0, 2 + 2 + 17 + 1);
 }
@@ -60,11 +52,7 @@ fn invoke_calls_an_export_with_arguments() {
     assert!(run.output.status.success());
     assert_eq!(String::from_utf8_lossy(&run.output.stdout), "13\n");
     let work = function(&run.profile, "work");
-    assert_eq!(
-        total(work, |p| p.start != Endpoint::Entry
-            && p.end != Endpoint::Exit),
-        7
-    );
+    assert_eq!(total(work, |p| p.start != Endpoint::Entry && p.end != Endpoint::Exit), 7);
 }
 
 /// `br_table` dispatch inside a loop: i % 4 picks one of four cases, 12 iterations.
@@ -92,22 +80,10 @@ fn br_table_cases_are_counted_separately() {
     let f = function(&run.profile, "dispatch");
     let header = f.blocks.iter().find(|b| b.loop_header).unwrap().id;
     // 12 iterations: 11 go back to the header, the last leaves; each case runs 3 times.
-    assert_eq!(
-        total(f, |p| p.end == Endpoint::Block(header)
-            && p.start == Endpoint::Block(header)),
-        11
-    );
-    assert_eq!(
-        total(f, |p| p.start == Endpoint::Block(header)
-            && p.end == Endpoint::Exit),
-        1
-    );
-    let mut by_path: Vec<u64> = f
-        .paths
-        .iter()
-        .filter(|p| p.start == Endpoint::Block(header))
-        .map(|p| p.count.0)
-        .collect();
+    assert_eq!(total(f, |p| p.end == Endpoint::Block(header) && p.start == Endpoint::Block(header)), 11);
+    assert_eq!(total(f, |p| p.start == Endpoint::Block(header) && p.end == Endpoint::Exit), 1);
+    let mut by_path: Vec<u64> =
+        f.paths.iter().filter(|p| p.start == Endpoint::Block(header)).map(|p| p.count.0).collect();
     by_path.sort_unstable();
     // Case 3 runs at i = 3, 7, 11; the last of them leaves the loop.
     assert_eq!(by_path, vec![1, 2, 3, 3, 3]);
@@ -153,15 +129,8 @@ fn trap_still_writes_the_profile() {
     let run = run_wat(TRAP, &[], &[]);
     assert_eq!(run.output.status.code(), Some(134));
     let p = &run.profile;
-    assert!(
-        p.trap.as_deref().unwrap_or("").contains("divide by zero"),
-        "{:?}",
-        p.trap
-    );
-    assert_eq!(
-        p.open_activations_at_exit, 2,
-        "_start and div are on the stack"
-    );
+    assert!(p.trap.as_deref().unwrap_or("").contains("divide by zero"), "{:?}", p.trap);
+    assert_eq!(p.open_activations_at_exit, 2, "_start and div are on the stack");
     check_balance(p);
     let f = function(p, "div");
     // Five iterations completed (n = 5..1) and went back to the header; the sixth trapped.
@@ -209,11 +178,7 @@ const TAIL: &str = r#"
 #[test]
 fn tail_calls_and_multi_value() {
     let run = run_wat(TAIL, &[], &[]);
-    assert!(
-        run.output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.output.stderr)
-    );
+    assert!(run.output.status.success(), "{}", String::from_utf8_lossy(&run.output.stderr));
     check_balance(&run.profile);
     let count = function(&run.profile, "count");
     let mut c: Vec<u64> = count.paths.iter().map(|p| p.count.0).collect();
@@ -244,18 +209,10 @@ const EXCEPTIONS: &str = r#"
 #[test]
 fn unsupported_functions_are_skipped_with_a_reason() {
     let run = run_wat(EXCEPTIONS, &[], &[]);
-    assert!(
-        run.output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.output.stderr)
-    );
+    assert!(run.output.status.success(), "{}", String::from_utf8_lossy(&run.output.stderr));
     let thrower = function(&run.profile, "thrower");
     assert!(!thrower.instrumented);
-    assert!(thrower
-        .skip_reason
-        .as_deref()
-        .unwrap()
-        .contains("exception"));
+    assert!(thrower.skip_reason.as_deref().unwrap().contains("exception"));
     let plain = function(&run.profile, "plain");
     assert!(plain.instrumented);
     assert_eq!(total(plain, |_| true), 1);
@@ -288,11 +245,7 @@ fn diamonds(n: usize) -> String {
 /// bit pattern says so, by looking at which arm blocks the regenerated path visits.
 fn check_diamond_paths(n: usize) -> (u64, usize) {
     let run = run_wat(&diamonds(n), &[], &[]);
-    assert!(
-        run.output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.output.stderr)
-    );
+    assert!(run.output.status.success(), "{}", String::from_utf8_lossy(&run.output.stderr));
     check_balance(&run.profile);
     let f = function(&run.profile, "chain");
     // Blocks: entry, then for each diamond its then-arm, else-arm and merge, in offset order.
@@ -315,11 +268,7 @@ fn check_diamond_paths(n: usize) -> (u64, usize) {
     for k in 0..n {
         // 0x55..: even bits set. Calls: pattern, all ones, pattern.
         let then_expected = if (k % 64) % 2 == 0 { 3 } else { 1 };
-        assert_eq!(
-            (visits_then[k], visits_else[k]),
-            (then_expected, 3 - then_expected),
-            "diamond {k}"
-        );
+        assert_eq!((visits_then[k], visits_else[k]), (then_expected, 3 - then_expected), "diamond {k}");
     }
     (f.num_paths.0, f.cut_blocks.len())
 }
@@ -337,10 +286,7 @@ fn functions_beyond_64_bits_are_cut_at_merges_and_stay_exact() {
     // 2^80 paths do not fit: merges are cut so that every path ID fits in 64 bits.
     let (paths, cuts) = check_diamond_paths(80);
     assert!(cuts > 0);
-    assert!(
-        paths > 1 << 40,
-        "cutting only as much as needed ({paths} paths)"
-    );
+    assert!(paths > 1 << 40, "cutting only as much as needed ({paths} paths)");
 }
 
 #[test]

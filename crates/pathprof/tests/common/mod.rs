@@ -28,12 +28,8 @@ pub fn run_in(cwd: &Path, extra: &[&str], app: &Path, args: &[&str]) -> Run {
         .args(args)
         .output()
         .expect("pathprof runs");
-    let text = std::fs::read_to_string(&out).unwrap_or_else(|e| {
-        panic!(
-            "no profile ({e}); stderr: {}",
-            String::from_utf8_lossy(&output.stderr)
-        )
-    });
+    let text = std::fs::read_to_string(&out)
+        .unwrap_or_else(|e| panic!("no profile ({e}); stderr: {}", String::from_utf8_lossy(&output.stderr)));
     let profile = Profile::from_json(&text).expect("the profile parses");
     Run { output, profile }
 }
@@ -47,17 +43,11 @@ pub fn run_wat(wat: &str, extra: &[&str], args: &[&str]) -> Run {
 }
 
 pub fn function<'a>(p: &'a Profile, name: &str) -> &'a FunctionProfile {
-    p.functions
-        .iter()
-        .find(|f| f.name.as_deref() == Some(name))
-        .unwrap_or_else(|| panic!("no function {name}"))
+    p.functions.iter().find(|f| f.name.as_deref() == Some(name)).unwrap_or_else(|| panic!("no function {name}"))
 }
 
 /// Sum of the counts of `f`'s paths that satisfy `pred`.
-pub fn total(
-    f: &FunctionProfile,
-    pred: impl Fn(&pathprof_core::profile::PathCount) -> bool,
-) -> u64 {
+pub fn total(f: &FunctionProfile, pred: impl Fn(&pathprof_core::profile::PathCount) -> bool) -> u64 {
     f.paths.iter().filter(|p| pred(p)).map(|p| p.count.0).sum()
 }
 
@@ -94,10 +84,7 @@ pub fn check_balance(p: &Profile) {
                 f.name
             );
             let info = &f.blocks[b as usize];
-            assert!(
-                info.loop_header || f.cut_blocks.contains(&b),
-                "paths end only at headers and cut blocks"
-            );
+            assert!(info.loop_header || f.cut_blocks.contains(&b), "paths end only at headers and cut blocks");
         }
         // Every path is made of the function's blocks, and IDs are below the path count.
         for x in &f.paths {
@@ -105,12 +92,7 @@ pub fn check_balance(p: &Profile) {
             assert!(x.blocks.iter().all(|&b| (b as usize) < f.blocks.len()));
         }
     }
-    let sum: u64 = p
-        .functions
-        .iter()
-        .flat_map(|f| &f.paths)
-        .map(|x| x.count.0)
-        .sum();
+    let sum: u64 = p.functions.iter().flat_map(|f| &f.paths).map(|x| x.count.0).sum();
     assert_eq!(sum, p.path_executions.0);
 }
 

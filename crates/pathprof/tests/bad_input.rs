@@ -1,0 +1,113 @@
+//! Bad input: a clear one-line error, a non-zero exit, no panic, and no partial profile file.
+
+mod common;
+
+use common::pathprof;
+use std::path::Path;
+
+/// Runs pathprof with `args` in `dir` and checks the failure is clean.
+fn fails_cleanly(dir: &Path, args: &[&str], expect: &str) {
+    let out = pathprof().current_dir(dir).args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "args {args:?}: stderr {stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(stderr.starts_with("pathprof: error: "), "{stderr}");
+    assert!(stderr.contains(expect), "{stderr:?} should mention {expect:?}");
+    assert!(!stderr.contains("panicked"));
+    let leftovers: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json") || n.starts_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "no profile is left behind: {leftovers:?}");
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) {
+    std::fs::write(dir.join(name), bytes).unwrap();
+}
+
+#[test]
+fn missing_file() {
+    let dir = tempfile::tempdir().unwrap();
+    fails_cleanly(dir.path(), &["run", "-o", "p.json", "nope.wasm"], "cannot read nope.wasm");
+}
+
+#[test]
+fn malformed_binary() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = wat::parse_str("(module (func (export \"_start\")))").unwrap();
+    bytes.truncate(bytes.len() - 3);
+    write(dir.path(), "m.wasm", &bytes);
+    fails_cleanly(dir.path(), &["run", "-o", "p.json", "m.wasm"], "m.wasm");
+    write(dir.path(), "junk.wasm", b"\0asm\x01\0\0\0\xff\xff\xff");
+    fails_cleanly(dir.path(), &["run", "-o", "p.json", "junk.wasm"], "junk.wasm");
+    write(dir.path(), "text.wasm", b"hello, not wasm");
+    fails_cleanly(dir.path(), &["run", "-o", "p.json", "text.wasm"], "not a WebAssembly module");
+}
+
+#[test]
+fn invalid_module() {
+    let dir = tempfile::tempdir().unwrap();
+    // Type error: i32.add of an i64.
+    let bytes = wat::parse_str("(module (func (result i32) (i32.add (i32.const 1) (i64.const 2))))").unwrap();
+    write(dir.path(), "bad.wasm", &bytes);
+    fails_cleanly(dir.path(), &["run", "-o", "p.json", "bad.wasm"], "invalid WebAssembly module");
+    fails_cleanly(dir.path(), &["instrument", "bad.wasm", "-o", "out.wasm"], "invalid WebAssembly module");
+    assert!(!dir.path().join("out.wasm").exists());
+}
+
+#[test]
+fn component_instead_of_module() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = wat::parse_str("(component)").unwrap();
+    write(dir.path(), "c.wasm", &bytes);
+    fails_cleanly(dir.path(), &["run", "-o", "p.json", "c.wasm"], "component");
+}
+
+#[test]
+fn unknown_import() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes =
+        wat::parse_str(r#"(module (import "env" "mystery" (func)) (func (export "_start") (call 0)))"#).unwrap();
+    write(dir.path(), "m.wasm", &bytes);
+    fails_cleanly(dir.path(), &["run", "-o", "p.json", "m.wasm"], "unknown import: env::mystery");
+}
+
+#[test]
+fn no_entry_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = wat::parse_str(r#"(module (func (export "f")))"#).unwrap();
+    write(dir.path(), "m.wasm", &bytes);
+    fails_cleanly(dir.path(), &["run", "-o", "p.json", "m.wasm"], "_start");
+    fails_cleanly(dir.path(), &["run", "-o", "p.json", "--invoke", "g", "m.wasm"], "no function `g`");
+    fails_cleanly(dir.path(), &["run", "-o", "p.json", "--invoke", "f", "m.wasm", "1"], "takes 0 arguments");
+}
+
+#[test]
+fn corrupt_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "p.txt", b"{\"format\": \"pathprof-profile\", \"version\": 1, \"functions\": 3");
+    fails_cleanly(dir.path(), &["report", "p.txt"], "cannot read p.txt");
+    write(dir.path(), "q.txt", b"{\"format\": \"something-else\"}");
+    fails_cleanly(dir.path(), &["report", "q.txt"], "not a pathprof profile");
+    write(dir.path(), "r.txt", b"{\"format\": \"pathprof-profile\", \"version\": 99}");
+    fails_cleanly(dir.path(), &["report", "r.txt"], "version 99");
+    fails_cleanly(dir.path(), &["report", "missing.txt"], "cannot read missing.txt");
+}
+
+#[test]
+fn bad_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = wat::parse_str(r#"(module (func (export "_start")))"#).unwrap();
+    write(dir.path(), "m.wasm", &bytes);
+    fails_cleanly(dir.path(), &["run", "-o", "p.json", "--dir", "no/such/dir", "m.wasm"], "not a directory");
+    fails_cleanly(dir.path(), &["run", "-o", "p.json", "--env", "NOEQUALS", "m.wasm"], "NAME=VALUE");
+}
+
+#[test]
+fn unwritable_profile_path_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = wat::parse_str(r#"(module (func (export "_start")))"#).unwrap();
+    write(dir.path(), "m.wasm", &bytes);
+    fails_cleanly(dir.path(), &["run", "-o", "no/such/dir/p.json", "m.wasm"], "cannot write");
+}
