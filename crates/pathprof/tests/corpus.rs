@@ -1,0 +1,76 @@
+//! Every program of ../shared/corpus runs instrumented with byte-identical stdout and stderr, exits
+//! as it should, and produces balanced path counts. Skipped, with a message, when the corpus is absent.
+
+mod common;
+
+use common::{check_balance, corpus_dir, run_in};
+use std::path::{Path, PathBuf};
+
+/// The expected output files of `wasm`: `<stem>.{stdout,stderr}.expected`, else `default.*`.
+fn expected(wasm: &Path, stream: &str) -> Option<PathBuf> {
+    let dir = wasm.parent().unwrap();
+    let stem = wasm.file_stem().unwrap().to_string_lossy();
+    [format!("{stem}.{stream}.expected"), format!("default.{stream}.expected")]
+        .into_iter()
+        .map(|n| dir.join(n))
+        .find(|p| p.is_file())
+}
+
+fn programs(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let p = entry.unwrap().path();
+        if p.is_dir() {
+            out.extend(programs(&p));
+        } else if p.extension().is_some_and(|e| e == "wasm") {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn corpus_runs_instrumented_with_identical_output() {
+    let Some(dir) = corpus_dir() else {
+        eprintln!("skipped: ../shared/corpus is absent");
+        return;
+    };
+    let programs = programs(&dir);
+    assert!(!programs.is_empty());
+    eprintln!(
+        "{:<42} {:>6} {:>5} {:>8} {:>15} {:>10}",
+        "program", "instr", "skip", "paths", "executions", "instr s/MB"
+    );
+    for wasm in &programs {
+        let cwd = wasm.parent().unwrap();
+        let run = run_in(cwd, &["--dir", "."], wasm, &[]);
+        let name = wasm.strip_prefix(&dir).unwrap().display().to_string();
+        let status = run.output.status.code();
+        assert_eq!(status, Some(0), "{name}: {}", String::from_utf8_lossy(&run.output.stderr));
+        for (stream, got) in [("stdout", &run.output.stdout), ("stderr", &run.output.stderr)] {
+            if let Some(file) = expected(wasm, stream) {
+                let want = std::fs::read(&file).unwrap();
+                assert!(*got == want, "{name}: {stream} differs from {}", file.display());
+            }
+        }
+        let p = &run.profile;
+        check_balance(p);
+        assert_eq!(p.open_activations_at_exit, 0);
+        assert!(p.bench_region_seconds.is_some(), "{name}: bench.start/bench.end were called");
+        let instrumented = p.functions.iter().filter(|f| f.instrumented).count();
+        let skipped = p.functions.len() - instrumented;
+        let distinct: usize = p.functions.iter().map(|f| f.paths.len()).sum();
+        assert!(p.path_executions.0 > 0);
+        let mb = p.module.code_section_size as f64 / 1e6;
+        eprintln!(
+            "{:<42} {:>6} {:>5} {:>8} {:>15} {:>10.3}",
+            name,
+            instrumented,
+            skipped,
+            distinct,
+            p.path_executions.0,
+            p.instrumentation_seconds.unwrap() / mb
+        );
+    }
+}
