@@ -263,7 +263,7 @@ impl FuncProbe {
                 }
                 // Tables are placed after all counters; offsets are relative until `finish`.
                 let width = (bits / 8) as usize;
-                while layout.tables.len() % width != 0 {
+                while !layout.tables.len().is_multiple_of(width) {
                     layout.tables.push(0);
                 }
                 tables.insert(site.op, layout.tables.len() as u32);

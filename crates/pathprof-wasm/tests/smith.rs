@@ -231,8 +231,9 @@ fn engine() -> Engine {
         .wasm_function_references(true)
         .wasm_gc(true)
         .wasm_exceptions(true)
-        .wasm_backtrace(false)
+        .wasm_backtrace_max_frames(None)
         .max_wasm_stack(MAX_WASM_STACK)
+        .async_stack_size(MAX_WASM_STACK + (1 << 20))
         .cranelift_nan_canonicalization(false);
     Engine::new(&c).expect("engine configuration")
 }
@@ -757,4 +758,21 @@ fn smith_differential() {
         .unwrap()
         .join()
         .unwrap_or_else(|e| std::panic::resume_unwind(e));
+}
+
+#[test]
+#[ignore]
+fn smith_dump_some() {
+    let seed = env_u64("PATHPROF_SMITH_SEED").unwrap_or(DEFAULT_SEED);
+    for case in 0..env_u64("PATHPROF_SMITH_CASES").unwrap_or(10) {
+        let mut rng = Rng::new(seed ^ case.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let config = smith_config(&mut rng, false);
+        let mut data = vec![0u8; 1024 + rng.below(15 * 1024) as usize];
+        rng.fill(&mut data);
+        let mut u = Unstructured::new(&data);
+        let m = wasm_smith::Module::new(config, &mut u).unwrap();
+        let bytes = m.to_bytes();
+        let facts = body_facts(&bytes);
+        eprintln!("case {case}: {} bytes, {} funcs, data {} left {}", bytes.len(), facts.len(), data.len(), u.len());
+    }
 }
