@@ -12,9 +12,14 @@ use pathprof_wasm::ProfileMap;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-use wasmtime::{Caller, Config, Engine, Linker, Module, Store, Val, ValType, WasmBacktrace};
+use wasmtime::{Caller, Config, Linker, Store, Val, ValType, WasmBacktrace};
+pub use wasmtime::{Engine, Module};
 use wasmtime_wasi::p1::WasiP1Ctx;
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{I32Exit, WasiCtxBuilder};
+
+/// Most output kept when capturing a program's stdout or stderr.
+const CAPTURE_LIMIT: usize = 256 << 20;
 
 /// Exit status reported when the program traps (as a process killed by `SIGABRT` would).
 pub const TRAP_EXIT_CODE: i32 = 134;
@@ -29,6 +34,8 @@ pub struct RunConfig {
     pub args: Vec<String>,
     /// Exported function to call instead of `_start`; its arguments are `args[1..]`.
     pub invoke: Option<String>,
+    /// Capture stdout and stderr (and give an empty stdin) instead of inheriting the host's.
+    pub capture_output: bool,
 }
 
 /// The facts of one run.
@@ -47,6 +54,11 @@ pub struct RunOutcome {
     pub counts: RawCounts,
     /// Results of `--invoke`, formatted one per line.
     pub results: Vec<String>,
+    /// Captured output, with [`RunConfig::capture_output`].
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    /// Entries of the host's hash table of path counts.
+    pub hash_entries: usize,
 }
 
 struct Host {
@@ -63,14 +75,41 @@ pub fn engine() -> Result<Engine> {
     Ok(Engine::new(&config)?)
 }
 
-/// Runs `bytes` (an instrumented module described by `map`, or any module when `map` is `None`).
-pub fn run(engine: &Engine, bytes: &[u8], map: Option<&ProfileMap>, config: &RunConfig) -> Result<RunOutcome> {
-    let compile_start = Instant::now();
+/// Compiles a module, returning it with the compile time in seconds.
+pub fn compile(engine: &Engine, bytes: &[u8]) -> Result<(Module, f64)> {
+    let start = Instant::now();
     let module = Module::new(engine, bytes).map_err(|e| anyhow!("cannot compile the module: {e}"))?;
-    let compile_seconds = compile_start.elapsed().as_secs_f64();
+    Ok((module, start.elapsed().as_secs_f64()))
+}
 
+/// Compiles and runs `bytes` (an instrumented module described by `map`, or any module when `map` is
+/// `None`).
+pub fn run(engine: &Engine, bytes: &[u8], map: Option<&ProfileMap>, config: &RunConfig) -> Result<RunOutcome> {
+    let (module, compile_seconds) = compile(engine, bytes)?;
+    let mut outcome = run_module(engine, &module, map, config)?;
+    outcome.compile_seconds = compile_seconds;
+    Ok(outcome)
+}
+
+/// Runs a compiled module in a fresh instance.
+pub fn run_module(
+    engine: &Engine,
+    module: &Module,
+    map: Option<&ProfileMap>,
+    config: &RunConfig,
+) -> Result<RunOutcome> {
+    let compile_seconds = 0.0;
     let mut wasi = WasiCtxBuilder::new();
-    wasi.inherit_stdio().args(&config.args);
+    let pipes = if config.capture_output {
+        let out = MemoryOutputPipe::new(CAPTURE_LIMIT);
+        let err = MemoryOutputPipe::new(CAPTURE_LIMIT);
+        wasi.stdout(out.clone()).stderr(err.clone());
+        Some((out, err))
+    } else {
+        wasi.inherit_stdio();
+        None
+    };
+    wasi.args(&config.args);
     for (k, v) in &config.env {
         wasi.env(k, v);
     }
@@ -108,7 +147,7 @@ pub fn run(engine: &Engine, bytes: &[u8], map: Option<&ProfileMap>, config: &Run
 
     let run_start = Instant::now();
     let mut results = Vec::new();
-    let (instance, outcome) = match linker.instantiate(&mut store, &module) {
+    let (instance, outcome) = match linker.instantiate(&mut store, module) {
         Err(e) => (None, Err(e)),
         Ok(instance) => {
             let r = call_entry(&mut store, &instance, config, &mut results);
@@ -162,6 +201,11 @@ pub fn run(engine: &Engine, bytes: &[u8], map: Option<&ProfileMap>, config: &Run
         open_activations = open_frames.len() as u64;
     }
     let bench_region_seconds = store.data().bench_region.map(|d| d.as_secs_f64());
+    let hash_entries = store.data().hash_counts.len();
+    let (stdout, stderr) = match pipes {
+        Some((out, err)) => (out.contents().to_vec(), err.contents().to_vec()),
+        None => (Vec::new(), Vec::new()),
+    };
     Ok(RunOutcome {
         exit_code,
         trap,
@@ -171,6 +215,9 @@ pub fn run(engine: &Engine, bytes: &[u8], map: Option<&ProfileMap>, config: &Run
         open_activations,
         counts,
         results,
+        stdout,
+        stderr,
+        hash_entries,
     })
 }
 

@@ -48,9 +48,10 @@ impl LineTable {
     pub fn line(&self, offset: u64) -> Option<String> {
         let addr = offset.checked_sub(self.code_start)?;
         let loc = self.ctx.find_location(addr).ok()??;
-        let file = loc.file?;
-        let short = file.rsplit('/').next().unwrap_or(file);
-        Some(format!("{short}:{}", loc.line?))
+        match (loc.file, loc.line) {
+            (Some(file), Some(line)) if line > 0 => Some(format!("{}:{line}", short_name(file))),
+            _ => None,
+        }
     }
 
     /// The line of the first instruction in `[start, end)` that has one.
@@ -60,10 +61,15 @@ impl LineTable {
         if addr_end <= addr_start {
             return self.line(start);
         }
-        let mut iter = self.ctx.find_location_range(addr_start, addr_end).ok()?;
-        let (_, _, loc) = iter.next()?;
-        let file = loc.file?;
-        let short = file.rsplit('/').next().unwrap_or(file);
-        Some(format!("{short}:{}", loc.line?))
+        // Rows with line 0 (compiler-generated code) carry no source position; skip them.
+        self.ctx.find_location_range(addr_start, addr_end).ok()?.find_map(|(_, _, loc)| match (loc.file, loc.line) {
+            (Some(file), Some(line)) if line > 0 => Some(format!("{}:{line}", short_name(file))),
+            _ => None,
+        })
     }
+}
+
+/// A source path without the build directory prefix that DWARF may carry (`./x.c` → `x.c`).
+fn short_name(file: &str) -> &str {
+    file.strip_prefix("./").unwrap_or(file)
 }

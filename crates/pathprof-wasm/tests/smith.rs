@@ -16,7 +16,7 @@
 //!   written (default: this test's target tmpdir).
 
 use arbitrary::Unstructured;
-use pathprof_core::profile::Endpoint;
+use pathprof_core::profile::{Endpoint, FunctionProfile};
 use pathprof_wasm::map::RawCounts;
 use pathprof_wasm::{instrument, InstrumentOptions, ProfileMap};
 use std::collections::{BTreeMap, HashMap};
@@ -24,9 +24,7 @@ use std::fmt::Write as _;
 use std::time::Instant;
 use wasm_smith::{InstructionKind, InstructionKinds};
 use wasmparser::{Operator, Parser, Payload};
-use wasmtime::{
-    Engine, ExternType, Instance, Linker, Module, Ref, Store, Trap, Val,
-};
+use wasmtime::{Engine, ExternType, Instance, Linker, Module, Ref, Store, Trap, Val};
 
 const DEFAULT_CASES: u64 = 500;
 const DEFAULT_SEED: u64 = 0x7061_7468_7072_6f66; // "pathprof"
@@ -92,9 +90,7 @@ fn instruction_kinds(flavor: u64) -> InstructionKinds {
         1 => InstructionKinds::new(&[Control, Variable, Parametric]),
         2 => InstructionKinds::new(&[Control, Variable, Parametric, NumericInt]),
         3 => InstructionKinds::new(&[Control, Variable, Parametric, NumericInt, MemoryInt]),
-        _ => InstructionKinds::new(&[
-            Control, Variable, Parametric, NumericInt, Memory, Table, Reference, VectorInt,
-        ]),
+        _ => InstructionKinds::new(&[Control, Variable, Parametric, NumericInt, Memory, Table, Reference, VectorInt]),
     }
 }
 
@@ -129,8 +125,11 @@ fn smith_config(rng: &mut Rng, exceptions: bool) -> wasm_smith::Config {
         max_memory64_bytes: 4 << 16,
         table_max_size_required: true,
         max_table_elements: 200,
-        min_funcs: 1,
+        min_types: 2,
+        min_funcs: 2 + rng.below(5) as usize,
         max_funcs: 10,
+        min_globals: rng.below(3) as usize,
+        min_memories: rng.below(2) as u32,
         max_types: 16,
         max_globals: 8,
         max_tags: 4,
@@ -205,7 +204,11 @@ struct Stats {
     stack_overflows: u64,
     uncallable: u64,
     instantiation_traps: u64,
-    flow_modules: u64,
+    clean_sessions: u64,
+    paths_counted: u64,
+    header_paths: u64,
+    flow_functions: u64,
+    trap_codes: BTreeMap<String, u64>,
     flow_blocks: u64,
     flow_paths: u64,
 }
@@ -321,11 +324,7 @@ fn compare_state(module: &Module, a: &mut Side, b: &mut Side) -> Result<(), Stri
                     .ok_or_else(|| format!("memory {name:?} is not exported"))?;
                 let (da, db) = (ma.data(&a.store), mb.data(&b.store));
                 if da.len() != db.len() {
-                    return Err(format!(
-                        "memory {name:?}: {} vs {} bytes",
-                        da.len(),
-                        db.len()
-                    ));
+                    return Err(format!("memory {name:?}: {} vs {} bytes", da.len(), db.len()));
                 }
                 if da != db {
                     let at = da.iter().zip(db).position(|(x, y)| x != y).unwrap();
@@ -361,12 +360,7 @@ fn compare_state(module: &Module, a: &mut Side, b: &mut Side) -> Result<(), Stri
 }
 
 /// Compares two outcomes; `Ok(true)` when the module may go on with its next call.
-fn compare_outcomes(
-    what: &str,
-    a: &Outcome,
-    b: &Outcome,
-    stats: &mut Stats,
-) -> Result<bool, String> {
+fn compare_outcomes(what: &str, a: &Outcome, b: &Outcome, stats: &mut Stats) -> Result<bool, String> {
     match (a, b) {
         (Outcome::Values(x), Outcome::Values(y)) => {
             if x.len() != y.len() || x.iter().zip(y).any(|(p, q)| !same_val(p, q)) {
@@ -377,6 +371,7 @@ fn compare_outcomes(
         }
         (Outcome::Trap(x), Outcome::Trap(y)) if x == y => {
             stats.traps_matched += 1;
+            *stats.trap_codes.entry(format!("{x:?}")).or_default() += 1;
             if *x == Trap::StackOverflow {
                 // Frames differ in size, so side effects up to the overflow may differ.
                 stats.stack_overflows += 1;
@@ -385,11 +380,7 @@ fn compare_outcomes(
             Ok(true)
         }
         (Outcome::Other(_), Outcome::Other(_)) => Ok(false),
-        _ => Err(format!(
-            "{what}: original {} vs instrumented {}",
-            describe(a),
-            describe(b)
-        )),
+        _ => Err(format!("{what}: original {} vs instrumented {}", describe(a), describe(b))),
     }
 }
 
@@ -414,11 +405,7 @@ fn run_case(
     let mut u = Unstructured::new(&data);
     let module = match wasm_smith::Module::new(config, &mut u) {
         Ok(m) => m,
-        Err(e) => {
-            return CaseReport {
-                failure: Some(format!("wasm-smith failed: {e}")),
-            }
-        }
+        Err(e) => return CaseReport { failure: Some(format!("wasm-smith failed: {e}")) },
     };
     let bytes = module.to_bytes();
     stats.cases += 1;
@@ -429,14 +416,10 @@ fn run_case(
         if let Some(out) = instrumented {
             let _ = std::fs::write(dump.join(format!("case-{case}.instrumented.wasm")), out);
         }
-        CaseReport {
-            failure: Some(msg),
-        }
+        CaseReport { failure: Some(msg) }
     };
 
-    if let Err(e) = wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all())
-        .validate_all(&bytes)
-    {
+    if let Err(e) = wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all()).validate_all(&bytes) {
         // Not the instrumenter's fault; wasm-smith should not produce these.
         return fail(format!("wasm-smith produced an invalid module: {e}"), None);
     }
@@ -445,24 +428,15 @@ fn run_case(
         Ok(out) => out,
         Err(e) => return fail(format!("instrument failed: {e}"), None),
     };
-    if let Err(e) = wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all())
-        .validate_all(&out.bytes)
-    {
-        return fail(
-            format!("the instrumented module does not validate: {e}"),
-            Some(&out.bytes),
-        );
+    if let Err(e) = wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all()).validate_all(&out.bytes) {
+        return fail(format!("the instrumented module does not validate: {e}"), Some(&out.bytes));
     }
 
     // Every function is instrumented unless it uses what the instrumenter does not support.
     let facts = body_facts(&bytes);
     if facts.len() != out.map.functions.len() {
         return fail(
-            format!(
-                "map has {} functions, module {}",
-                out.map.functions.len(),
-                facts.len()
-            ),
+            format!("map has {} functions, module {}", out.map.functions.len(), facts.len()),
             Some(&out.bytes),
         );
     }
@@ -479,55 +453,201 @@ fn run_case(
             (None, true) => {
                 stats.skipped_functions += 1;
                 let Some(reason) = &f.skip_reason else {
-                    return fail(
-                        format!("function {} skipped without a reason", f.index),
-                        Some(&out.bytes),
-                    );
+                    return fail(format!("function {} skipped without a reason", f.index), Some(&out.bytes));
                 };
                 *stats.skip_reasons.entry(reason.clone()).or_default() += 1;
             }
             (Some(_), true) => {
                 return fail(
-                    format!(
-                        "function {} uses unsupported operators but was instrumented",
-                        f.index
-                    ),
+                    format!("function {} uses unsupported operators but was instrumented", f.index),
                     Some(&out.bytes),
                 )
             }
             (None, false) => {
-                return fail(
-                    format!(
-                        "function {} was skipped: {:?}",
-                        f.index, f.skip_reason
-                    ),
-                    Some(&out.bytes),
-                )
+                return fail(format!("function {} was skipped: {:?}", f.index, f.skip_reason), Some(&out.bytes))
             }
         }
     }
 
-    let (orig_module, inst_module) = match (
-        Module::new(engine, &bytes),
-        Module::new(engine, &out.bytes),
-    ) {
+    let (orig_module, inst_module) = match (Module::new(engine, &bytes), Module::new(engine, &out.bytes)) {
         (Ok(a), Ok(b)) => (a, b),
-        (Err(e), _) => {
-            return fail(
-                format!("wasmtime rejects the original: {e:#}"),
-                Some(&out.bytes),
-            )
-        }
-        (_, Err(e)) => {
-            return fail(
-                format!("wasmtime rejects the instrumented module: {e:#}"),
-                Some(&out.bytes),
-            )
-        }
+        (Err(e), _) => return fail(format!("wasmtime rejects the original: {e:#}"), Some(&out.bytes)),
+        (_, Err(e)) => return fail(format!("wasmtime rejects the instrumented module: {e:#}"), Some(&out.bytes)),
     };
-    match compare_runs(linker, engine, &orig_module, &inst_module, &out.map, stats) {
+    match compare_runs(linker, engine, &orig_module, &inst_module, &out.map, &mut rng, stats) {
         Ok(()) => CaseReport { failure: None },
         Err(e) => fail(e, Some(&out.bytes)),
+    }
+}
+
+/// One planned call of an export.
+struct Call {
+    name: String,
+    params: Vec<Val>,
+    results: usize,
+}
+
+/// A value of type `ty` for the second round of calls: mostly small numbers, so that loops bounded
+/// by a parameter run a few times; sometimes arbitrary bits. References are null.
+fn arbitrary_val(ty: &wasmtime::ValType, rng: &mut Rng) -> Option<Val> {
+    let small = rng.below(4) != 0;
+    let bits = if small { rng.below(8) } else { rng.next() };
+    Some(match ty {
+        wasmtime::ValType::I32 => Val::I32(bits as i32),
+        wasmtime::ValType::I64 => Val::I64(bits as i64),
+        wasmtime::ValType::F32 if small => Val::F32((bits as f32).to_bits()),
+        wasmtime::ValType::F32 => Val::F32(bits as u32),
+        wasmtime::ValType::F64 if small => Val::F64((bits as f64).to_bits()),
+        wasmtime::ValType::F64 => Val::F64(bits),
+        wasmtime::ValType::V128 => Val::V128((u128::from(bits) | (u128::from(rng.next()) << 64)).into()),
+        wasmtime::ValType::Ref(_) => return Val::default_for_ty(ty),
+    })
+}
+
+/// Two rounds over the exported functions, in export order: default arguments, then arbitrary ones.
+fn plan_calls(module: &Module, rng: &mut Rng, stats: &mut Stats) -> Vec<Call> {
+    let funcs: Vec<(String, wasmtime::FuncType)> = module
+        .exports()
+        .filter_map(|e| match e.ty() {
+            ExternType::Func(ty) => Some((e.name().to_string(), ty)),
+            _ => None,
+        })
+        .collect();
+    let mut calls = Vec::new();
+    for round in 0..2 {
+        for (name, ty) in &funcs {
+            let params: Option<Vec<Val>> = ty
+                .params()
+                .map(|t| if round == 0 { Val::default_for_ty(&t) } else { arbitrary_val(&t, rng) })
+                .collect();
+            let Some(params) = params else {
+                stats.uncallable += 1;
+                continue;
+            };
+            calls.push(Call { name: name.clone(), params, results: ty.results().len() });
+        }
+    }
+    calls
+}
+
+/// How one pair of instances ended.
+struct SessionEnd {
+    /// The call a new pair of instances starts with (`None`: no call is left).
+    next: Option<usize>,
+    /// No call of the instrumented instance stopped in the middle (trap, uncaught exception), so
+    /// its counters hold whole paths only.
+    clean: bool,
+}
+
+/// Adds the counters of an instrumented instance to `counts`.
+fn collect_counts(map: &ProfileMap, side: &mut Side, counts: &mut RawCounts) -> Result<(), String> {
+    if let Some(name) = &map.memory_export {
+        let mem = side
+            .instance
+            .get_memory(&mut side.store, name)
+            .ok_or_else(|| format!("counter memory {name:?} is not exported"))?;
+        let mut these = RawCounts::new();
+        map.read_array_counters(mem.data(&side.store), &mut these);
+        for (f, list) in these {
+            counts.entry(f).or_default().extend(list);
+        }
+    }
+    for (&(f, id), &c) in &side.store.data().counts {
+        counts.entry(f).or_default().push((id, c));
+    }
+    Ok(())
+}
+
+/// Makes the calls from `first` on a fresh pair of instances, until one of them stops the pair:
+/// the original runs out of fuel, or a call does not return normally.
+#[allow(clippy::too_many_arguments)]
+fn session(
+    linker: &Linker<Host>,
+    engine: &Engine,
+    orig_module: &Module,
+    inst_module: &Module,
+    map: &ProfileMap,
+    calls: &[Call],
+    first: usize,
+    counts: &mut RawCounts,
+    stats: &mut Stats,
+) -> Result<(SessionEnd, RawCounts), String> {
+    let mut sa = Store::new(engine, Host::default());
+    let mut sb = Store::new(engine, Host::default());
+    sa.set_fuel(FUEL).unwrap();
+    sb.set_fuel(INSTRUMENTED_FUEL).unwrap();
+    let mut these = RawCounts::new();
+    let ia = match linker.instantiate(&mut sa, orig_module) {
+        Ok(i) => i,
+        Err(e) => {
+            let o = outcome(Err(e));
+            if let Outcome::Trap(Trap::OutOfFuel) = o {
+                stats.out_of_fuel += 1;
+            } else {
+                let ob = outcome(linker.instantiate(&mut sb, inst_module).map(|_| Vec::new()));
+                stats.instantiation_traps += u64::from(matches!(o, Outcome::Trap(_)));
+                compare_outcomes("instantiation", &o, &ob, stats)?;
+            }
+            // Every new pair would end the same way.
+            let end = SessionEnd { next: None, clean: true };
+            return Ok((end, these));
+        }
+    };
+    let ib = linker
+        .instantiate(&mut sb, inst_module)
+        .map_err(|e| format!("the original instantiates but the instrumented module fails: {e:#}"))?;
+    let mut a = Side { store: sa, instance: ia };
+    let mut b = Side { store: sb, instance: ib };
+    compare_state(orig_module, &mut a, &mut b).map_err(|e| format!("after instantiation: {e}"))?;
+
+    let mut end = SessionEnd { next: None, clean: true };
+    for (k, call) in calls.iter().enumerate().skip(first) {
+        let name = &call.name;
+        let fa = a.instance.get_func(&mut a.store, name).unwrap();
+        let fb = b.instance.get_func(&mut b.store, name).ok_or_else(|| format!("function {name:?} is not exported"))?;
+        a.store.set_fuel(FUEL).unwrap();
+        let mut ra = vec![Val::I32(0); call.results];
+        let oa = outcome(fa.call(&mut a.store, &call.params, &mut ra).map(|()| ra));
+        if let Outcome::Trap(Trap::OutOfFuel) = oa {
+            // The instrumented instance does not make this call: its counters stay whole.
+            stats.out_of_fuel += 1;
+            end.next = Some(k + 1);
+            break;
+        }
+        b.store.set_fuel(INSTRUMENTED_FUEL).unwrap();
+        let mut rb = vec![Val::I32(0); call.results];
+        let ob = outcome(fb.call(&mut b.store, &call.params, &mut rb).map(|()| rb));
+        stats.calls_compared += 1;
+        let what = format!("call {name:?}{:?}", call.params);
+        let comparable = compare_outcomes(&what, &oa, &ob, stats)?;
+        if comparable {
+            compare_state(orig_module, &mut a, &mut b).map_err(|e| format!("after {what}: {e}"))?;
+        }
+        if !matches!(oa, Outcome::Values(_)) {
+            end.next = Some(k + 1);
+            end.clean = false;
+            break;
+        }
+    }
+    collect_counts(map, &mut b, &mut these)?;
+    for (f, list) in &these {
+        counts.entry(*f).or_default().extend(list.iter().copied());
+    }
+    Ok((end, these))
+}
+
+/// Adds up the counts of the same path.
+fn merge_counts(counts: &mut RawCounts) {
+    for list in counts.values_mut() {
+        list.sort_unstable();
+        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(list.len());
+        for &(id, c) in list.iter() {
+            match merged.last_mut() {
+                Some((last, n)) if *last == id => *n += c,
+                _ => merged.push((id, c)),
+            }
+        }
+        *list = merged;
     }
 }
 
@@ -537,103 +657,41 @@ fn compare_runs(
     orig_module: &Module,
     inst_module: &Module,
     map: &ProfileMap,
+    rng: &mut Rng,
     stats: &mut Stats,
 ) -> Result<(), String> {
-    let mut sa = Store::new(engine, Host::default());
-    let mut sb = Store::new(engine, Host::default());
-    sa.set_fuel(FUEL).unwrap();
-    sb.set_fuel(INSTRUMENTED_FUEL).unwrap();
-    let ia = linker.instantiate(&mut sa, orig_module);
-    let ia = match ia {
-        Ok(i) => i,
-        Err(e) => {
-            let o = outcome(Err(e));
-            if let Outcome::Trap(Trap::OutOfFuel) = o {
-                stats.out_of_fuel += 1;
-                return Ok(());
+    let calls = plan_calls(orig_module, rng, stats);
+    // Counts of every instance, and of the instances whose paths are all whole.
+    let mut all: RawCounts = HashMap::new();
+    let mut whole: RawCounts = HashMap::new();
+    let mut first = 0;
+    loop {
+        let (end, these) = session(linker, engine, orig_module, inst_module, map, &calls, first, &mut all, stats)?;
+        if end.clean {
+            stats.clean_sessions += 1;
+            for (f, list) in these {
+                whole.entry(f).or_default().extend(list);
             }
-            let ib = linker.instantiate(&mut sb, inst_module);
-            let ob = outcome(ib.map(|_| Vec::new()));
-            stats.instantiation_traps += u64::from(matches!(o, Outcome::Trap(_)));
-            compare_outcomes("instantiation", &o, &ob, stats)?;
-            return Ok(());
         }
-    };
-    let ib = match linker.instantiate(&mut sb, inst_module) {
-        Ok(i) => i,
-        Err(e) => {
-            return Err(format!(
-                "the original instantiates but the instrumented module fails: {e:#}"
-            ))
+        match end.next {
+            Some(k) if k < calls.len() => first = k,
+            _ => break,
         }
-    };
-    let mut a = Side {
-        store: sa,
-        instance: ia,
-    };
-    let mut b = Side {
-        store: sb,
-        instance: ib,
-    };
-    compare_state(orig_module, &mut a, &mut b).map_err(|e| format!("after instantiation: {e}"))?;
+    }
+    merge_counts(&mut all);
+    merge_counts(&mut whole);
+    let all_profiles = map.function_profiles(&all).map_err(|e| format!("decoding the counters: {e}"))?;
+    for p in &all_profiles {
+        stats.paths_counted += p.paths.len() as u64;
+        stats.header_paths += p.paths.iter().filter(|path| matches!(path.end, Endpoint::Block(_))).count() as u64;
+    }
+    let profiles = map.function_profiles(&whole).map_err(|e| format!("decoding the counters: {e}"))?;
+    check_flow(&profiles, stats)
+}
 
-    let mut trapped = false;
-    for export in orig_module.exports() {
-        let ExternType::Func(ty) = export.ty() else {
-            continue;
-        };
-        let name = export.name();
-        let params: Option<Vec<Val>> = ty.params().map(|t| Val::default_for_ty(&t)).collect();
-        let Some(params) = params else {
-            stats.uncallable += 1;
-            continue;
-        };
-        let fa = a.instance.get_func(&mut a.store, name).unwrap();
-        let fb = b
-            .instance
-            .get_func(&mut b.store, name)
-            .ok_or_else(|| format!("function {name:?} is not exported"))?;
-        let nres = ty.results().len();
-        a.store.set_fuel(FUEL).unwrap();
-        let mut ra = vec![Val::I32(0); nres];
-        let oa = outcome(fa.call(&mut a.store, &params, &mut ra).map(|()| ra));
-        if let Outcome::Trap(Trap::OutOfFuel) = oa {
-            stats.out_of_fuel += 1;
-            trapped = true;
-            break;
-        }
-        b.store.set_fuel(INSTRUMENTED_FUEL).unwrap();
-        let mut rb = vec![Val::I32(0); nres];
-        let ob = outcome(fb.call(&mut b.store, &params, &mut rb).map(|()| rb));
-        stats.calls_compared += 1;
-        trapped |= !matches!(oa, Outcome::Values(_));
-        let go_on = compare_outcomes(&format!("call {name:?}"), &oa, &ob, stats)?;
-        if !go_on {
-            break;
-        }
-        compare_state(orig_module, &mut a, &mut b)
-            .map_err(|e| format!("after call {name:?}: {e}"))?;
-    }
-
-    // Decode the counters.
-    let mut counts: RawCounts = HashMap::new();
-    if let Some(name) = &map.memory_export {
-        let mem = b
-            .instance
-            .get_memory(&mut b.store, name)
-            .ok_or_else(|| format!("counter memory {name:?} is not exported"))?;
-        map.read_array_counters(mem.data(&b.store), &mut counts);
-    }
-    for (&(f, id), &c) in &b.store.data().counts {
-        counts.entry(f).or_default().push((id, c));
-    }
-    let profiles = map
-        .function_profiles(&counts)
-        .map_err(|e| format!("decoding the counters: {e}"))?;
-    if trapped {
-        return Ok(());
-    }
-    stats.flow_modules += 1;
+/// In every function, as many paths start at the entry as end at an exit, and as many end at each
+/// loop header or cut block as start there.
+fn check_flow(profiles: &[FunctionProfile], stats: &mut Stats) -> Result<(), String> {
     for p in profiles.iter().filter(|p| p.instrumented) {
         let mut ends: BTreeMap<u32, u64> = BTreeMap::new();
         let mut starts: BTreeMap<u32, u64> = BTreeMap::new();
@@ -653,16 +711,13 @@ fn compare_runs(
             }
         }
         if entries != exits {
-            return Err(format!(
-                "function {}: {entries} paths start at the entry but {exits} end at an exit",
-                p.index
-            ));
+            return Err(format!("function {}: {entries} paths start at the entry but {exits} end at an exit", p.index));
         }
         if ends != starts {
-            return Err(format!(
-                "function {}: paths ending at blocks {ends:?} vs starting {starts:?}",
-                p.index
-            ));
+            return Err(format!("function {}: paths ending at blocks {ends:?} vs starting {starts:?}", p.index));
+        }
+        if !p.paths.is_empty() {
+            stats.flow_functions += 1;
         }
         stats.flow_blocks += ends.len() as u64;
     }
@@ -683,11 +738,7 @@ fn run_all() {
             pathprof_wasm::instrument::IMPORT_MODULE,
             pathprof_wasm::instrument::IMPORT_NAME,
             |mut caller: wasmtime::Caller<'_, Host>, f: i32, id: i64| {
-                *caller
-                    .data_mut()
-                    .counts
-                    .entry((f as u32, id as u64))
-                    .or_default() += 1;
+                *caller.data_mut().counts.entry((f as u32, id as u64)).or_default() += 1;
             },
         )
         .unwrap();
@@ -709,11 +760,16 @@ fn run_all() {
     for (r, n) in &stats.skip_reasons {
         let _ = write!(reasons, " [{r}: {n}]");
     }
+    let mut traps = String::new();
+    for (t, n) in &stats.trap_codes {
+        let _ = write!(traps, " {t}: {n}");
+    }
     eprintln!(
         "smith: {} cases ({} with exceptions) in {:.1}s: {} instrumented functions ({} hash-counted, \
          {} loops, {} br_tables), {} skipped functions{}; {} calls compared ({} results matched, \
-         {} traps matched, {} stack overflows), {} instantiation traps, {} out-of-fuel skips, \
-         {} uncallable exports; flow checked in {} modules ({} paths, {} cut blocks); {} failures",
+         {} traps matched [{} ], {} stack overflows), {} instantiation traps, {} out-of-fuel skips, \
+         {} uncallable exports; {} distinct paths counted ({} ending at a loop header/cut block); flow checked on {} clean instances: {} functions, {} paths, \
+         {} loop-header/cut blocks; {} failures",
         stats.cases,
         stats.exception_cases,
         elapsed.as_secs_f64(),
@@ -726,11 +782,15 @@ fn run_all() {
         stats.calls_compared,
         stats.results_matched,
         stats.traps_matched,
+        traps,
         stats.stack_overflows,
         stats.instantiation_traps,
         stats.out_of_fuel,
         stats.uncallable,
-        stats.flow_modules,
+        stats.paths_counted,
+        stats.header_paths,
+        stats.clean_sessions,
+        stats.flow_functions,
         stats.flow_paths,
         stats.flow_blocks,
         failures.len(),
@@ -774,5 +834,6 @@ fn smith_dump_some() {
         let bytes = m.to_bytes();
         let facts = body_facts(&bytes);
         eprintln!("case {case}: {} bytes, {} funcs, data {} left {}", bytes.len(), facts.len(), data.len(), u.len());
+        std::fs::write(format!("/tmp/smith-{case}.wasm"), &bytes).unwrap();
     }
 }

@@ -4,6 +4,7 @@
 //! * `pathprof instrument` — write an instrumented module and its counter map;
 //! * `pathprof report` — print hot paths from a profile file.
 
+mod bench;
 mod profile_file;
 mod report;
 
@@ -71,6 +72,32 @@ enum Command {
         #[arg(long)]
         map: Option<PathBuf>,
     },
+    /// Measure each mode's overhead against the uninstrumented programs of a Sightglass-style corpus.
+    Bench {
+        /// Folder of programs (searched recursively for `.wasm` files).
+        corpus: PathBuf,
+        /// Modes to compare with `none`, comma-separated.
+        #[arg(long, default_value = "bl", value_delimiter = ',')]
+        modes: Vec<String>,
+        /// Least number of runs per mode.
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        /// Most runs per mode.
+        #[arg(long, default_value_t = 200)]
+        max_runs: usize,
+        /// Stop repeating once every mode's median absolute deviation is within this fraction.
+        #[arg(long, default_value_t = 0.02)]
+        spread: f64,
+        /// Seconds of runs per program after which no more rounds start.
+        #[arg(long, default_value_t = 60.0)]
+        budget: f64,
+        /// Only programs whose path contains this string.
+        #[arg(long)]
+        filter: Option<String>,
+        /// Also write the figures as JSON.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
     /// Print the hot paths of a profile.
     Report {
         profile: PathBuf,
@@ -122,6 +149,25 @@ fn dispatch(command: Command) -> Result<i32> {
                 inst.map.functions.len(),
                 map_path.display()
             );
+            Ok(0)
+        }
+        Command::Bench { corpus, modes, runs, max_runs, spread, budget, filter, json } => {
+            let options = bench::BenchOptions {
+                modes,
+                min_runs: runs.max(1),
+                max_runs: max_runs.max(runs),
+                spread,
+                budget_seconds: budget,
+                filter,
+            };
+            report::bench_header(&mut std::io::stdout(), &options.modes)?;
+            let result = bench::bench(&corpus, &options, |p| {
+                let _ = report::bench_row(&mut std::io::stdout(), p);
+            })?;
+            report::bench_summary(&mut std::io::stdout(), &result)?;
+            if let Some(path) = json {
+                profile_file::write_atomically(&path, serde_json::to_string_pretty(&result)?.as_bytes())?;
+            }
             Ok(0)
         }
         Command::Report { profile, top, function, json } => {

@@ -180,3 +180,68 @@ pub fn json(out: &mut impl Write, p: &Profile, top: usize, function: Option<&str
     writeln!(out)?;
     Ok(())
 }
+
+/// Header of the `bench` table.
+pub fn bench_header(out: &mut impl Write, modes: &[String]) -> Result<()> {
+    let modes: Vec<&String> = modes.iter().filter(|m| *m != "none").collect();
+    write!(out, "{:<40} {:>5} {:>10} {:>6}", "program", "runs", "none ms", "±")?;
+    for m in &modes {
+        write!(
+            out,
+            " | {:>10} {:>6} {:>6} {:>8} {:>7} {:>6} {:>9}",
+            format!("{m} ms"),
+            "±",
+            "ratio",
+            "instr ms",
+            "compile",
+            "code",
+            "mem KiB"
+        )?;
+    }
+    writeln!(out)?;
+    Ok(())
+}
+
+/// One program's row of the `bench` table.
+pub fn bench_row(out: &mut impl Write, p: &crate::bench::ProgramFigures) -> Result<()> {
+    write!(
+        out,
+        "{:<40} {:>5} {:>10.3} {:>5.1}%",
+        truncate(&p.program, 40),
+        p.none_runs,
+        p.none_median_seconds * 1e3,
+        p.none_spread * 100.0
+    )?;
+    for m in &p.modes {
+        write!(
+            out,
+            " | {:>10.3} {:>5.1}% {:>6.3} {:>8.1} {:>6.2}x {:>5.2}x {:>9.1}",
+            m.median_seconds * 1e3,
+            m.spread * 100.0,
+            m.ratio,
+            m.instrumentation_seconds * 1e3,
+            m.compile_ratio,
+            m.code_growth,
+            m.profiler_memory_bytes as f64 / 1024.0
+        )?;
+    }
+    writeln!(out)?;
+    out.flush()?;
+    Ok(())
+}
+
+/// Corpus-wide ratios.
+pub fn bench_summary(out: &mut impl Write, r: &crate::bench::BenchReport) -> Result<()> {
+    for s in &r.summary {
+        writeln!(
+            out,
+            "{}: geometric mean ratio {:.3}, maximum {:.3} ({}) over {} programs",
+            s.mode,
+            s.geomean_ratio,
+            s.max_ratio,
+            s.max_program,
+            r.programs.len()
+        )?;
+    }
+    Ok(())
+}

@@ -387,8 +387,9 @@ fn recursion() {
     assert_eq!(calls(f), 1973);
 
     let raise = fx.call_site(f, "new_max_depth(depth);", "new_max_depth");
-    // The block of the recursive calls is found by its calls only: its first instruction (a
-    // `local.get` clang emits without a line) has line 0, so the block has no `line`.
+    // The block of the recursive calls is found by its calls only: its first instructions (a
+    // `local.get` clang emits without a location) have line 0, and pathprof takes a block's `line`
+    // from its first line-table row only, so the block's `line` is null today.
     let recurse = fx.blocks_calling(f, "fib");
     // 986 inner calls (n >= 2) and 987 leaves; max_depth is raised by 14 inner calls and 1 leaf.
     assert_eq!(count(f, |p| touches(p, &recurse)), 986);
@@ -438,7 +439,7 @@ fn early_exit() {
 
     // step(i) returned for i = 0..6, on its straight path; step(7) never returned.
     let step = fx.func("step");
-    // (Found by its call only: its first instruction has no line; see `recursion` above.)
+    // (Found by its call only: the block starts with line-0 code; see `recursion` above.)
     let fail_call = fx.blocks_calling(step, "fail");
     assert_eq!(calls(step), 7);
     assert_eq!(count(step, |p| touches(p, &fail_call)), 0);
