@@ -38,3 +38,28 @@ pub fn dag_edge_frequencies(cfg: &Cfg, dag: &Dag, cfg_freq: &[f64]) -> Vec<f64> 
         })
         .collect()
 }
+
+/// CFG edge frequencies measured by a path profile: every path contributes its count to the edges
+/// between its consecutive blocks and to its last edge (to the exit, or into the block where it
+/// ends). Edges no path took keep a small multiple of the static estimate, so that ties among cold
+/// edges still follow loop depth. `paths` are `(blocks, end, count)`, with `end` `None` for an exit.
+pub fn cfg_edge_frequencies_from_paths<'a>(
+    cfg: &Cfg,
+    paths: impl IntoIterator<Item = (&'a [u32], Option<u32>, u64)>,
+) -> Vec<f64> {
+    let out = cfg.out_edges();
+    let mut freq: Vec<f64> = cfg_edge_frequencies(cfg).into_iter().map(|f| f * 1e-9).collect();
+    let find = |from: u32, to: Succ| -> Option<usize> {
+        out.get(from as usize)?.iter().map(|&e| e as usize).find(|&e| cfg.edges[e].to == to)
+    };
+    for (blocks, end, count) in paths {
+        let steps = blocks.windows(2).map(|w| (w[0], Succ::Block(w[1])));
+        let last = blocks.last().map(|&b| (b, end.map_or(Succ::Exit, Succ::Block)));
+        for (from, to) in steps.chain(last) {
+            if let Some(e) = find(from, to) {
+                freq[e] += count as f64;
+            }
+        }
+    }
+    freq
+}

@@ -24,7 +24,8 @@ use crate::debuginfo::LineTable;
 use crate::map::{Counters, FunctionMap, Probes, ProfileMap, MAP_FORMAT, MAP_VERSION};
 use crate::module::{features, ModuleError, ModuleInfo};
 use pathprof_core::dag::DagEdgeKind;
-use pathprof_core::profile::BlockInfo;
+use pathprof_core::estimate;
+use pathprof_core::profile::{BlockInfo, Endpoint, PathCount};
 use pathprof_core::{FunctionPlan, PlanOptions};
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -50,9 +51,9 @@ pub struct InstrumentOptions {
     pub array_max_paths: u64,
     /// Total size of all counter arrays; functions beyond it are hash-counted.
     pub array_max_bytes: u64,
-    /// Measured edge frequencies by original function index (CFG edge order), replacing the static
-    /// estimate for the spanning tree and smart numbering.
-    pub edge_frequencies: HashMap<u32, Vec<f64>>,
+    /// Executed paths of a previous profile of the same module, by function index: their edge
+    /// frequencies replace the static estimate for the spanning tree and smart numbering.
+    pub edge_profile: HashMap<u32, Vec<PathCount>>,
 }
 
 impl Default for InstrumentOptions {
@@ -61,7 +62,7 @@ impl Default for InstrumentOptions {
             plan: PlanOptions::default(),
             array_max_paths: 1 << 14,
             array_max_bytes: 256 << 20,
-            edge_frequencies: HashMap::new(),
+            edge_profile: HashMap::new(),
         }
     }
 }
@@ -111,10 +112,15 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
             Err(e) => (Vec::new(), None, Some(e.0)),
             Ok(fcfg) => {
                 let mut opts = options.plan.clone();
-                if let Some(freq) = options.edge_frequencies.get(&index) {
-                    if freq.len() == fcfg.cfg.edges.len() {
-                        opts.cfg_edge_frequencies = Some(freq.clone());
-                    }
+                if let Some(paths) = options.edge_profile.get(&index) {
+                    let paths = paths.iter().map(|p| {
+                        let end = match p.end {
+                            Endpoint::Block(b) => Some(b),
+                            _ => None,
+                        };
+                        (p.blocks.as_slice(), end, p.count.0)
+                    });
+                    opts.cfg_edge_frequencies = Some(estimate::cfg_edge_frequencies_from_paths(&fcfg.cfg, paths));
                 }
                 let blocks = block_infos(&fcfg, lines.as_ref());
                 match FunctionPlan::build(&fcfg.cfg, &opts) {

@@ -204,7 +204,7 @@ struct Stats {
     stack_overflows: u64,
     uncallable: u64,
     instantiation_traps: u64,
-    clean_sessions: u64,
+    sessions: u64,
     paths_counted: u64,
     header_paths: u64,
     flow_functions: u64,
@@ -534,49 +534,44 @@ fn plan_calls(module: &Module, rng: &mut Rng, stats: &mut Stats) -> Vec<Call> {
 struct SessionEnd {
     /// The call a new pair of instances starts with (`None`: no call is left).
     next: Option<usize>,
-    /// No call of the instrumented instance stopped in the middle (trap, uncaught exception), so
-    /// its counters hold whole paths only.
-    clean: bool,
+    /// Counts of the instrumented instance before the call that ended the pair: whole paths only.
+    whole: RawCounts,
+    /// Counts of the instrumented instance at the end (with the partial paths of a trap).
+    all: RawCounts,
 }
 
-/// Adds the counters of an instrumented instance to `counts`.
-fn collect_counts(map: &ProfileMap, side: &mut Side, counts: &mut RawCounts) -> Result<(), String> {
+/// The counters of an instrumented instance.
+fn read_counts(map: &ProfileMap, side: &mut Side) -> Result<RawCounts, String> {
+    let mut counts = RawCounts::new();
     if let Some(name) = &map.memory_export {
         let mem = side
             .instance
             .get_memory(&mut side.store, name)
             .ok_or_else(|| format!("counter memory {name:?} is not exported"))?;
-        let mut these = RawCounts::new();
-        map.read_array_counters(mem.data(&side.store), &mut these);
-        for (f, list) in these {
-            counts.entry(f).or_default().extend(list);
-        }
+        map.read_array_counters(mem.data(&side.store), &mut counts);
     }
     for (&(f, id), &c) in &side.store.data().counts {
         counts.entry(f).or_default().push((id, c));
     }
-    Ok(())
+    Ok(counts)
 }
 
-/// Makes the calls from `first` on a fresh pair of instances, until one of them stops the pair:
+/// Makes the calls from `first` on a fresh pair of instances, until one of them ends the pair:
 /// the original runs out of fuel, or a call does not return normally.
-#[allow(clippy::too_many_arguments)]
 fn session(
     linker: &Linker<Host>,
     engine: &Engine,
-    orig_module: &Module,
-    inst_module: &Module,
+    modules: (&Module, &Module),
     map: &ProfileMap,
     calls: &[Call],
     first: usize,
-    counts: &mut RawCounts,
     stats: &mut Stats,
-) -> Result<(SessionEnd, RawCounts), String> {
+) -> Result<SessionEnd, String> {
+    let (orig_module, inst_module) = modules;
     let mut sa = Store::new(engine, Host::default());
     let mut sb = Store::new(engine, Host::default());
     sa.set_fuel(FUEL).unwrap();
     sb.set_fuel(INSTRUMENTED_FUEL).unwrap();
-    let mut these = RawCounts::new();
     let ia = match linker.instantiate(&mut sa, orig_module) {
         Ok(i) => i,
         Err(e) => {
@@ -589,8 +584,7 @@ fn session(
                 compare_outcomes("instantiation", &o, &ob, stats)?;
             }
             // Every new pair would end the same way.
-            let end = SessionEnd { next: None, clean: true };
-            return Ok((end, these));
+            return Ok(SessionEnd { next: None, whole: RawCounts::new(), all: RawCounts::new() });
         }
     };
     let ib = linker
@@ -600,40 +594,41 @@ fn session(
     let mut b = Side { store: sb, instance: ib };
     compare_state(orig_module, &mut a, &mut b).map_err(|e| format!("after instantiation: {e}"))?;
 
-    let mut end = SessionEnd { next: None, clean: true };
     for (k, call) in calls.iter().enumerate().skip(first) {
+        let whole = read_counts(map, &mut b)?;
         let name = &call.name;
+        let what = format!("call {name:?}{:?}", call.params);
         let fa = a.instance.get_func(&mut a.store, name).unwrap();
         let fb = b.instance.get_func(&mut b.store, name).ok_or_else(|| format!("function {name:?} is not exported"))?;
         a.store.set_fuel(FUEL).unwrap();
         let mut ra = vec![Val::I32(0); call.results];
         let oa = outcome(fa.call(&mut a.store, &call.params, &mut ra).map(|()| ra));
-        if let Outcome::Trap(Trap::OutOfFuel) = oa {
-            // The instrumented instance does not make this call: its counters stay whole.
-            stats.out_of_fuel += 1;
-            end.next = Some(k + 1);
-            break;
-        }
-        b.store.set_fuel(INSTRUMENTED_FUEL).unwrap();
+        let out_of_fuel = matches!(oa, Outcome::Trap(Trap::OutOfFuel));
+        // Probes only add instructions, so with the same fuel the instrumented call must run out
+        // too; with more, it must end as the original did.
+        b.store.set_fuel(if out_of_fuel { FUEL } else { INSTRUMENTED_FUEL }).unwrap();
         let mut rb = vec![Val::I32(0); call.results];
         let ob = outcome(fb.call(&mut b.store, &call.params, &mut rb).map(|()| rb));
-        stats.calls_compared += 1;
-        let what = format!("call {name:?}{:?}", call.params);
-        let comparable = compare_outcomes(&what, &oa, &ob, stats)?;
-        if comparable {
-            compare_state(orig_module, &mut a, &mut b).map_err(|e| format!("after {what}: {e}"))?;
+        if out_of_fuel {
+            stats.out_of_fuel += 1;
+            if !matches!(ob, Outcome::Trap(Trap::OutOfFuel)) {
+                return Err(format!(
+                    "{what}: the original runs out of fuel, the instrumented module ends with {}",
+                    describe(&ob)
+                ));
+            }
+        } else {
+            stats.calls_compared += 1;
+            if compare_outcomes(&what, &oa, &ob, stats)? {
+                compare_state(orig_module, &mut a, &mut b).map_err(|e| format!("after {what}: {e}"))?;
+            }
         }
         if !matches!(oa, Outcome::Values(_)) {
-            end.next = Some(k + 1);
-            end.clean = false;
-            break;
+            return Ok(SessionEnd { next: Some(k + 1), whole, all: read_counts(map, &mut b)? });
         }
     }
-    collect_counts(map, &mut b, &mut these)?;
-    for (f, list) in &these {
-        counts.entry(*f).or_default().extend(list.iter().copied());
-    }
-    Ok((end, these))
+    let all = read_counts(map, &mut b)?;
+    Ok(SessionEnd { next: None, whole: all.clone(), all })
 }
 
 /// Adds up the counts of the same path.
@@ -661,17 +656,18 @@ fn compare_runs(
     stats: &mut Stats,
 ) -> Result<(), String> {
     let calls = plan_calls(orig_module, rng, stats);
-    // Counts of every instance, and of the instances whose paths are all whole.
+    // Counts of every instance, and of every instance up to its first abnormal call.
     let mut all: RawCounts = HashMap::new();
     let mut whole: RawCounts = HashMap::new();
     let mut first = 0;
     loop {
-        let (end, these) = session(linker, engine, orig_module, inst_module, map, &calls, first, &mut all, stats)?;
-        if end.clean {
-            stats.clean_sessions += 1;
-            for (f, list) in these {
-                whole.entry(f).or_default().extend(list);
-            }
+        let end = session(linker, engine, (orig_module, inst_module), map, &calls, first, stats)?;
+        stats.sessions += 1;
+        for (f, list) in end.all {
+            all.entry(f).or_default().extend(list);
+        }
+        for (f, list) in end.whole {
+            whole.entry(f).or_default().extend(list);
         }
         match end.next {
             Some(k) if k < calls.len() => first = k,
@@ -768,7 +764,7 @@ fn run_all() {
         "smith: {} cases ({} with exceptions) in {:.1}s: {} instrumented functions ({} hash-counted, \
          {} loops, {} br_tables), {} skipped functions{}; {} calls compared ({} results matched, \
          {} traps matched [{} ], {} stack overflows), {} instantiation traps, {} out-of-fuel skips, \
-         {} uncallable exports; {} distinct paths counted ({} ending at a loop header/cut block); flow checked on {} clean instances: {} functions, {} paths, \
+         {} uncallable exports; {} distinct paths counted ({} ending at a loop header/cut block); flow checked on {} instances: {} functions, {} paths, \
          {} loop-header/cut blocks; {} failures",
         stats.cases,
         stats.exception_cases,
@@ -789,7 +785,7 @@ fn run_all() {
         stats.uncallable,
         stats.paths_counted,
         stats.header_paths,
-        stats.clean_sessions,
+        stats.sessions,
         stats.flow_functions,
         stats.flow_paths,
         stats.flow_blocks,

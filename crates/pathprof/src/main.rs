@@ -56,6 +56,10 @@ enum Command {
         /// Call this exported function instead of `_start`; ARGS are its arguments.
         #[arg(long)]
         invoke: Option<String>,
+        /// A previous profile of the same module: its edge frequencies place the increments on cold
+        /// edges (the static estimate from loop depth is used otherwise).
+        #[arg(long, value_name = "PROFILE")]
+        edge_profile: Option<PathBuf>,
         /// The program.
         app: PathBuf,
         /// Arguments of the program.
@@ -71,6 +75,9 @@ enum Command {
         /// Where to write the map (default: OUTPUT with `.map.json` appended).
         #[arg(long)]
         map: Option<PathBuf>,
+        /// A previous profile of the same module, as for `run`.
+        #[arg(long, value_name = "PROFILE")]
+        edge_profile: Option<PathBuf>,
     },
     /// Measure each mode's overhead against the uninstrumented programs of a Sightglass-style corpus.
     Bench {
@@ -126,13 +133,14 @@ fn main() {
 
 fn dispatch(command: Command) -> Result<i32> {
     match command {
-        Command::Run { mode, output, quiet, top, dirs, envs, invoke, app, args } => {
+        Command::Run { mode, output, quiet, top, dirs, envs, invoke, edge_profile, app, args } => {
             let config = run_config(&app, &dirs, &envs, invoke, args)?;
-            run(mode, &app, &output, quiet, top, &config)
+            run(mode, &app, &output, quiet, top, &config, edge_profile.as_deref())
         }
-        Command::Instrument { input, output, map } => {
+        Command::Instrument { input, output, map, edge_profile } => {
             let bytes = read_module(&input)?;
-            let inst = pathprof_wasm::instrument(&bytes, &InstrumentOptions::default())
+            let options = instrument_options(&bytes, edge_profile.as_deref())?;
+            let inst = pathprof_wasm::instrument(&bytes, &options)
                 .with_context(|| format!("cannot instrument {}", input.display()))?;
             let map_path = map.unwrap_or_else(|| {
                 let mut p = output.clone().into_os_string();
@@ -231,14 +239,36 @@ fn read_module(path: &Path) -> Result<Vec<u8>> {
     })
 }
 
-fn run(mode: Mode, app: &Path, output: &Path, quiet: bool, top: usize, config: &RunConfig) -> Result<i32> {
+/// Instrumentation options, with the edge frequencies of `edge_profile` when one is given.
+fn instrument_options(bytes: &[u8], edge_profile: Option<&Path>) -> Result<InstrumentOptions> {
+    let mut options = InstrumentOptions::default();
+    if let Some(path) = edge_profile {
+        let profile = profile_file::read(path)?;
+        if profile.module.sha256 != profile_file::sha256_hex(bytes) {
+            bail!("{} is a profile of another module ({})", path.display(), profile.module.path);
+        }
+        options.edge_profile = profile.functions.into_iter().map(|f| (f.index, f.paths)).collect();
+    }
+    Ok(options)
+}
+
+fn run(
+    mode: Mode,
+    app: &Path,
+    output: &Path,
+    quiet: bool,
+    top: usize,
+    config: &RunConfig,
+    edge_profile: Option<&Path>,
+) -> Result<i32> {
     let bytes = read_module(app)?;
     let info = pathprof_wasm::ModuleInfo::read(&bytes).with_context(|| format!("cannot profile {}", app.display()))?;
     let (run_bytes, map, instrumentation_seconds): (Vec<u8>, Option<ProfileMap>, Option<f64>) = match mode {
         Mode::None => (bytes.clone(), None, None),
         Mode::Bl => {
+            let options = instrument_options(&bytes, edge_profile)?;
             let t = Instant::now();
-            let inst = pathprof_wasm::instrument(&bytes, &InstrumentOptions::default())
+            let inst = pathprof_wasm::instrument(&bytes, &options)
                 .with_context(|| format!("cannot instrument {}", app.display()))?;
             (inst.bytes, Some(inst.map), Some(t.elapsed().as_secs_f64()))
         }

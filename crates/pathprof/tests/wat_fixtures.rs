@@ -297,3 +297,37 @@ fn mode_none_runs_uninstrumented() {
     assert!(run.profile.functions.is_empty());
     assert_eq!(run.profile.path_executions.0, 0);
 }
+
+#[test]
+fn edge_profile_changes_placement_not_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.wasm");
+    std::fs::write(&path, wat::parse_str(SWITCH).unwrap()).unwrap();
+    let first = common::run_in(dir.path(), &[], &path, &[]);
+    let profile = dir.path().join("first.json");
+    std::fs::write(&profile, first.profile.to_json()).unwrap();
+    let second = common::run_in(dir.path(), &["--edge-profile", profile.to_str().unwrap()], &path, &[]);
+    assert!(second.output.status.success(), "{}", String::from_utf8_lossy(&second.output.stderr));
+    let key = |r: &common::Run| {
+        let mut v: Vec<_> = function(&r.profile, "dispatch")
+            .paths
+            .iter()
+            .map(|p| (p.blocks.clone(), p.start, p.end, p.count.0))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(key(&first), key(&second));
+
+    // A profile of another module is refused.
+    let other = dir.path().join("other.wasm");
+    std::fs::write(&other, wat::parse_str(FIB).unwrap()).unwrap();
+    let out = common::pathprof()
+        .current_dir(dir.path())
+        .args(["run", "--quiet", "-o", "x.json", "--edge-profile", profile.to_str().unwrap()])
+        .arg(&other)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("profile of another module"));
+}
