@@ -23,7 +23,7 @@ use crate::cfg::{self, FuncCfg, SiteKind};
 use crate::debuginfo::LineTable;
 use crate::map::{Counters, FunctionMap, Probes, ProfileMap, MAP_FORMAT, MAP_VERSION};
 use crate::module::{features, ModuleError, ModuleInfo};
-use pathprof_core::dag::DagEdgeKind;
+use pathprof_core::dag::{DagEdgeKind, LoopCut};
 use pathprof_core::estimate;
 use pathprof_core::profile::{BlockInfo, Endpoint, PathCount};
 use pathprof_core::{FunctionPlan, PlanOptions};
@@ -46,6 +46,9 @@ pub const MEMORY_EXPORT: &str = "pathprof:counters";
 /// Instrumentation choices.
 #[derive(Clone, Debug)]
 pub struct InstrumentOptions {
+    /// Path planning. `loop_cut` is always [`LoopCut::Headers`]: a path ends wherever a loop header
+    /// or cut block is entered, which is where the probes count it ([`LoopCut::BackEdges`] would need
+    /// the count on the back edges themselves, and is replaced).
     pub plan: PlanOptions,
     /// Functions with at most this many paths get a dense counter array.
     pub array_max_paths: u64,
@@ -54,6 +57,8 @@ pub struct InstrumentOptions {
     /// Executed paths of a previous profile of the same module, by function index: their edge
     /// frequencies replace the static estimate for the spanning tree and smart numbering.
     pub edge_profile: HashMap<u32, Vec<PathCount>>,
+    /// Count the paths that end at loop headers by run length (see `Emitter::count_run`).
+    pub run_length: bool,
 }
 
 impl Default for InstrumentOptions {
@@ -63,6 +68,7 @@ impl Default for InstrumentOptions {
             array_max_paths: 1 << 14,
             array_max_bytes: 256 << 20,
             edge_profile: HashMap::new(),
+            run_length: false,
         }
     }
 }
@@ -78,6 +84,8 @@ struct FuncProbe {
     fcfg: FuncCfg,
     bits: u32,
     counters: Counters,
+    /// Slot of the pending run when loop headers count by run length.
+    pending_slot: Option<u32>,
     /// Increment of every CFG edge (0 for tree edges and edges out of unreachable blocks).
     edge_inc: Vec<u64>,
     /// `r` at the start of a path from a cut block or header.
@@ -112,6 +120,9 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
             Err(e) => (Vec::new(), None, Some(e.0)),
             Ok(fcfg) => {
                 let mut opts = options.plan.clone();
+                // The probes end a path at the start of every header and cut block, whatever edge led
+                // there: only right when every edge into a header ends a path.
+                opts.loop_cut = LoopCut::Headers;
                 if let Some(paths) = options.edge_profile.get(&index) {
                     let paths = paths.iter().map(|p| {
                         let end = match p.end {
@@ -158,12 +169,21 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
                 BlockType::FunctionType(pos as u32) // fixed up below to the real type index
             }
         };
-        let probe = FuncProbe::new(fcfg, &plan, bits, counters, wrapper, &mut layout);
+        // Run-length counting at loop headers: a 16-byte slot holds the pending run.
+        let pending_slot = match counters {
+            Counters::Array { .. } if options.run_length && plan.dag.cut.iter().any(|&c| c) => {
+                let slot = layout.counters as u32;
+                layout.counters += 16;
+                Some(slot)
+            }
+            _ => None,
+        };
+        let probe = FuncProbe::new(fcfg, &plan, bits, counters, pending_slot, wrapper, &mut layout);
         functions.push(FunctionMap {
             index,
             name,
             blocks,
-            probes: Some(Probes { plan, counters, register_bits: bits }),
+            probes: Some(Probes { plan, counters, register_bits: bits, pending_slot }),
             skip_reason: None,
         });
         probes.push(Some(probe));
@@ -178,9 +198,11 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
             p.wrapper = BlockType::FunctionType(first_wrapper_type + i);
         }
     }
-    let any_probe = probes.iter().any(Option::is_some);
+    // A function without any path (every run of it traps) still has array counters, of no slots,
+    // and count probes that never run but must validate: any array-counted function needs the memory.
+    let any_array = functions.iter().any(|f| matches!(f.probes, Some(Probes { counters: Counters::Array { .. }, .. })));
     let memory_size = layout.counters.next_multiple_of(8) + layout.tables.len() as u64;
-    let memory_export = if any_probe && memory_size > 0 {
+    let memory_export = if any_array || memory_size > 0 {
         let mut name = MEMORY_EXPORT.to_string();
         while info.export_names.contains(&name) {
             name.push('_');
@@ -246,6 +268,7 @@ impl FuncProbe {
         plan: &FunctionPlan,
         bits: u32,
         counters: Counters,
+        pending_slot: Option<u32>,
         wrapper: BlockType,
         layout: &mut Layout,
     ) -> Self {
@@ -283,7 +306,18 @@ impl FuncProbe {
                 }
             }
         }
-        FuncProbe { fcfg, bits, counters, edge_inc, start_inc, cut: plan.dag.cut.clone(), entry_inc, tables, wrapper }
+        FuncProbe {
+            fcfg,
+            bits,
+            counters,
+            pending_slot,
+            edge_inc,
+            start_inc,
+            cut: plan.dag.cut.clone(),
+            entry_inc,
+            tables,
+            wrapper,
+        }
     }
 }
 
@@ -368,7 +402,8 @@ impl Rewriter<'_> {
         let s = num_locals + 1;
         let a = num_locals + 2;
         locals.push((1, reg_ty));
-        locals.push((2, ValType::I32));
+        locals.push((3, ValType::I32));
+        locals.push((1, ValType::I64));
         let mut f = Function::new(locals);
         let mut e = Emitter {
             f: &mut f,
@@ -381,8 +416,12 @@ impl Rewriter<'_> {
             func_index: index,
             count_import: self.info.num_imported_funcs,
             tables_base: self.tables_base,
+            cur: num_locals + 3,
+            run: num_locals + 4,
+            pending: p.pending_slot,
         };
         e.f.instruction(&Instruction::Block(p.wrapper));
+        e.enter();
         e.set(p.entry_inc);
 
         let mut before: Vec<Option<&SiteKind>> = vec![None; p.fcfg.num_ops];
@@ -415,6 +454,7 @@ impl Rewriter<'_> {
                 Some(SiteKind::TailCall(edge)) => {
                     e.add(p.edge_inc[*edge as usize]);
                     e.count();
+                    e.flush_pending();
                 }
                 None => {}
             }
@@ -425,8 +465,17 @@ impl Rewriter<'_> {
                 }
                 Operator::End if last => {
                     e.f.instruction(&Instruction::End);
+                    e.flush_pending();
                     e.count();
                     e.f.instruction(&Instruction::End);
+                }
+                Operator::Call { .. } | Operator::CallIndirect { .. } | Operator::CallRef { .. } => {
+                    // A callee may trap, exit, or re-enter this function: the run is flushed first,
+                    // and the slot given back to this activation after.
+                    e.flush_pending();
+                    let ins = self.instruction(op)?;
+                    e.f.instruction(&ins);
+                    e.after_call();
                 }
                 other => {
                     match other {
@@ -443,7 +492,7 @@ impl Rewriter<'_> {
                 }
             }
             if let Some(b) = after[i] {
-                e.count();
+                e.count_header();
                 e.set(p.start_inc[b as usize]);
             }
             i += 1;
@@ -464,6 +513,11 @@ struct Emitter<'f> {
     func_index: u32,
     count_import: u32,
     tables_base: u64,
+    /// Locals of run-length counting: the path ID of the current run, and its length.
+    cur: u32,
+    run: u32,
+    /// Slot of the pending run in the profiler's memory, when this function counts by run length.
+    pending: Option<u32>,
 }
 
 impl Emitter<'_> {
@@ -529,6 +583,88 @@ impl Emitter<'_> {
         self.f.instruction(&Instruction::LocalGet(self.r));
         self.add_op();
         self.f.instruction(&Instruction::LocalSet(self.r));
+    }
+
+    fn slot_arg(&self, slot: u32, at: u64, align: u32) -> MemArg {
+        MemArg { offset: slot as u64 + at, align, memory_index: self.memory }
+    }
+
+    /// On entry: the slot's path ID is this activation's (`cur` starts at 0, its run empty).
+    fn enter(&mut self) {
+        if let Some(slot) = self.pending {
+            self.f.instruction(&Instruction::I32Const(0));
+            self.f.instruction(&Instruction::I32Const(0));
+            self.f.instruction(&Instruction::I32Store(self.slot_arg(slot, 0, 2)));
+        }
+    }
+
+    /// `counter[cur] += run`.
+    fn add_run(&mut self) {
+        let Counters::Array { offset } = self.counters else { unreachable!("run-length counting uses arrays") };
+        let arg = MemArg { offset: offset as u64, align: 3, memory_index: self.memory };
+        self.f.instruction(&Instruction::LocalGet(self.cur));
+        self.f.instruction(&Instruction::I32Const(3));
+        self.f.instruction(&Instruction::I32Shl);
+        self.f.instruction(&Instruction::LocalTee(self.a));
+        self.f.instruction(&Instruction::LocalGet(self.a));
+        self.f.instruction(&Instruction::I64Load(arg));
+        self.f.instruction(&Instruction::LocalGet(self.run));
+        self.f.instruction(&Instruction::I64Add);
+        self.f.instruction(&Instruction::I64Store(arg));
+    }
+
+    /// Counts the path in `r` that ends at a loop header. With run-length counting, consecutive ends of
+    /// the same path only lengthen the run held in a local, and a plain store (no load, so no chain
+    /// through memory from one iteration to the next) keeps the slot exact should the program stop
+    /// here; a different path adds the finished run to its counter and starts a new one.
+    fn count_header(&mut self) {
+        let Some(slot) = self.pending else { return self.count() };
+        self.f.instruction(&Instruction::LocalGet(self.r));
+        self.f.instruction(&Instruction::LocalGet(self.cur));
+        self.f.instruction(&Instruction::I32Eq);
+        self.f.instruction(&Instruction::If(BlockType::Empty));
+        self.f.instruction(&Instruction::LocalGet(self.run));
+        self.f.instruction(&Instruction::I64Const(1));
+        self.f.instruction(&Instruction::I64Add);
+        self.f.instruction(&Instruction::LocalSet(self.run));
+        self.f.instruction(&Instruction::Else);
+        self.add_run();
+        self.f.instruction(&Instruction::LocalGet(self.r));
+        self.f.instruction(&Instruction::LocalSet(self.cur));
+        self.f.instruction(&Instruction::I64Const(1));
+        self.f.instruction(&Instruction::LocalSet(self.run));
+        self.f.instruction(&Instruction::I32Const(0));
+        self.f.instruction(&Instruction::LocalGet(self.cur));
+        self.f.instruction(&Instruction::I32Store(self.slot_arg(slot, 0, 2)));
+        self.f.instruction(&Instruction::End);
+        self.f.instruction(&Instruction::I32Const(0));
+        self.f.instruction(&Instruction::LocalGet(self.run));
+        self.f.instruction(&Instruction::I64Store(self.slot_arg(slot, 8, 3)));
+    }
+
+    /// Adds a pending run to its counter and empties the slot.
+    fn flush_pending(&mut self) {
+        let Some(slot) = self.pending else { return };
+        self.f.instruction(&Instruction::LocalGet(self.run));
+        self.f.instruction(&Instruction::I64Const(0));
+        self.f.instruction(&Instruction::I64Ne);
+        self.f.instruction(&Instruction::If(BlockType::Empty));
+        self.add_run();
+        self.f.instruction(&Instruction::I64Const(0));
+        self.f.instruction(&Instruction::LocalSet(self.run));
+        self.f.instruction(&Instruction::I32Const(0));
+        self.f.instruction(&Instruction::I64Const(0));
+        self.f.instruction(&Instruction::I64Store(self.slot_arg(slot, 8, 3)));
+        self.f.instruction(&Instruction::End);
+    }
+
+    /// After a call, which may have used the slot: the slot's path ID is this activation's again.
+    fn after_call(&mut self) {
+        if let Some(slot) = self.pending {
+            self.f.instruction(&Instruction::I32Const(0));
+            self.f.instruction(&Instruction::LocalGet(self.cur));
+            self.f.instruction(&Instruction::I32Store(self.slot_arg(slot, 0, 2)));
+        }
     }
 
     /// Counts the path whose ID is in `r`.

@@ -34,6 +34,9 @@ pub struct Probes {
     pub counters: Counters,
     /// Width of the path register (32 or 64).
     pub register_bits: u32,
+    /// With run-length counting at loop headers: byte offset of the pending run, a `u32` path ID
+    /// at the offset and a `u64` count at offset + 8, not yet added to the array.
+    pub pending_slot: Option<u32>,
 }
 
 /// One defined function.
@@ -67,19 +70,28 @@ impl ProfileMap {
     /// Reads the counters of every array-counted function from the profiler's memory.
     pub fn read_array_counters(&self, memory: &[u8], counts: &mut RawCounts) {
         for f in &self.functions {
-            let Some(Probes { plan, counters: Counters::Array { offset }, .. }) = &f.probes else {
+            let Some(Probes { plan, counters: Counters::Array { offset }, pending_slot, .. }) = &f.probes else {
                 continue;
             };
             let n = plan.num_paths() as usize;
             let base = *offset as usize;
-            let slots = &memory[base..base + 8 * n];
-            let entry = counts.entry(f.index).or_default();
-            for (id, chunk) in slots.chunks_exact(8).enumerate() {
-                let c = u64::from_le_bytes(chunk.try_into().unwrap());
-                if c > 0 {
-                    entry.push((id as u64, c));
+            let mut values: Vec<u64> = memory[base..base + 8 * n]
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().expect("chunks of 8")))
+                .collect();
+            // A run still pending when the program stopped (trap, or a path end since the last flush).
+            if let Some(slot) = pending_slot {
+                let slot = *slot as usize;
+                let cur = u32::from_le_bytes(memory[slot..slot + 4].try_into().expect("4 bytes")) as usize;
+                let run = u64::from_le_bytes(memory[slot + 8..slot + 16].try_into().expect("8 bytes"));
+                if run > 0 {
+                    if let Some(v) = values.get_mut(cur) {
+                        *v += run;
+                    }
                 }
             }
+            let entry = counts.entry(f.index).or_default();
+            entry.extend(values.into_iter().enumerate().filter(|&(_, c)| c > 0).map(|(id, c)| (id as u64, c)));
         }
     }
 
