@@ -69,6 +69,31 @@ impl Numbering {
         Ok(Numbering { num_paths, val, order })
     }
 
+    /// For every node reached by exactly one path from `s`: the sum of `Val` along that path and the
+    /// path's last edge. A path end reached only through such a node has an ID known statically, so
+    /// its count needs no path register.
+    pub fn unique_prefixes(&self, dag: &Dag) -> Vec<Option<(u64, DagEdgeId)>> {
+        let nn = dag.num_nodes() as usize;
+        // Number of paths from s, saturating at 2 (only "one" matters).
+        let mut reach = vec![0u8; nn];
+        let mut prefix: Vec<Option<(u64, DagEdgeId)>> = vec![None; nn];
+        reach[dag.entry() as usize] = 1;
+        let out = dag.out_edges();
+        let mut entry_prefix = Some((0u64, u32::MAX));
+        for &v in &dag.topological_order() {
+            let here = if v == dag.entry() { entry_prefix.take() } else { prefix[v as usize] };
+            for &e in &out[v as usize] {
+                let w = dag.edges[e as usize].to as usize;
+                reach[w] = (reach[w] + reach[v as usize]).min(2);
+                prefix[w] = match (reach[w], here) {
+                    (1, Some((sum, _))) => Some((sum.wrapping_add(self.val[e as usize]), e)),
+                    _ => None,
+                };
+            }
+        }
+        prefix
+    }
+
     /// The number of paths, `NumPaths(s)`.
     pub fn total(&self, dag: &Dag) -> u64 {
         self.num_paths[dag.entry() as usize]

@@ -18,15 +18,27 @@
 //! Counters live in a memory of the profiler's own (multi-memory), appended after the program's, so
 //! the program's memory is untouched: a dense `u64` array per function with few paths, a host call
 //! (an exact hash table on the host) for the others. The result is validated before it is returned.
+//!
+//! # Loops
+//!
+//! A back edge reached by exactly one DAG path that starts at its header and calls nothing carries a
+//! constant path ID `K`: each time it is taken, one more `K` ran. Such an edge bumps a loop counter (an
+//! `i64` local) instead of touching the path register or the counter array, and mirrors it with a plain
+//! store into a slot of the profiler's memory, so a trap loses nothing (the host adds the slot). The
+//! counter is added to `count[K]` before every call (a callee may re-enter the function, whose
+//! activations share the slot) and at every exit. Its header then counts the paths ending there on
+//! its in-edges rather than at its start — `count[K]++` at a constant address when the edge's path is
+//! known statically, `count[r + Inc]++` otherwise — which needs every in-edge to be a `br`, `br_if`
+//! or fall-through (not a `br_table` entry).
 
 use crate::cfg::{self, FuncCfg, SiteKind};
 use crate::debuginfo::LineTable;
-use crate::map::{Counters, FunctionMap, Probes, ProfileMap, MAP_FORMAT, MAP_VERSION};
+use crate::map::{Counters, FunctionMap, LoopCounter, Probes, ProfileMap, MAP_FORMAT, MAP_VERSION};
 use crate::module::{features, ModuleError, ModuleInfo};
 use pathprof_core::dag::{DagEdgeKind, LoopCut};
 use pathprof_core::estimate;
 use pathprof_core::profile::{BlockInfo, Endpoint, PathCount};
-use pathprof_core::{FunctionPlan, PlanOptions};
+use pathprof_core::{FunctionPlan, PlanOptions, Succ};
 use std::collections::HashMap;
 use std::convert::Infallible;
 use wasm_encoder::reencode::{Error as ReencodeError, Reencode, RoundtripReencoder};
@@ -57,8 +69,8 @@ pub struct InstrumentOptions {
     /// Executed paths of a previous profile of the same module, by function index: their edge
     /// frequencies replace the static estimate for the spanning tree and smart numbering.
     pub edge_profile: HashMap<u32, Vec<PathCount>>,
-    /// Count the paths that end at loop headers by run length (see `Emitter::count_run`).
-    pub run_length: bool,
+    /// Count a loop's only path around in a local (see [loops](mod@crate::instrument#loops)).
+    pub loop_counters: bool,
 }
 
 impl Default for InstrumentOptions {
@@ -68,7 +80,7 @@ impl Default for InstrumentOptions {
             array_max_paths: 1 << 14,
             array_max_bytes: 256 << 20,
             edge_profile: HashMap::new(),
-            run_length: false,
+            loop_counters: true,
         }
     }
 }
@@ -84,8 +96,11 @@ struct FuncProbe {
     fcfg: FuncCfg,
     bits: u32,
     counters: Counters,
-    /// Slot of the pending run when loop headers count by run length.
-    pending_slot: Option<u32>,
+    /// How each CFG edge into a header that counts on its in-edges is counted.
+    header_edge: Vec<Option<HeaderEdge>>,
+    /// Headers whose in-edges count the paths ending there (the header itself only starts a path).
+    edge_counted: Vec<bool>,
+    loops: Vec<LoopCounter>,
     /// Increment of every CFG edge (0 for tree edges and edges out of unreachable blocks).
     edge_inc: Vec<u64>,
     /// `r` at the start of a path from a cut block or header.
@@ -169,21 +184,13 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
                 BlockType::FunctionType(pos as u32) // fixed up below to the real type index
             }
         };
-        // Run-length counting at loop headers: a 16-byte slot holds the pending run.
-        let pending_slot = match counters {
-            Counters::Array { .. } if options.run_length && plan.dag.cut.iter().any(|&c| c) => {
-                let slot = layout.counters as u32;
-                layout.counters += 16;
-                Some(slot)
-            }
-            _ => None,
-        };
-        let probe = FuncProbe::new(fcfg, &plan, bits, counters, pending_slot, wrapper, &mut layout);
+        let probe = FuncProbe::new(fcfg, &plan, bits, counters, wrapper, options.loop_counters, &mut layout);
+        let loop_counters = probe.loops.clone();
         functions.push(FunctionMap {
             index,
             name,
             blocks,
-            probes: Some(Probes { plan, counters, register_bits: bits, pending_slot }),
+            probes: Some(Probes { plan, counters, register_bits: bits, loop_counters }),
             skip_reason: None,
         });
         probes.push(Some(probe));
@@ -268,8 +275,8 @@ impl FuncProbe {
         plan: &FunctionPlan,
         bits: u32,
         counters: Counters,
-        pending_slot: Option<u32>,
         wrapper: BlockType,
+        loop_counters: bool,
         layout: &mut Layout,
     ) -> Self {
         let nb = fcfg.blocks.len();
@@ -306,11 +313,17 @@ impl FuncProbe {
                 }
             }
         }
+        let (header_edge, edge_counted, loops) = match counters {
+            Counters::Array { .. } if loop_counters => plan_loops(&fcfg, plan, layout),
+            _ => (vec![None; fcfg.cfg.edges.len()], vec![false; nb], Vec::new()),
+        };
         FuncProbe {
             fcfg,
             bits,
             counters,
-            pending_slot,
+            header_edge,
+            edge_counted,
+            loops,
             edge_inc,
             start_inc,
             cut: plan.dag.cut.clone(),
@@ -402,8 +415,10 @@ impl Rewriter<'_> {
         let s = num_locals + 1;
         let a = num_locals + 2;
         locals.push((1, reg_ty));
-        locals.push((3, ValType::I32));
-        locals.push((1, ValType::I64));
+        locals.push((2, ValType::I32));
+        if !p.loops.is_empty() {
+            locals.push((p.loops.len() as u32, ValType::I64));
+        }
         let mut f = Function::new(locals);
         let mut e = Emitter {
             f: &mut f,
@@ -416,12 +431,10 @@ impl Rewriter<'_> {
             func_index: index,
             count_import: self.info.num_imported_funcs,
             tables_base: self.tables_base,
-            cur: num_locals + 3,
-            run: num_locals + 4,
-            pending: p.pending_slot,
+            first_loop_local: num_locals + 3,
+            loops: &p.loops,
         };
         e.f.instruction(&Instruction::Block(p.wrapper));
-        e.enter();
         e.set(p.entry_inc);
 
         let mut before: Vec<Option<&SiteKind>> = vec![None; p.fcfg.num_ops];
@@ -440,8 +453,14 @@ impl Rewriter<'_> {
         while !reader.eof() {
             let op = reader.read()?;
             match before[i] {
-                Some(SiteKind::Edge(edge)) => e.add(p.edge_inc[*edge as usize]),
-                Some(SiteKind::Cond(t, nt)) => e.add_select(p.edge_inc[*t as usize], p.edge_inc[*nt as usize]),
+                Some(SiteKind::Edge(edge)) => match p.header_edge[*edge as usize] {
+                    Some(how) => e.count_edge(how, p.edge_inc[*edge as usize]),
+                    None => e.add(p.edge_inc[*edge as usize]),
+                },
+                Some(SiteKind::Cond(t, nt)) => match p.header_edge[*t as usize] {
+                    Some(how) => e.count_cond(how, p.edge_inc[*t as usize], p.edge_inc[*nt as usize]),
+                    None => e.add_select(p.edge_inc[*t as usize], p.edge_inc[*nt as usize]),
+                },
                 Some(SiteKind::Table(_)) => {
                     if let Some(&off) = p.tables.get(&i) {
                         let n = match &op {
@@ -454,7 +473,7 @@ impl Rewriter<'_> {
                 Some(SiteKind::TailCall(edge)) => {
                     e.add(p.edge_inc[*edge as usize]);
                     e.count();
-                    e.flush_pending();
+                    e.flush_loops();
                 }
                 None => {}
             }
@@ -465,17 +484,20 @@ impl Rewriter<'_> {
                 }
                 Operator::End if last => {
                     e.f.instruction(&Instruction::End);
-                    e.flush_pending();
+                    e.flush_loops();
                     e.count();
                     e.f.instruction(&Instruction::End);
                 }
                 Operator::Call { .. } | Operator::CallIndirect { .. } | Operator::CallRef { .. } => {
-                    // A callee may trap, exit, or re-enter this function: the run is flushed first,
-                    // and the slot given back to this activation after.
-                    e.flush_pending();
+                    // A callee may re-enter this function, whose activations share the slots; the
+                    // host functions of an import cannot, and a trap or exit there leaves the slots
+                    // as they are.
+                    let import = matches!(op, Operator::Call { function_index } if function_index < self.info.num_imported_funcs);
+                    if !import {
+                        e.flush_loops();
+                    }
                     let ins = self.instruction(op)?;
                     e.f.instruction(&ins);
-                    e.after_call();
                 }
                 other => {
                     match other {
@@ -492,13 +514,112 @@ impl Rewriter<'_> {
                 }
             }
             if let Some(b) = after[i] {
-                e.count_header();
+                if !p.edge_counted[b as usize] {
+                    e.count();
+                }
                 e.set(p.start_inc[b as usize]);
             }
             i += 1;
         }
         Ok(f)
     }
+}
+
+/// How an edge into an edge-counted loop header counts the path it ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum HeaderEdge {
+    /// The ID is only known at run time: `count[r + Inc]++` on the edge.
+    Dynamic,
+    /// Only one path reaches the edge: `count[K]++` at a constant address, no register.
+    Constant(u64),
+    /// The loop's only way around, free of calls: loop counter `i` (a local) counts it.
+    Loop(usize),
+}
+
+/// Most loop counters in one function.
+const MAX_LOOP_COUNTERS: usize = 4;
+
+/// Decides which back edges count in a local (see the module docs, "Loops").
+///
+/// A back edge `u→h` qualifies when exactly one DAG path reaches it, that path starts at `h` and runs
+/// no call: its ID `K` is a constant and a run of the loop is a run of `K`s. Its header then counts
+/// the paths ending there on its in-edges instead of at its start (only possible when no `br_table`
+/// enters it), so that the loop counter's paths are not counted twice.
+fn plan_loops(
+    fcfg: &FuncCfg,
+    plan: &FunctionPlan,
+    layout: &mut Layout,
+) -> (Vec<Option<HeaderEdge>>, Vec<bool>, Vec<LoopCounter>) {
+    let dag = &plan.dag;
+    let nb = fcfg.blocks.len();
+    let prefixes = plan.numbering.unique_prefixes(dag);
+    let mut via_table = vec![false; nb];
+    for site in &fcfg.sites {
+        if let SiteKind::Table(entries) = &site.kind {
+            for &e in entries {
+                if let Succ::Block(b) = fcfg.cfg.edges[e as usize].to {
+                    via_table[b as usize] = true;
+                }
+            }
+        }
+    }
+    // The constant ID of every path end into a header, and whether it is a call-free way around.
+    let mut constant: Vec<Option<(u64, bool)>> = vec![None; fcfg.cfg.edges.len()];
+    for (e, edge) in dag.edges.iter().enumerate() {
+        let DagEdgeKind::End(c, h) = edge.kind else { continue };
+        let Some((sum, mut last)) = prefixes[edge.from as usize] else { continue };
+        let id = sum.wrapping_add(plan.numbering.val[e]);
+        // Walk the unique path back to its start.
+        let mut around = true;
+        loop {
+            let d = dag.edges[last as usize];
+            if d.from == dag.entry() {
+                around &= d.kind == DagEdgeKind::Start(h);
+                break;
+            }
+            around &= !fcfg.blocks[d.from as usize].has_call;
+            last = prefixes[d.from as usize].expect("a node reached by one path has a unique predecessor").1;
+        }
+        around &= !fcfg.blocks[edge.from as usize].has_call;
+        constant[c as usize] = Some((id, around));
+    }
+    // The deepest loops first, at most MAX_LOOP_COUNTERS of them: each adds a flush before calls.
+    let depth = fcfg.cfg.loop_depths();
+    let mut chosen: Vec<(u32, u64, u32)> = Vec::new();
+    for (c, k) in constant.iter().enumerate() {
+        if let (Some((path, true)), Succ::Block(h)) = (k, fcfg.cfg.edges[c].to) {
+            if !via_table[h as usize] && !chosen.iter().any(|&(_, p, _)| p == *path) {
+                chosen.push((depth[h as usize], *path, h));
+            }
+        }
+    }
+    chosen.sort_by_key(|&(d, p, _)| (std::cmp::Reverse(d), p));
+    chosen.truncate(MAX_LOOP_COUNTERS);
+    let mut edge_counted = vec![false; nb];
+    for &(_, _, h) in &chosen {
+        edge_counted[h as usize] = true;
+    }
+    let mut header_edge = vec![None; fcfg.cfg.edges.len()];
+    let mut loops: Vec<LoopCounter> = Vec::new();
+    for (c, edge) in fcfg.cfg.edges.iter().enumerate() {
+        let Succ::Block(h) = edge.to else { continue };
+        if !edge_counted[h as usize] {
+            continue;
+        }
+        header_edge[c] = Some(match constant[c] {
+            Some((path, true)) if chosen.iter().any(|&(_, p, _)| p == path) => {
+                let i = loops.iter().position(|l| l.path == path).unwrap_or_else(|| {
+                    loops.push(LoopCounter { path, slot: layout.counters as u32 });
+                    layout.counters += 8;
+                    loops.len() - 1
+                });
+                HeaderEdge::Loop(i)
+            }
+            Some((path, _)) => HeaderEdge::Constant(path),
+            None => HeaderEdge::Dynamic,
+        });
+    }
+    (header_edge, edge_counted, loops)
 }
 
 /// Emits probe code into one function.
@@ -513,11 +634,9 @@ struct Emitter<'f> {
     func_index: u32,
     count_import: u32,
     tables_base: u64,
-    /// Locals of run-length counting: the path ID of the current run, and its length.
-    cur: u32,
-    run: u32,
-    /// Slot of the pending run in the profiler's memory, when this function counts by run length.
-    pending: Option<u32>,
+    /// Local of the first loop counter; the others follow.
+    first_loop_local: u32,
+    loops: &'f [LoopCounter],
 }
 
 impl Emitter<'_> {
@@ -585,85 +704,99 @@ impl Emitter<'_> {
         self.f.instruction(&Instruction::LocalSet(self.r));
     }
 
-    fn slot_arg(&self, slot: u32, at: u64, align: u32) -> MemArg {
-        MemArg { offset: slot as u64 + at, align, memory_index: self.memory }
-    }
-
-    /// On entry: the slot's path ID is this activation's (`cur` starts at 0, its run empty).
-    fn enter(&mut self) {
-        if let Some(slot) = self.pending {
-            self.f.instruction(&Instruction::I32Const(0));
-            self.f.instruction(&Instruction::I32Const(0));
-            self.f.instruction(&Instruction::I32Store(self.slot_arg(slot, 0, 2)));
-        }
-    }
-
-    /// `counter[cur] += run`.
-    fn add_run(&mut self) {
-        let Counters::Array { offset } = self.counters else { unreachable!("run-length counting uses arrays") };
-        let arg = MemArg { offset: offset as u64, align: 3, memory_index: self.memory };
-        self.f.instruction(&Instruction::LocalGet(self.cur));
-        self.f.instruction(&Instruction::I32Const(3));
-        self.f.instruction(&Instruction::I32Shl);
-        self.f.instruction(&Instruction::LocalTee(self.a));
-        self.f.instruction(&Instruction::LocalGet(self.a));
+    /// `counter[path] += value on the stack`, at a constant address.
+    fn add_to_counter(&mut self, path: u64, value: &[Instruction]) {
+        let Counters::Array { offset } = self.counters else { unreachable!("constant counts use arrays") };
+        let arg = MemArg { offset: offset as u64 + 8 * path, align: 3, memory_index: self.memory };
+        self.f.instruction(&Instruction::I32Const(0));
+        self.f.instruction(&Instruction::I32Const(0));
         self.f.instruction(&Instruction::I64Load(arg));
-        self.f.instruction(&Instruction::LocalGet(self.run));
+        for i in value {
+            self.f.instruction(i);
+        }
         self.f.instruction(&Instruction::I64Add);
         self.f.instruction(&Instruction::I64Store(arg));
     }
 
-    /// Counts the path in `r` that ends at a loop header. With run-length counting, consecutive ends of
-    /// the same path only lengthen the run held in a local, and a plain store (no load, so no chain
-    /// through memory from one iteration to the next) keeps the slot exact should the program stop
-    /// here; a different path adds the finished run to its counter and starts a new one.
-    fn count_header(&mut self) {
-        let Some(slot) = self.pending else { return self.count() };
-        self.f.instruction(&Instruction::LocalGet(self.r));
-        self.f.instruction(&Instruction::LocalGet(self.cur));
-        self.f.instruction(&Instruction::I32Eq);
-        self.f.instruction(&Instruction::If(BlockType::Empty));
-        self.f.instruction(&Instruction::LocalGet(self.run));
-        self.f.instruction(&Instruction::I64Const(1));
+    fn slot(&self, slot: u32) -> MemArg {
+        MemArg { offset: slot as u64, align: 3, memory_index: self.memory }
+    }
+
+    /// `n += delta` for loop counter `i`, and its slot updated with a plain store.
+    fn bump_loop(&mut self, i: usize, delta: &[Instruction]) {
+        let n = self.first_loop_local + i as u32;
+        let slot = self.loops[i].slot;
+        self.f.instruction(&Instruction::LocalGet(n));
+        for d in delta {
+            self.f.instruction(d);
+        }
         self.f.instruction(&Instruction::I64Add);
-        self.f.instruction(&Instruction::LocalSet(self.run));
-        self.f.instruction(&Instruction::Else);
-        self.add_run();
-        self.f.instruction(&Instruction::LocalGet(self.r));
-        self.f.instruction(&Instruction::LocalSet(self.cur));
-        self.f.instruction(&Instruction::I64Const(1));
-        self.f.instruction(&Instruction::LocalSet(self.run));
+        self.f.instruction(&Instruction::LocalSet(n));
         self.f.instruction(&Instruction::I32Const(0));
-        self.f.instruction(&Instruction::LocalGet(self.cur));
-        self.f.instruction(&Instruction::I32Store(self.slot_arg(slot, 0, 2)));
-        self.f.instruction(&Instruction::End);
-        self.f.instruction(&Instruction::I32Const(0));
-        self.f.instruction(&Instruction::LocalGet(self.run));
-        self.f.instruction(&Instruction::I64Store(self.slot_arg(slot, 8, 3)));
+        self.f.instruction(&Instruction::LocalGet(n));
+        self.f.instruction(&Instruction::I64Store(self.slot(slot)));
     }
 
-    /// Adds a pending run to its counter and empties the slot.
-    fn flush_pending(&mut self) {
-        let Some(slot) = self.pending else { return };
-        self.f.instruction(&Instruction::LocalGet(self.run));
-        self.f.instruction(&Instruction::I64Const(0));
-        self.f.instruction(&Instruction::I64Ne);
-        self.f.instruction(&Instruction::If(BlockType::Empty));
-        self.add_run();
-        self.f.instruction(&Instruction::I64Const(0));
-        self.f.instruction(&Instruction::LocalSet(self.run));
-        self.f.instruction(&Instruction::I32Const(0));
-        self.f.instruction(&Instruction::I64Const(0));
-        self.f.instruction(&Instruction::I64Store(self.slot_arg(slot, 8, 3)));
-        self.f.instruction(&Instruction::End);
+    /// Counts the path taken by an edge into an edge-counted header.
+    fn count_edge(&mut self, how: HeaderEdge, inc: u64) {
+        match how {
+            HeaderEdge::Loop(i) => self.bump_loop(i, &[Instruction::I64Const(1)]),
+            HeaderEdge::Constant(k) => self.add_to_counter(k, &[Instruction::I64Const(1)]),
+            HeaderEdge::Dynamic => {
+                self.add(inc);
+                self.count();
+            }
+        }
     }
 
-    /// After a call, which may have used the slot: the slot's path ID is this activation's again.
-    fn after_call(&mut self) {
-        if let Some(slot) = self.pending {
+    /// Counts the path of a `br_if` whose taken edge enters an edge-counted header, leaving the
+    /// condition on the stack. The not-taken increment is added either way: when the branch is taken
+    /// the header sets `r` afresh.
+    fn count_cond(&mut self, how: HeaderEdge, taken: u64, not_taken: u64) {
+        self.f.instruction(&Instruction::LocalTee(self.s));
+        match how {
+            HeaderEdge::Loop(i) => {
+                let one_if_taken = [
+                    Instruction::LocalGet(self.s),
+                    Instruction::I32Eqz,
+                    Instruction::I32Eqz,
+                    Instruction::I64ExtendI32U,
+                ];
+                self.bump_loop(i, &one_if_taken);
+                self.add(not_taken);
+                return;
+            }
+            HeaderEdge::Constant(k) => {
+                self.f.instruction(&Instruction::If(BlockType::Empty));
+                self.add_to_counter(k, &[Instruction::I64Const(1)]);
+            }
+            HeaderEdge::Dynamic => {
+                self.f.instruction(&Instruction::If(BlockType::Empty));
+                self.add(taken);
+                self.count();
+            }
+        }
+        self.f.instruction(&Instruction::End);
+        self.add(not_taken);
+        self.f.instruction(&Instruction::LocalGet(self.s));
+    }
+
+    /// Adds every loop counter to its path's counter and empties its slot.
+    fn flush_loops(&mut self) {
+        for i in 0..self.loops.len() {
+            let n = self.first_loop_local + i as u32;
+            let LoopCounter { path, slot } = self.loops[i];
+            self.f.instruction(&Instruction::LocalGet(n));
+            self.f.instruction(&Instruction::I64Eqz);
+            self.f.instruction(&Instruction::I32Eqz);
+            self.f.instruction(&Instruction::If(BlockType::Empty));
+            self.add_to_counter(path, &[Instruction::LocalGet(n)]);
+            self.f.instruction(&Instruction::I64Const(0));
+            self.f.instruction(&Instruction::LocalSet(n));
             self.f.instruction(&Instruction::I32Const(0));
-            self.f.instruction(&Instruction::LocalGet(self.cur));
-            self.f.instruction(&Instruction::I32Store(self.slot_arg(slot, 0, 2)));
+            self.f.instruction(&Instruction::I64Const(0));
+            self.f.instruction(&Instruction::I64Store(self.slot(slot)));
+            self.f.instruction(&Instruction::End);
         }
     }
 

@@ -1,9 +1,9 @@
 //! The WebAssembly frontend of pathprof.
 //!
 //! * [`module`] — reads and validates a module: types, functions, names, code ranges;
-//! * [`cfg`] — the CFG of every function body, with the places where probes go;
+//! * [`cfg`](mod@cfg) — the CFG of every function body, with the places where probes go;
 //! * [`debuginfo`] — source lines of code offsets from DWARF;
-//! * [`instrument`] — rewrites the module with Ball–Larus path probes (wasm-encoder's `reencode`),
+//! * [`instrument`](mod@instrument) — rewrites the module with Ball–Larus path probes (wasm-encoder's `reencode`),
 //!   counters in a memory of the profiler's own, and validates the result;
 //! * [`map`] — what is needed to decode the counters of an instrumented module into a profile.
 

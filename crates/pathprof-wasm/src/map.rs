@@ -34,9 +34,17 @@ pub struct Probes {
     pub counters: Counters,
     /// Width of the path register (32 or 64).
     pub register_bits: u32,
-    /// With run-length counting at loop headers: byte offset of the pending run, a `u32` path ID
-    /// at the offset and a `u64` count at offset + 8, not yet added to the array.
-    pub pending_slot: Option<u32>,
+    /// Loop counters: paths counted in a local while their loop runs, mirrored in a slot of the
+    /// profiler's memory and added to the array before every call and at exit.
+    pub loop_counters: Vec<LoopCounter>,
+}
+
+/// A loop's only path around, counted in a local; `slot` holds the count not yet in the array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoopCounter {
+    pub path: u64,
+    /// Byte offset of a little-endian `u64` in the profiler's memory.
+    pub slot: u32,
 }
 
 /// One defined function.
@@ -70,7 +78,7 @@ impl ProfileMap {
     /// Reads the counters of every array-counted function from the profiler's memory.
     pub fn read_array_counters(&self, memory: &[u8], counts: &mut RawCounts) {
         for f in &self.functions {
-            let Some(Probes { plan, counters: Counters::Array { offset }, pending_slot, .. }) = &f.probes else {
+            let Some(Probes { plan, counters: Counters::Array { offset }, loop_counters, .. }) = &f.probes else {
                 continue;
             };
             let n = plan.num_paths() as usize;
@@ -79,15 +87,12 @@ impl ProfileMap {
                 .chunks_exact(8)
                 .map(|c| u64::from_le_bytes(c.try_into().expect("chunks of 8")))
                 .collect();
-            // A run still pending when the program stopped (trap, or a path end since the last flush).
-            if let Some(slot) = pending_slot {
-                let slot = *slot as usize;
-                let cur = u32::from_le_bytes(memory[slot..slot + 4].try_into().expect("4 bytes")) as usize;
-                let run = u64::from_le_bytes(memory[slot + 8..slot + 16].try_into().expect("8 bytes"));
-                if run > 0 {
-                    if let Some(v) = values.get_mut(cur) {
-                        *v += run;
-                    }
+            // Iterations not yet added to the array when the program stopped (a trap).
+            for l in loop_counters {
+                let slot = l.slot as usize;
+                let pending = u64::from_le_bytes(memory[slot..slot + 8].try_into().expect("8 bytes"));
+                if let Some(v) = values.get_mut(l.path as usize) {
+                    *v += pending;
                 }
             }
             let entry = counts.entry(f.index).or_default();

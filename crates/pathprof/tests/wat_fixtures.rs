@@ -331,3 +331,40 @@ fn edge_profile_changes_placement_not_counts() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("profile of another module"));
 }
+
+/// A tight loop (counted in a local) in a recursive function: each activation runs the loop, then
+/// calls itself; the innermost one traps right after its loop, with its iterations still pending.
+const RECURSIVE_LOOP: &str = r#"
+(module
+  (func $f (export "f") (param $d i32) (param $n i32)
+    (local $i i32)
+    (loop $l
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $l (i32.lt_u (local.get $i) (local.get $n))))
+    (if (local.get $d)
+      (then (call $f (i32.sub (local.get $d) (i32.const 1)) (local.get $n)))
+      (else (if (global.get $trap) (then unreachable)))))
+  (global $trap (mut i32) (i32.const 0))
+  (func (export "_start")
+    (call $f (i32.const 3) (i32.const 10))
+    (global.set $trap (i32.const 1))
+    (call $f (i32.const 2) (i32.const 7))))
+"#;
+
+#[test]
+fn loop_counters_are_exact_across_recursion_and_traps() {
+    let run = run_wat(RECURSIVE_LOOP, &[], &[]);
+    assert_eq!(run.output.status.code(), Some(134));
+    let p = &run.profile;
+    assert_eq!(p.open_activations_at_exit, 4, "_start and three activations of f");
+    check_balance(p);
+    let f = function(p, "f");
+    let header = f.blocks.iter().find(|b| b.loop_header).unwrap().id;
+    // First call: 4 activations × 9 back edges (i = 1..9 < 10); second call: 3 × 6 (i = 1..6 < 7),
+    // the last 6 of them still pending in the trapping activation.
+    assert_eq!(total(f, |x| x.start == Endpoint::Block(header) && x.end == Endpoint::Block(header)), 4 * 9 + 3 * 6);
+    // Every activation entered the loop once; only the 4 activations of the first call returned (in
+    // the second, the innermost trapped while the other two waited for their calls).
+    assert_eq!(total(f, |x| x.start == Endpoint::Entry), 7);
+    assert_eq!(total(f, |x| x.start == Endpoint::Block(header) && x.end == Endpoint::Exit), 4);
+}
