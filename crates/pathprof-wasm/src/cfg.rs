@@ -57,6 +57,8 @@ pub struct FuncCfg {
     pub block_starts: Vec<(usize, BlockId)>,
     /// Number of operators, including the final `end`.
     pub num_ops: usize,
+    /// Number of `call`, `call_indirect` and `call_ref` operators in reachable code.
+    pub num_calls: usize,
 }
 
 /// Why a function cannot be instrumented.
@@ -162,6 +164,7 @@ pub fn build(body: &FunctionBody) -> Result<FuncCfg, Unsupported> {
     b.cfg.entry = entry;
     b.current = Some(entry);
     let num_ops = ops.len();
+    let mut num_calls = 0;
     for (i, (op, _)) in ops.iter().enumerate() {
         // `loop` starts its header before the operator itself.
         if let Operator::Loop { .. } = op {
@@ -178,6 +181,7 @@ pub fn build(body: &FunctionBody) -> Result<FuncCfg, Unsupported> {
             b.last[cur as usize] = Some(i);
             if matches!(op, Operator::Call { .. } | Operator::CallIndirect { .. } | Operator::CallRef { .. }) {
                 b.calls[cur as usize] = true;
+                num_calls += 1;
             }
         }
         match *op {
@@ -334,7 +338,7 @@ pub fn build(body: &FunctionBody) -> Result<FuncCfg, Unsupported> {
             Block { offset: offset_of(first), end: offset_of(end), loop_header: b.header[k], has_call: b.calls[k] }
         })
         .collect();
-    Ok(renumber(FuncCfg { cfg: b.cfg, blocks, sites: b.sites, block_starts: b.starts, num_ops }))
+    Ok(renumber(FuncCfg { cfg: b.cfg, blocks, sites: b.sites, block_starts: b.starts, num_ops, num_calls }))
 }
 
 /// Renumbers blocks in the order of their start position, so that block ids ascend with offsets.

@@ -538,6 +538,8 @@ enum HeaderEdge {
 
 /// Most loop counters in one function.
 const MAX_LOOP_COUNTERS: usize = 4;
+/// Most flushes of loop counters at call sites in one function (counters × calls).
+const MAX_FLUSH_BLOCKS: usize = 24;
 
 /// Decides which back edges count in a local (see the module docs, "Loops").
 ///
@@ -594,7 +596,9 @@ fn plan_loops(
         }
     }
     chosen.sort_by_key(|&(d, p, _)| (std::cmp::Reverse(d), p));
-    chosen.truncate(MAX_LOOP_COUNTERS);
+    // Every call site flushes every counter: keep the code that adds bounded.
+    let affordable = MAX_FLUSH_BLOCKS / fcfg.num_calls.max(1);
+    chosen.truncate(MAX_LOOP_COUNTERS.min(affordable));
     let mut edge_counted = vec![false; nb];
     for &(_, _, h) in &chosen {
         edge_counted[h as usize] = true;
