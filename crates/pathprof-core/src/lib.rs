@@ -11,10 +11,12 @@
 //! * [`regen`] — path regeneration, from a path ID back to its edges and blocks;
 //! * [`plan`] — the whole pipeline for one function, with selective path cutting when the path count
 //!   would not fit in 64 bits;
+//! * [`accuracy`] — accuracy metrics of sampled profiles (seed 004 §6.3–6.4);
 //! * [`profile`] — the profile data model and its JSON form (docs/profile-format.md).
 //!
 //! Nothing here knows about WebAssembly: the tests run on the papers' own figures.
 
+pub mod accuracy;
 pub mod cfg;
 pub mod dag;
 pub mod estimate;

@@ -127,7 +127,25 @@ pub struct Profile {
     pub open_activations_at_exit: u64,
     /// Sum of all path counts.
     pub path_executions: U64,
+    /// Sampled mode: how paths were sampled (null when every path end was counted).
+    #[serde(default)]
+    pub sampling: Option<SamplingInfo>,
     pub functions: Vec<FunctionProfile>,
+}
+
+/// How a sampled profile was taken (PEP, seed 004 §3.3).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SamplingInfo {
+    /// Consecutive samples per timer tick.
+    pub samples: u32,
+    /// Path ends skipped after a tick rotate through `1..=stride`.
+    pub stride: u32,
+    /// Deterministic sampling of every `every`-th path end (no timer), when set.
+    pub every: Option<u64>,
+    pub tick_ms: f64,
+    pub ticks: u64,
+    /// Samples taken: the sum of all path counts.
+    pub samples_taken: u64,
 }
 
 /// One function of the module (imports are not listed).
@@ -146,6 +164,18 @@ pub struct FunctionProfile {
     pub blocks: Vec<BlockInfo>,
     /// Executed paths, by decreasing count.
     pub paths: Vec<PathCount>,
+    /// Edge counts derived from the paths: for every edge some path took, the sum of their counts.
+    #[serde(default)]
+    pub edges: Vec<EdgeCount>,
+}
+
+/// How often an edge was taken, as derived from path counts.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EdgeCount {
+    pub from: u32,
+    /// A block id, or `"exit"`.
+    pub to: Endpoint,
+    pub count: U64,
 }
 
 /// A basic block of the original module.
@@ -168,6 +198,10 @@ pub struct PathCount {
     pub start: Endpoint,
     pub end: Endpoint,
     pub blocks: Vec<u32>,
+    /// Number of branches (blocks with several successors) the path goes through: its branch flow
+    /// is `count × branches`.
+    #[serde(default)]
+    pub branches: u32,
 }
 
 /// Why a profile file could not be read.

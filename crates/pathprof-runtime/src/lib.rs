@@ -36,6 +36,44 @@ pub struct RunConfig {
     pub invoke: Option<String>,
     /// Capture stdout and stderr (and give an empty stdin) instead of inheriting the host's.
     pub capture_output: bool,
+    /// How to sample, for a module instrumented in sampled mode.
+    pub sampling: Sampling,
+}
+
+/// Sampling of path ends (PEP, seed 004 §3.3): simplified Arnold–Grove sampling driven by a timer.
+///
+/// At every tick (Wasmtime's epoch, checked at function entries and loop headers: the wasm
+/// counterpart of the JVM's yieldpoints) the host arms the module's sampling flag; path ends then call
+/// the host, which lets a rotating stride of `1..=stride` path ends go by and records the next
+/// `samples` ones before disarming. With `every`, the flag stays armed and every `every`-th path end
+/// is recorded, deterministically.
+#[derive(Clone, Debug)]
+pub struct Sampling {
+    pub samples: u32,
+    pub stride: u32,
+    pub every: Option<u64>,
+    pub tick: Duration,
+}
+
+impl Default for Sampling {
+    fn default() -> Self {
+        Sampling { samples: 64, stride: 17, every: None, tick: Duration::from_millis(1) }
+    }
+}
+
+/// The host's side of sampling.
+#[derive(Default)]
+struct Sampler {
+    config: Option<Sampling>,
+    flag: Option<wasmtime::Global>,
+    /// Path ends still to let go by before the next sample.
+    skip: u64,
+    /// Samples still to take in this tick.
+    left: u32,
+    /// The stride of the last tick.
+    stride: u32,
+    ticks: u64,
+    taken: u64,
 }
 
 /// The facts of one run.
@@ -59,6 +97,9 @@ pub struct RunOutcome {
     pub stderr: Vec<u8>,
     /// Entries of the host's hash table of path counts.
     pub hash_entries: usize,
+    /// Sampled mode: timer ticks and samples taken.
+    pub ticks: u64,
+    pub samples: u64,
 }
 
 struct Host {
@@ -66,13 +107,57 @@ struct Host {
     bench_start: Option<Instant>,
     bench_region: Option<Duration>,
     hash_counts: HashMap<(u32, u64), u64>,
+    sampler: Sampler,
 }
 
-/// A Wasmtime engine configured for profiling runs.
-pub fn engine() -> Result<Engine> {
+impl Host {
+    /// A sampled path end (the flag was set).
+    fn sample(&mut self, func: u32, id: u64) -> Option<wasmtime::Global> {
+        let s = &mut self.sampler;
+        if s.skip > 0 {
+            s.skip -= 1;
+            return None;
+        }
+        *self.hash_counts.entry((func, id)).or_insert(0) += 1;
+        s.taken += 1;
+        let config = s.config.as_ref()?;
+        if let Some(every) = config.every {
+            s.skip = every - 1;
+            return None;
+        }
+        s.left = s.left.saturating_sub(1);
+        // Disarm once this tick's samples are taken.
+        if s.left == 0 {
+            s.flag
+        } else {
+            None
+        }
+    }
+
+    /// A timer tick: stride by the next amount in `1..=stride`, then take `samples` samples.
+    fn tick(&mut self) -> Option<wasmtime::Global> {
+        let s = &mut self.sampler;
+        let config = s.config.as_ref()?;
+        s.ticks += 1;
+        s.stride = s.stride % config.stride.max(1) + 1;
+        s.skip = u64::from(s.stride - 1);
+        s.left = config.samples;
+        s.flag
+    }
+}
+
+/// A Wasmtime engine configured for profiling runs; `epochs` enables the epoch interruption that
+/// drives sampling.
+pub fn engine_with(epochs: bool) -> Result<Engine> {
     let mut config = Config::new();
     config.wasm_multi_memory(true);
+    config.epoch_interruption(epochs);
     Ok(Engine::new(&config)?)
+}
+
+/// A Wasmtime engine for counting runs.
+pub fn engine() -> Result<Engine> {
+    engine_with(false)
 }
 
 /// Compiles a module, returning it with the compile time in seconds.
@@ -117,7 +202,14 @@ pub fn run_module(
         wasi.preopened_dir(host, guest, wasmtime_wasi::FsPerms::ReadWrite)
             .map_err(|e| anyhow!("cannot open directory {}: {e}", host.display()))?;
     }
-    let host = Host { wasi: wasi.build_p1(), bench_start: None, bench_region: None, hash_counts: HashMap::new() };
+    let sampled = map.and_then(|m| m.sample_flag_export.as_ref()).is_some();
+    let host = Host {
+        wasi: wasi.build_p1(),
+        bench_start: None,
+        bench_region: None,
+        hash_counts: HashMap::new(),
+        sampler: Sampler { config: sampled.then(|| config.sampling.clone()), ..Sampler::default() },
+    };
     let mut store = Store::new(engine, host);
     let mut linker: Linker<Host> = Linker::new(engine);
     wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |h: &mut Host| &mut h.wasi)?;
@@ -131,9 +223,29 @@ pub fn run_module(
         }
     })?;
     if let Some((m, n)) = map.and_then(|m| m.count_import.as_ref()) {
-        linker.func_wrap(m, n, |mut caller: Caller<'_, Host>, func: i32, id: i64| {
-            *caller.data_mut().hash_counts.entry((func as u32, id as u64)).or_insert(0) += 1;
-        })?;
+        if sampled {
+            linker.func_wrap(m, n, |mut caller: Caller<'_, Host>, func: i32, id: i64| -> wasmtime::Result<()> {
+                if let Some(flag) = caller.data_mut().sample(func as u32, id as u64) {
+                    flag.set(&mut caller, Val::I32(0))?;
+                }
+                Ok(())
+            })?;
+        } else {
+            linker.func_wrap(m, n, |mut caller: Caller<'_, Host>, func: i32, id: i64| {
+                *caller.data_mut().hash_counts.entry((func as u32, id as u64)).or_insert(0) += 1;
+            })?;
+        }
+    }
+    // Timer-driven sampling needs an engine from `engine_with(true)`.
+    let timer = sampled && config.sampling.every.is_none();
+    if timer {
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(|mut ctx| {
+            if let Some(flag) = ctx.data_mut().tick() {
+                flag.set(&mut ctx, Val::I32(1))?;
+            }
+            Ok(wasmtime::UpdateDeadline::Continue(1))
+        });
     }
     for import in module.imports() {
         if linker.get_by_import(&mut store, &import).is_none() {
@@ -150,7 +262,19 @@ pub fn run_module(
     let (instance, outcome) = match linker.instantiate(&mut store, module) {
         Err(e) => (None, Err(e)),
         Ok(instance) => {
+            if let Some(name) = map.and_then(|m| m.sample_flag_export.as_ref()) {
+                let flag = instance
+                    .get_global(&mut store, name)
+                    .ok_or_else(|| anyhow!("the instrumented module does not export its sampling flag ({name})"))?;
+                store.data_mut().sampler.flag = Some(flag);
+                if let Some(every) = config.sampling.every {
+                    store.data_mut().sampler.skip = every.max(1) - 1;
+                    flag.set(&mut store, Val::I32(1)).map_err(|e| anyhow!("{e}"))?;
+                }
+            }
+            let ticker = timer.then(|| Ticker::start(engine, config.sampling.tick));
             let r = call_entry(&mut store, &instance, config, &mut results);
+            drop(ticker);
             (Some(instance), r)
         }
     };
@@ -202,6 +326,7 @@ pub fn run_module(
     }
     let bench_region_seconds = store.data().bench_region.map(|d| d.as_secs_f64());
     let hash_entries = store.data().hash_counts.len();
+    let (ticks, samples) = (store.data().sampler.ticks, store.data().sampler.taken);
     let (stdout, stderr) = match pipes {
         Some((out, err)) => (out.contents().to_vec(), err.contents().to_vec()),
         None => (Vec::new(), Vec::new()),
@@ -218,7 +343,38 @@ pub fn run_module(
         stdout,
         stderr,
         hash_entries,
+        ticks,
+        samples,
     })
+}
+
+/// A thread that advances the engine's epoch every `tick` until dropped.
+struct Ticker {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Ticker {
+    fn start(engine: &Engine, tick: Duration) -> Ticker {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (engine, flag) = (engine.clone(), stop.clone());
+        let thread = std::thread::spawn(move || {
+            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                std::thread::sleep(tick);
+                engine.increment_epoch();
+            }
+        });
+        Ticker { stop, thread: Some(thread) }
+    }
+}
+
+impl Drop for Ticker {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 fn call_entry(

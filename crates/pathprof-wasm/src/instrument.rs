@@ -43,8 +43,8 @@ use std::collections::HashMap;
 use std::convert::Infallible;
 use wasm_encoder::reencode::{Error as ReencodeError, Reencode, RoundtripReencoder};
 use wasm_encoder::{
-    BlockType, CodeSection, ConstExpr, DataSection, EntityType, ExportKind, ExportSection, Function, ImportSection,
-    Instruction, MemArg, MemorySection, MemoryType, Module, SectionId, TypeSection, ValType,
+    BlockType, CodeSection, ConstExpr, DataSection, EntityType, ExportKind, ExportSection, Function, GlobalSection,
+    GlobalType, ImportSection, Instruction, MemArg, MemorySection, MemoryType, Module, SectionId, TypeSection, ValType,
 };
 use wasmparser::{FunctionBody, Operator, Parser, Payload};
 
@@ -52,6 +52,10 @@ use wasmparser::{FunctionBody, Operator, Parser, Payload};
 pub const IMPORT_MODULE: &str = "pathprof";
 /// Field name of that import: `(func (param i32 i64))`, called with function index and path ID.
 pub const IMPORT_NAME: &str = "count_path";
+/// Field name of the import that receives sampled paths (PEP), same signature.
+pub const SAMPLE_IMPORT_NAME: &str = "sample_path";
+/// Preferred export name of the sampling flag (PEP).
+pub const SAMPLE_FLAG_EXPORT: &str = "pathprof:sample";
 /// Preferred export name of the profiler's memory.
 pub const MEMORY_EXPORT: &str = "pathprof:counters";
 
@@ -69,6 +73,10 @@ pub struct InstrumentOptions {
     /// Executed paths of a previous profile of the same module, by function index: their edge
     /// frequencies replace the static estimate for the spanning tree and smart numbering.
     pub edge_profile: HashMap<u32, Vec<PathCount>>,
+    /// Sample the paths instead of counting them (PEP, seed 004 §3.2–3.3): the path register is
+    /// computed as for counting, but a path end only tests a flag, and calls the sample import while
+    /// the host keeps it set.
+    pub sampled: bool,
     /// Count a loop's only path around in a local (see [loops](mod@crate::instrument#loops)).
     pub loop_counters: bool,
 }
@@ -81,6 +89,7 @@ impl Default for InstrumentOptions {
             array_max_bytes: 256 << 20,
             edge_profile: HashMap::new(),
             loop_counters: true,
+            sampled: false,
         }
     }
 }
@@ -162,7 +171,10 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
         };
         let n = plan.num_paths();
         let bits = if n <= 1 << 32 { 32 } else { 64 };
-        let counters = if n <= options.array_max_paths && layout.counters + 8 * n <= options.array_max_bytes {
+        let counters = if options.sampled {
+            needs_import = true;
+            Counters::Sampled
+        } else if n <= options.array_max_paths && layout.counters + 8 * n <= options.array_max_bytes {
             let offset = layout.counters as u32;
             layout.counters += 8 * n;
             Counters::Array { offset }
@@ -218,7 +230,16 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
     } else {
         None
     };
+    let sample_flag_export = options.sampled.then(|| {
+        let mut name = SAMPLE_FLAG_EXPORT.to_string();
+        while info.export_names.contains(&name) {
+            name.push('_');
+        }
+        name
+    });
     let mut rewriter = Rewriter {
+        sample_flag: sample_flag_export.clone(),
+        sampled: options.sampled,
         info: &info,
         probes,
         next_body: 0,
@@ -242,7 +263,11 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
         format: MAP_FORMAT.to_string(),
         version: MAP_VERSION,
         memory_export,
-        count_import: needs_import.then(|| (IMPORT_MODULE.to_string(), IMPORT_NAME.to_string())),
+        count_import: needs_import.then(|| {
+            let name = if options.sampled { SAMPLE_IMPORT_NAME } else { IMPORT_NAME };
+            (IMPORT_MODULE.to_string(), name.to_string())
+        }),
+        sample_flag_export,
         functions,
     };
     Ok(Instrumented { bytes: out, map })
@@ -346,6 +371,9 @@ struct Rewriter<'a> {
     /// Offset of the first increment table: the end of the counter arrays, 8-aligned.
     tables_base: u64,
     emitted: Vec<SectionId>,
+    /// Sampled mode: export name of the sampling flag, a global appended after the program's.
+    sample_flag: Option<String>,
+    sampled: bool,
 }
 
 type Res = Result<(), ReencodeError<Infallible>>;
@@ -361,7 +389,20 @@ impl Rewriter<'_> {
 
     fn import_section(&self, imports: &mut ImportSection) {
         if let Some(ty) = self.import_type {
-            imports.import(IMPORT_MODULE, IMPORT_NAME, EntityType::Function(ty));
+            let name = if self.sampled { SAMPLE_IMPORT_NAME } else { IMPORT_NAME };
+            imports.import(IMPORT_MODULE, name, EntityType::Function(ty));
+        }
+    }
+
+    /// Index of the sampling flag.
+    fn sample_global(&self) -> u32 {
+        self.info.num_globals
+    }
+
+    fn global_section(&self, globals: &mut GlobalSection) {
+        if self.sample_flag.is_some() {
+            globals
+                .global(GlobalType { val_type: ValType::I32, mutable: true, shared: false }, &ConstExpr::i32_const(0));
         }
     }
 
@@ -381,6 +422,9 @@ impl Rewriter<'_> {
         if let Some(name) = &self.memory_export {
             exports.export(name, ExportKind::Memory, self.profiler_memory());
         }
+        if let Some(name) = &self.sample_flag {
+            exports.export(name, ExportKind::Global, self.sample_global());
+        }
     }
 
     fn data_section(&self, data: &mut DataSection) {
@@ -393,7 +437,9 @@ impl Rewriter<'_> {
     fn wants(&self, id: SectionId) -> bool {
         match id {
             SectionId::Import => self.import_type.is_some(),
-            SectionId::Memory | SectionId::Export => self.needs_memory(),
+            SectionId::Memory => self.needs_memory(),
+            SectionId::Export => self.needs_memory() || self.sample_flag.is_some(),
+            SectionId::Global => self.sample_flag.is_some(),
             SectionId::Data => !self.table_data.is_empty(),
             _ => false,
         }
@@ -432,6 +478,7 @@ impl Rewriter<'_> {
             count_import: self.info.num_imported_funcs,
             tables_base: self.tables_base,
             first_loop_local: num_locals + 3,
+            sample_global: self.sample_global(),
             loops: &p.loops,
         };
         e.f.instruction(&Instruction::Block(p.wrapper));
@@ -640,6 +687,8 @@ struct Emitter<'f> {
     tables_base: u64,
     /// Local of the first loop counter; the others follow.
     first_loop_local: u32,
+    /// Index of the sampling flag (sampled mode).
+    sample_global: u32,
     loops: &'f [LoopCounter],
 }
 
@@ -819,6 +868,17 @@ impl Emitter<'_> {
                 self.f.instruction(&Instruction::I64Add);
                 self.f.instruction(&Instruction::I64Store(arg));
             }
+            Counters::Sampled => {
+                self.f.instruction(&Instruction::GlobalGet(self.sample_global));
+                self.f.instruction(&Instruction::If(BlockType::Empty));
+                self.f.instruction(&Instruction::I32Const(self.func_index as i32));
+                self.f.instruction(&Instruction::LocalGet(self.r));
+                if self.bits == 32 {
+                    self.f.instruction(&Instruction::I64ExtendI32U);
+                }
+                self.f.instruction(&Instruction::Call(self.count_import));
+                self.f.instruction(&Instruction::End);
+            }
             Counters::Hash => {
                 self.f.instruction(&Instruction::I32Const(self.func_index as i32));
                 self.f.instruction(&Instruction::LocalGet(self.r));
@@ -871,6 +931,17 @@ impl Reencode for Rewriter<'_> {
         Ok(())
     }
 
+    fn parse_global_section(
+        &mut self,
+        globals: &mut GlobalSection,
+        section: wasmparser::GlobalSectionReader<'_>,
+    ) -> Res {
+        wasm_encoder::reencode::utils::parse_global_section(self, globals, section)?;
+        self.global_section(globals);
+        self.emitted.push(SectionId::Global);
+        Ok(())
+    }
+
     fn parse_export_section(
         &mut self,
         exports: &mut ExportSection,
@@ -920,7 +991,7 @@ impl Reencode for Rewriter<'_> {
     ) -> Res {
         let lo = after.map_or(0, rank);
         let hi = before.map_or(u32::MAX, rank);
-        for id in [SectionId::Import, SectionId::Memory, SectionId::Export, SectionId::Data] {
+        for id in [SectionId::Import, SectionId::Memory, SectionId::Global, SectionId::Export, SectionId::Data] {
             if self.wants(id) && !self.emitted.contains(&id) && lo < rank(id) && rank(id) < hi {
                 match id {
                     SectionId::Import => {
@@ -931,6 +1002,11 @@ impl Reencode for Rewriter<'_> {
                     SectionId::Memory => {
                         let mut s = MemorySection::new();
                         self.memory_section(&mut s);
+                        module.section(&s);
+                    }
+                    SectionId::Global => {
+                        let mut s = GlobalSection::new();
+                        self.global_section(&mut s);
                         module.section(&s);
                     }
                     SectionId::Export => {

@@ -6,7 +6,7 @@
 //! counted by the host through the import [`ProfileMap::count_import`], called with the function
 //! index and the path ID.
 
-use pathprof_core::profile::{BlockInfo, Endpoint, FunctionProfile, PathCount, U64};
+use pathprof_core::profile::{BlockInfo, EdgeCount, Endpoint, FunctionProfile, PathCount, U64};
 use pathprof_core::regen::{self, PathPoint};
 use pathprof_core::FunctionPlan;
 use serde::{Deserialize, Serialize};
@@ -25,6 +25,8 @@ pub enum Counters {
     Array { offset: u32 },
     /// Counted by the host through the count import.
     Hash,
+    /// Sampled (PEP): while the sampling flag is set, path ends call the sample import.
+    Sampled,
 }
 
 /// The probes of one function.
@@ -66,8 +68,13 @@ pub struct ProfileMap {
     pub version: u32,
     /// Export name of the profiler's memory (absent when no function uses array counters).
     pub memory_export: Option<String>,
-    /// `(module, name)` of the count import (absent when no function uses hash counters).
+    /// `(module, name)` of the count import (absent when no function uses hash counters), or of the
+    /// sample import in sampled mode.
     pub count_import: Option<(String, String)>,
+    /// Sampled mode: export name of the `i32` global that arms sampling (path ends call the sample
+    /// import while it is non-zero).
+    #[serde(default)]
+    pub sample_flag_export: Option<String>,
     pub functions: Vec<FunctionMap>,
 }
 
@@ -105,7 +112,9 @@ impl ProfileMap {
         let mut out = Vec::with_capacity(self.functions.len());
         for f in &self.functions {
             let mut paths = Vec::new();
+            let mut edges: std::collections::BTreeMap<(u32, Endpoint), u64> = Default::default();
             if let (Some(p), Some(list)) = (&f.probes, counts.get(&f.index)) {
+                let out = p.plan.dag.out_edges();
                 for &(id, count) in list {
                     if count == 0 {
                         continue;
@@ -115,12 +124,22 @@ impl ProfileMap {
                         PathPoint::Boundary => boundary,
                         PathPoint::Block(b) => Endpoint::Block(b),
                     };
+                    let end = point(path.end, Endpoint::Exit);
+                    let branches = path.edges[1..]
+                        .iter()
+                        .filter(|&&e| out[p.plan.dag.edges[e as usize].from as usize].len() > 1)
+                        .count() as u32;
+                    let steps = path.blocks.windows(2).map(|w| (w[0], Endpoint::Block(w[1])));
+                    for key in steps.chain(path.blocks.last().map(|&b| (b, end))) {
+                        *edges.entry(key).or_insert(0) += count;
+                    }
                     paths.push(PathCount {
                         id: U64(id),
                         count: U64(count),
                         start: point(path.start, Endpoint::Entry),
-                        end: point(path.end, Endpoint::Exit),
+                        end,
                         blocks: path.blocks,
+                        branches,
                     });
                 }
             }
@@ -134,10 +153,12 @@ impl ProfileMap {
                 counters: f.probes.as_ref().map(|p| match p.counters {
                     Counters::Array { .. } => "array".to_string(),
                     Counters::Hash => "hash".to_string(),
+                    Counters::Sampled => "sampled".to_string(),
                 }),
                 cut_blocks: f.probes.as_ref().map_or_else(Vec::new, |p| p.plan.overflow_cuts.clone()),
                 blocks: f.blocks.clone(),
                 paths,
+                edges: edges.into_iter().map(|((from, to), c)| EdgeCount { from, to, count: U64(c) }).collect(),
             });
         }
         Ok(out)

@@ -29,6 +29,40 @@ enum Mode {
     None,
     /// Exact Ball–Larus path profiling.
     Bl,
+    /// Sampled path and edge profiling (PEP): paths are numbered as in `bl`, only sampled path ends
+    /// are recorded.
+    Pep,
+}
+
+/// Sampling options of `--mode pep`.
+#[derive(clap::Args, Clone, Debug)]
+struct SamplingArgs {
+    /// PEP: consecutive path ends sampled after each timer tick.
+    #[arg(long, default_value_t = 64)]
+    samples: u32,
+    /// PEP: after each tick, skip a rotating number of path ends in 1..=STRIDE before sampling.
+    #[arg(long, default_value_t = 17)]
+    stride: u32,
+    /// PEP: sample every N-th path end instead, without a timer (deterministic).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    every: Option<u64>,
+    /// PEP: timer period in milliseconds.
+    #[arg(long, default_value_t = 1.0)]
+    tick_ms: f64,
+}
+
+impl SamplingArgs {
+    fn sampling(&self) -> Result<pathprof_runtime::Sampling> {
+        if self.samples == 0 || self.stride == 0 || !self.tick_ms.is_finite() || self.tick_ms <= 0.0 {
+            bail!("--samples, --stride and --tick-ms must be positive");
+        }
+        Ok(pathprof_runtime::Sampling {
+            samples: self.samples,
+            stride: self.stride,
+            every: self.every,
+            tick: std::time::Duration::from_secs_f64(self.tick_ms / 1e3),
+        })
+    }
 }
 
 #[derive(Subcommand)]
@@ -60,6 +94,8 @@ enum Command {
         /// edges (the static estimate from loop depth is used otherwise).
         #[arg(long, value_name = "PROFILE")]
         edge_profile: Option<PathBuf>,
+        #[command(flatten)]
+        sampling: SamplingArgs,
         /// The program.
         app: PathBuf,
         /// Arguments of the program.
@@ -105,6 +141,17 @@ enum Command {
         #[arg(long)]
         json: Option<PathBuf>,
     },
+    /// Accuracy of a sampled profile against an exact one of the same run (seed 004 §6.3–6.4).
+    Compare {
+        exact: PathBuf,
+        sampled: PathBuf,
+        /// Hot-path threshold, as a fraction of the total branch flow.
+        #[arg(long, default_value_t = pathprof_core::accuracy::HOT_THRESHOLD)]
+        threshold: f64,
+        /// Functions listed.
+        #[arg(long, default_value_t = 10)]
+        top: usize,
+    },
     /// Print the hot paths of a profile.
     Report {
         profile: PathBuf,
@@ -133,8 +180,9 @@ fn main() {
 
 fn dispatch(command: Command) -> Result<i32> {
     match command {
-        Command::Run { mode, output, quiet, top, dirs, envs, invoke, edge_profile, app, args } => {
-            let config = run_config(&app, &dirs, &envs, invoke, args)?;
+        Command::Run { mode, output, quiet, top, dirs, envs, invoke, edge_profile, sampling, app, args } => {
+            let mut config = run_config(&app, &dirs, &envs, invoke, args)?;
+            config.sampling = sampling.sampling()?;
             run(mode, &app, &output, quiet, top, &config, edge_profile.as_deref())
         }
         Command::Instrument { input, output, map, edge_profile } => {
@@ -176,6 +224,15 @@ fn dispatch(command: Command) -> Result<i32> {
             if let Some(path) = json {
                 profile_file::write_atomically(&path, serde_json::to_string_pretty(&result)?.as_bytes())?;
             }
+            Ok(0)
+        }
+        Command::Compare { exact, sampled, threshold, top } => {
+            let a = profile_file::read(&exact)?;
+            let b = profile_file::read(&sampled)?;
+            if a.module.sha256 != b.module.sha256 {
+                bail!("{} and {} profile different modules", exact.display(), sampled.display());
+            }
+            report::compare(&mut std::io::stdout().lock(), &a, &b, threshold, top)?;
             Ok(0)
         }
         Command::Report { profile, top, function, json } => {
@@ -265,15 +322,17 @@ fn run(
     let info = pathprof_wasm::ModuleInfo::read(&bytes).with_context(|| format!("cannot profile {}", app.display()))?;
     let (run_bytes, map, instrumentation_seconds): (Vec<u8>, Option<ProfileMap>, Option<f64>) = match mode {
         Mode::None => (bytes.clone(), None, None),
-        Mode::Bl => {
-            let options = instrument_options(&bytes, edge_profile)?;
+        Mode::Bl | Mode::Pep => {
+            let mut options = instrument_options(&bytes, edge_profile)?;
+            options.sampled = mode == Mode::Pep;
             let t = Instant::now();
             let inst = pathprof_wasm::instrument(&bytes, &options)
                 .with_context(|| format!("cannot instrument {}", app.display()))?;
             (inst.bytes, Some(inst.map), Some(t.elapsed().as_secs_f64()))
         }
     };
-    let engine = pathprof_runtime::engine()?;
+    let timer = mode == Mode::Pep && config.sampling.every.is_none();
+    let engine = pathprof_runtime::engine_with(timer)?;
     let outcome = pathprof_runtime::run(&engine, &run_bytes, map.as_ref(), config)?;
     let functions = match &map {
         Some(m) => m.function_profiles(&outcome.counts).map_err(|e| anyhow!("corrupt counters: {e}"))?,
@@ -292,6 +351,7 @@ fn run(
         mode: match mode {
             Mode::None => "none",
             Mode::Bl => "bl",
+            Mode::Pep => "pep",
         }
         .to_string(),
         args: config.args.clone(),
@@ -302,6 +362,14 @@ fn run(
         trap: outcome.trap.clone(),
         open_activations_at_exit: outcome.open_activations,
         path_executions: U64(path_executions),
+        sampling: (mode == Mode::Pep).then_some(pathprof_core::profile::SamplingInfo {
+            samples: config.sampling.samples,
+            stride: config.sampling.stride,
+            every: config.sampling.every,
+            tick_ms: config.sampling.tick.as_secs_f64() * 1e3,
+            ticks: outcome.ticks,
+            samples_taken: outcome.samples,
+        }),
         functions,
     };
     profile_file::write_atomically(output, profile.to_json().as_bytes())?;

@@ -44,16 +44,24 @@ fn corpus_runs_instrumented_with_identical_output() {
     );
     for wasm in &programs {
         let cwd = wasm.parent().unwrap();
-        let run = run_in(cwd, &["--dir", "."], wasm, &[]);
         let name = wasm.strip_prefix(&dir).unwrap().display().to_string();
-        let status = run.output.status.code();
-        assert_eq!(status, Some(0), "{name}: {}", String::from_utf8_lossy(&run.output.stderr));
-        for (stream, got) in [("stdout", &run.output.stdout), ("stderr", &run.output.stderr)] {
-            if let Some(file) = expected(wasm, stream) {
-                let want = std::fs::read(&file).unwrap();
-                assert!(*got == want, "{name}: {stream} differs from {}", file.display());
+        let check_output = |run: &common::Run, mode: &str| {
+            let status = run.output.status.code();
+            assert_eq!(status, Some(0), "{name} ({mode}): {}", String::from_utf8_lossy(&run.output.stderr));
+            for (stream, got) in [("stdout", &run.output.stdout), ("stderr", &run.output.stderr)] {
+                if let Some(file) = expected(wasm, stream) {
+                    let want = std::fs::read(&file).unwrap();
+                    assert!(*got == want, "{name} ({mode}): {stream} differs from {}", file.display());
+                }
             }
-        }
+        };
+        let run = run_in(cwd, &["--dir", "."], wasm, &[]);
+        check_output(&run, "bl");
+        // Sampled mode, driven by the timer: the program's behaviour is the same.
+        let sampled = run_in(cwd, &["--dir", ".", "--mode", "pep"], wasm, &[]);
+        check_output(&sampled, "pep");
+        let taken = sampled.profile.sampling.as_ref().expect("pep profiles say how they sampled").samples_taken;
+        assert_eq!(taken, sampled.profile.path_executions.0);
         let p = &run.profile;
         check_balance(p);
         assert_eq!(p.open_activations_at_exit, 0);
