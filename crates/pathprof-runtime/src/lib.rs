@@ -42,11 +42,11 @@ pub struct RunConfig {
 
 /// Sampling of path ends (PEP, seed 004 §3.3): simplified Arnold–Grove sampling driven by a timer.
 ///
-/// At every tick (Wasmtime's epoch, checked at function entries and loop headers: the wasm
-/// counterpart of the JVM's yieldpoints) the host arms the module's sampling flag; path ends then call
-/// the host, which lets a rotating stride of `1..=stride` path ends go by and records the next
-/// `samples` ones before disarming. With `every`, the flag stays armed and every `every`-th path end
-/// is recorded, deterministically.
+/// At every tick a timer thread sets the module's sampling flag, a word of its shared profiler memory.
+/// Path ends — at loop headers and function exits, where the JVM has its yieldpoints — test the flag
+/// and call the host while it is set; the host lets a rotating stride of `1..=stride` path ends go by,
+/// records the next `samples` ones and clears the flag. With `every`, the flag stays set and every
+/// `every`-th path end is recorded, deterministically.
 #[derive(Clone, Debug)]
 pub struct Sampling {
     pub samples: u32,
@@ -61,18 +61,38 @@ impl Default for Sampling {
     }
 }
 
+/// The sampling flag in the instance's shared profiler memory.
+#[derive(Clone)]
+struct Flag {
+    memory: wasmtime::SharedMemory,
+    offset: usize,
+}
+
+impl Flag {
+    fn set(&self, armed: bool) {
+        let cell = &self.memory.data()[self.offset..self.offset + 4];
+        // SAFETY: the flag is a 4-byte-aligned word (the map puts it at an offset multiple of 8 of a
+        // page-aligned memory) of a shared memory, which WebAssembly lets several threads access
+        // concurrently; an atomic store is a valid way to write it.
+        let word = unsafe { &*(cell.as_ptr() as *const std::sync::atomic::AtomicU32) };
+        word.store(u32::from(armed), std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 /// The host's side of sampling.
 #[derive(Default)]
 struct Sampler {
     config: Option<Sampling>,
-    flag: Option<wasmtime::Global>,
+    flag: Option<Flag>,
+    /// Ticks of the timer thread; `seen` of them already turned into a stride.
+    ticks: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    seen: u64,
     /// Path ends still to let go by before the next sample.
     skip: u64,
     /// Samples still to take in this tick.
     left: u32,
     /// The stride of the last tick.
     stride: u32,
-    ticks: u64,
     taken: u64,
 }
 
@@ -111,53 +131,54 @@ struct Host {
 }
 
 impl Host {
-    /// A sampled path end (the flag was set).
-    fn sample(&mut self, func: u32, id: u64) -> Option<wasmtime::Global> {
+    /// A path end while the flag was set: after a new tick, start a stride; let the stride go by, then
+    /// record until this tick's samples are taken and clear the flag.
+    fn sample(&mut self, func: u32, id: u64) {
         let s = &mut self.sampler;
+        let Some(config) = s.config.as_ref() else { return };
+        if config.every.is_none() {
+            let ticks = s.ticks.load(std::sync::atomic::Ordering::Relaxed);
+            if ticks != s.seen {
+                s.seen = ticks;
+                s.stride = s.stride % config.stride.max(1) + 1;
+                s.skip = u64::from(s.stride - 1);
+                s.left = config.samples;
+            }
+            if s.left == 0 {
+                if let Some(f) = &s.flag {
+                    f.set(false);
+                }
+                return;
+            }
+        }
         if s.skip > 0 {
             s.skip -= 1;
-            return None;
+            return;
         }
         *self.hash_counts.entry((func, id)).or_insert(0) += 1;
         s.taken += 1;
-        let config = s.config.as_ref()?;
-        if let Some(every) = config.every {
-            s.skip = every - 1;
-            return None;
+        match config.every {
+            Some(every) => s.skip = every - 1,
+            None => {
+                s.left -= 1;
+                if s.left == 0 {
+                    if let Some(f) = &s.flag {
+                        f.set(false);
+                    }
+                }
+            }
         }
-        s.left = s.left.saturating_sub(1);
-        // Disarm once this tick's samples are taken.
-        if s.left == 0 {
-            s.flag
-        } else {
-            None
-        }
-    }
-
-    /// A timer tick: stride by the next amount in `1..=stride`, then take `samples` samples.
-    fn tick(&mut self) -> Option<wasmtime::Global> {
-        let s = &mut self.sampler;
-        let config = s.config.as_ref()?;
-        s.ticks += 1;
-        s.stride = s.stride % config.stride.max(1) + 1;
-        s.skip = u64::from(s.stride - 1);
-        s.left = config.samples;
-        s.flag
     }
 }
 
-/// A Wasmtime engine configured for profiling runs; `epochs` enables the epoch interruption that
-/// drives sampling.
-pub fn engine_with(epochs: bool) -> Result<Engine> {
+/// A Wasmtime engine configured for profiling runs.
+pub fn engine() -> Result<Engine> {
     let mut config = Config::new();
     config.wasm_multi_memory(true);
-    config.epoch_interruption(epochs);
+    // The profiler's memory is shared in sampled mode.
+    config.wasm_threads(true);
+    config.shared_memory(true);
     Ok(Engine::new(&config)?)
-}
-
-/// A Wasmtime engine for counting runs.
-pub fn engine() -> Result<Engine> {
-    engine_with(false)
 }
 
 /// Compiles a module, returning it with the compile time in seconds.
@@ -202,7 +223,7 @@ pub fn run_module(
         wasi.preopened_dir(host, guest, wasmtime_wasi::FsPerms::ReadWrite)
             .map_err(|e| anyhow!("cannot open directory {}: {e}", host.display()))?;
     }
-    let sampled = map.and_then(|m| m.sample_flag_export.as_ref()).is_some();
+    let sampled = map.and_then(|m| m.sample_flag).is_some();
     let host = Host {
         wasi: wasi.build_p1(),
         bench_start: None,
@@ -224,11 +245,8 @@ pub fn run_module(
     })?;
     if let Some((m, n)) = map.and_then(|m| m.count_import.as_ref()) {
         if sampled {
-            linker.func_wrap(m, n, |mut caller: Caller<'_, Host>, func: i32, id: i64| -> wasmtime::Result<()> {
-                if let Some(flag) = caller.data_mut().sample(func as u32, id as u64) {
-                    flag.set(&mut caller, Val::I32(0))?;
-                }
-                Ok(())
+            linker.func_wrap(m, n, |mut caller: Caller<'_, Host>, func: i32, id: i64| {
+                caller.data_mut().sample(func as u32, id as u64);
             })?;
         } else {
             linker.func_wrap(m, n, |mut caller: Caller<'_, Host>, func: i32, id: i64| {
@@ -236,17 +254,7 @@ pub fn run_module(
             })?;
         }
     }
-    // Timer-driven sampling needs an engine from `engine_with(true)`.
     let timer = sampled && config.sampling.every.is_none();
-    if timer {
-        store.set_epoch_deadline(1);
-        store.epoch_deadline_callback(|mut ctx| {
-            if let Some(flag) = ctx.data_mut().tick() {
-                flag.set(&mut ctx, Val::I32(1))?;
-            }
-            Ok(wasmtime::UpdateDeadline::Continue(1))
-        });
-    }
     for import in module.imports() {
         if linker.get_by_import(&mut store, &import).is_none() {
             bail!(
@@ -262,17 +270,24 @@ pub fn run_module(
     let (instance, outcome) = match linker.instantiate(&mut store, module) {
         Err(e) => (None, Err(e)),
         Ok(instance) => {
-            if let Some(name) = map.and_then(|m| m.sample_flag_export.as_ref()) {
-                let flag = instance
-                    .get_global(&mut store, name)
-                    .ok_or_else(|| anyhow!("the instrumented module does not export its sampling flag ({name})"))?;
-                store.data_mut().sampler.flag = Some(flag);
+            let mut ticker = None;
+            if let (Some(offset), Some(name)) =
+                (map.and_then(|m| m.sample_flag), map.and_then(|m| m.memory_export.as_ref()))
+            {
+                let memory = instance
+                    .get_shared_memory(&mut store, name)
+                    .ok_or_else(|| anyhow!("the instrumented module does not export its shared memory ({name})"))?;
+                let flag = Flag { memory, offset: offset as usize };
                 if let Some(every) = config.sampling.every {
                     store.data_mut().sampler.skip = every.max(1) - 1;
-                    flag.set(&mut store, Val::I32(1)).map_err(|e| anyhow!("{e}"))?;
+                    flag.set(true);
                 }
+                if timer {
+                    ticker =
+                        Some(Ticker::start(flag.clone(), store.data().sampler.ticks.clone(), config.sampling.tick));
+                }
+                store.data_mut().sampler.flag = Some(flag);
             }
-            let ticker = timer.then(|| Ticker::start(engine, config.sampling.tick));
             let r = call_entry(&mut store, &instance, config, &mut results);
             drop(ticker);
             (Some(instance), r)
@@ -303,7 +318,8 @@ pub fn run_module(
     let mut counts = RawCounts::new();
     let open_activations;
     if let Some(map) = map {
-        if let (Some(instance), Some(export)) = (instance, &map.memory_export) {
+        // A sampled module has no counter arrays (and its memory is shared).
+        if let (Some(instance), Some(export), None) = (instance, &map.memory_export, map.sample_flag) {
             let memory = instance
                 .get_memory(&mut store, export)
                 .ok_or_else(|| anyhow!("the instrumented module does not export its counters ({export})"))?;
@@ -326,7 +342,8 @@ pub fn run_module(
     }
     let bench_region_seconds = store.data().bench_region.map(|d| d.as_secs_f64());
     let hash_entries = store.data().hash_counts.len();
-    let (ticks, samples) = (store.data().sampler.ticks, store.data().sampler.taken);
+    let ticks = store.data().sampler.ticks.load(std::sync::atomic::Ordering::Relaxed);
+    let samples = store.data().sampler.taken;
     let (stdout, stderr) = match pipes {
         Some((out, err)) => (out.contents().to_vec(), err.contents().to_vec()),
         None => (Vec::new(), Vec::new()),
@@ -348,20 +365,21 @@ pub fn run_module(
     })
 }
 
-/// A thread that advances the engine's epoch every `tick` until dropped.
+/// The timer: a thread that counts a tick and sets the sampling flag every `tick`, until dropped.
 struct Ticker {
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Ticker {
-    fn start(engine: &Engine, tick: Duration) -> Ticker {
+    fn start(flag: Flag, ticks: std::sync::Arc<std::sync::atomic::AtomicU64>, tick: Duration) -> Ticker {
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let (engine, flag) = (engine.clone(), stop.clone());
+        let done = stop.clone();
         let thread = std::thread::spawn(move || {
-            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
                 std::thread::sleep(tick);
-                engine.increment_epoch();
+                ticks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                flag.set(true);
             }
         });
         Ticker { stop, thread: Some(thread) }

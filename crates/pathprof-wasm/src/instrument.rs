@@ -43,8 +43,8 @@ use std::collections::HashMap;
 use std::convert::Infallible;
 use wasm_encoder::reencode::{Error as ReencodeError, Reencode, RoundtripReencoder};
 use wasm_encoder::{
-    BlockType, CodeSection, ConstExpr, DataSection, EntityType, ExportKind, ExportSection, Function, GlobalSection,
-    GlobalType, ImportSection, Instruction, MemArg, MemorySection, MemoryType, Module, SectionId, TypeSection, ValType,
+    BlockType, CodeSection, ConstExpr, DataSection, EntityType, ExportKind, ExportSection, Function, ImportSection,
+    Instruction, MemArg, MemorySection, MemoryType, Module, SectionId, TypeSection, ValType,
 };
 use wasmparser::{FunctionBody, Operator, Parser, Payload};
 
@@ -54,8 +54,6 @@ pub const IMPORT_MODULE: &str = "pathprof";
 pub const IMPORT_NAME: &str = "count_path";
 /// Field name of the import that receives sampled paths (PEP), same signature.
 pub const SAMPLE_IMPORT_NAME: &str = "sample_path";
-/// Preferred export name of the sampling flag (PEP).
-pub const SAMPLE_FLAG_EXPORT: &str = "pathprof:sample";
 /// Preferred export name of the profiler's memory.
 pub const MEMORY_EXPORT: &str = "pathprof:counters";
 
@@ -74,8 +72,9 @@ pub struct InstrumentOptions {
     /// frequencies replace the static estimate for the spanning tree and smart numbering.
     pub edge_profile: HashMap<u32, Vec<PathCount>>,
     /// Sample the paths instead of counting them (PEP, seed 004 §3.2–3.3): the path register is
-    /// computed as for counting, but a path end only tests a flag, and calls the sample import while
-    /// the host keeps it set.
+    /// computed as for counting, but a path end only tests a flag in the profiler's memory (then
+    /// shared, so that the host's timer thread may set it), and calls the sample import while the host
+    /// keeps it set.
     pub sampled: bool,
     /// Count a loop's only path around in a local (see [loops](mod@crate::instrument#loops)).
     pub loop_counters: bool,
@@ -130,6 +129,10 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
     let mut layout = Layout::default();
     let mut new_types: Vec<Vec<ValType>> = Vec::new();
     let mut needs_import = false;
+    // Sampled mode: the flag is the first word of the profiler's memory.
+    if options.sampled {
+        layout.counters = 8;
+    }
 
     let mut k = 0usize;
     for payload in Parser::new(0).parse_all(bytes) {
@@ -230,15 +233,7 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
     } else {
         None
     };
-    let sample_flag_export = options.sampled.then(|| {
-        let mut name = SAMPLE_FLAG_EXPORT.to_string();
-        while info.export_names.contains(&name) {
-            name.push('_');
-        }
-        name
-    });
     let mut rewriter = Rewriter {
-        sample_flag: sample_flag_export.clone(),
         sampled: options.sampled,
         info: &info,
         probes,
@@ -267,7 +262,7 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
             let name = if options.sampled { SAMPLE_IMPORT_NAME } else { IMPORT_NAME };
             (IMPORT_MODULE.to_string(), name.to_string())
         }),
-        sample_flag_export,
+        sample_flag: options.sampled.then_some(0),
         functions,
     };
     Ok(Instrumented { bytes: out, map })
@@ -371,8 +366,7 @@ struct Rewriter<'a> {
     /// Offset of the first increment table: the end of the counter arrays, 8-aligned.
     tables_base: u64,
     emitted: Vec<SectionId>,
-    /// Sampled mode: export name of the sampling flag, a global appended after the program's.
-    sample_flag: Option<String>,
+    /// Sampled mode: the profiler's memory is shared and holds the sampling flag at offset 0.
     sampled: bool,
 }
 
@@ -394,25 +388,14 @@ impl Rewriter<'_> {
         }
     }
 
-    /// Index of the sampling flag.
-    fn sample_global(&self) -> u32 {
-        self.info.num_globals
-    }
-
-    fn global_section(&self, globals: &mut GlobalSection) {
-        if self.sample_flag.is_some() {
-            globals
-                .global(GlobalType { val_type: ValType::I32, mutable: true, shared: false }, &ConstExpr::i32_const(0));
-        }
-    }
-
     fn memory_section(&self, memories: &mut MemorySection) {
         if self.needs_memory() {
             memories.memory(MemoryType {
                 minimum: self.memory_pages,
-                maximum: None,
+                // A shared memory needs a maximum; this one never grows.
+                maximum: self.sampled.then_some(self.memory_pages),
                 memory64: false,
-                shared: false,
+                shared: self.sampled,
                 page_size_log2: None,
             });
         }
@@ -421,9 +404,6 @@ impl Rewriter<'_> {
     fn export_section(&self, exports: &mut ExportSection) {
         if let Some(name) = &self.memory_export {
             exports.export(name, ExportKind::Memory, self.profiler_memory());
-        }
-        if let Some(name) = &self.sample_flag {
-            exports.export(name, ExportKind::Global, self.sample_global());
         }
     }
 
@@ -438,8 +418,7 @@ impl Rewriter<'_> {
         match id {
             SectionId::Import => self.import_type.is_some(),
             SectionId::Memory => self.needs_memory(),
-            SectionId::Export => self.needs_memory() || self.sample_flag.is_some(),
-            SectionId::Global => self.sample_flag.is_some(),
+            SectionId::Export => self.needs_memory(),
             SectionId::Data => !self.table_data.is_empty(),
             _ => false,
         }
@@ -478,7 +457,6 @@ impl Rewriter<'_> {
             count_import: self.info.num_imported_funcs,
             tables_base: self.tables_base,
             first_loop_local: num_locals + 3,
-            sample_global: self.sample_global(),
             loops: &p.loops,
         };
         e.f.instruction(&Instruction::Block(p.wrapper));
@@ -687,8 +665,6 @@ struct Emitter<'f> {
     tables_base: u64,
     /// Local of the first loop counter; the others follow.
     first_loop_local: u32,
-    /// Index of the sampling flag (sampled mode).
-    sample_global: u32,
     loops: &'f [LoopCounter],
 }
 
@@ -869,7 +845,8 @@ impl Emitter<'_> {
                 self.f.instruction(&Instruction::I64Store(arg));
             }
             Counters::Sampled => {
-                self.f.instruction(&Instruction::GlobalGet(self.sample_global));
+                self.f.instruction(&Instruction::I32Const(0));
+                self.f.instruction(&Instruction::I32Load(MemArg { offset: 0, align: 2, memory_index: self.memory }));
                 self.f.instruction(&Instruction::If(BlockType::Empty));
                 self.f.instruction(&Instruction::I32Const(self.func_index as i32));
                 self.f.instruction(&Instruction::LocalGet(self.r));
@@ -931,17 +908,6 @@ impl Reencode for Rewriter<'_> {
         Ok(())
     }
 
-    fn parse_global_section(
-        &mut self,
-        globals: &mut GlobalSection,
-        section: wasmparser::GlobalSectionReader<'_>,
-    ) -> Res {
-        wasm_encoder::reencode::utils::parse_global_section(self, globals, section)?;
-        self.global_section(globals);
-        self.emitted.push(SectionId::Global);
-        Ok(())
-    }
-
     fn parse_export_section(
         &mut self,
         exports: &mut ExportSection,
@@ -991,7 +957,7 @@ impl Reencode for Rewriter<'_> {
     ) -> Res {
         let lo = after.map_or(0, rank);
         let hi = before.map_or(u32::MAX, rank);
-        for id in [SectionId::Import, SectionId::Memory, SectionId::Global, SectionId::Export, SectionId::Data] {
+        for id in [SectionId::Import, SectionId::Memory, SectionId::Export, SectionId::Data] {
             if self.wants(id) && !self.emitted.contains(&id) && lo < rank(id) && rank(id) < hi {
                 match id {
                     SectionId::Import => {
@@ -1002,11 +968,6 @@ impl Reencode for Rewriter<'_> {
                     SectionId::Memory => {
                         let mut s = MemorySection::new();
                         self.memory_section(&mut s);
-                        module.section(&s);
-                    }
-                    SectionId::Global => {
-                        let mut s = GlobalSection::new();
-                        self.global_section(&mut s);
                         module.section(&s);
                     }
                     SectionId::Export => {

@@ -71,10 +71,10 @@ pub struct ProfileMap {
     /// `(module, name)` of the count import (absent when no function uses hash counters), or of the
     /// sample import in sampled mode.
     pub count_import: Option<(String, String)>,
-    /// Sampled mode: export name of the `i32` global that arms sampling (path ends call the sample
-    /// import while it is non-zero).
+    /// Sampled mode: byte offset of the `i32` sampling flag in the profiler's memory, which is then
+    /// shared (path ends call the sample import while the flag is non-zero).
     #[serde(default)]
-    pub sample_flag_export: Option<String>,
+    pub sample_flag: Option<u32>,
     pub functions: Vec<FunctionMap>,
 }
 

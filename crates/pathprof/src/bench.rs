@@ -146,9 +146,7 @@ fn instrument_for(mode: &str, bytes: &[u8]) -> Result<(Vec<u8>, Option<pathprof_
 /// Benchmarks every program under `dir`.
 pub fn bench(dir: &Path, options: &BenchOptions, mut progress: impl FnMut(&ProgramFigures)) -> Result<BenchReport> {
     // Epoch checks are compiled into every mode's code alike, so that they compare fairly.
-    // Sampling needs epoch checks in the compiled code; the other modes, the baseline included, run
-    // without them, so that a sampled mode pays for its own.
-    let engines = Engines { plain: pathprof_runtime::engine()?, epochs: pathprof_runtime::engine_with(true)? };
+    let engine = pathprof_runtime::engine()?;
     let dir = dir.canonicalize().with_context(|| format!("cannot read {}", dir.display()))?;
     let mut report = BenchReport { programs: Vec::new(), summary: Vec::new() };
     for wasm in programs(&dir)? {
@@ -156,7 +154,7 @@ pub fn bench(dir: &Path, options: &BenchOptions, mut progress: impl FnMut(&Progr
         if options.filter.as_ref().is_some_and(|f| !name.contains(f.as_str())) {
             continue;
         }
-        let figures = bench_program(&engines, &wasm, &name, options).with_context(|| name.clone())?;
+        let figures = bench_program(&engine, &wasm, &name, options).with_context(|| name.clone())?;
         progress(&figures);
         report.programs.push(figures);
     }
@@ -182,22 +180,12 @@ pub fn bench(dir: &Path, options: &BenchOptions, mut progress: impl FnMut(&Progr
     Ok(report)
 }
 
-struct Engines {
-    plain: pathprof_runtime::Engine,
-    epochs: pathprof_runtime::Engine,
-}
-
-impl Engines {
-    fn for_mode(&self, mode: &str) -> &pathprof_runtime::Engine {
-        if mode == "pep" {
-            &self.epochs
-        } else {
-            &self.plain
-        }
-    }
-}
-
-fn bench_program(engines: &Engines, wasm: &Path, name: &str, options: &BenchOptions) -> Result<ProgramFigures> {
+fn bench_program(
+    engine: &pathprof_runtime::Engine,
+    wasm: &Path,
+    name: &str,
+    options: &BenchOptions,
+) -> Result<ProgramFigures> {
     let bytes = std::fs::read(wasm)?;
     let info = ModuleInfo::read(&bytes)?;
     let expected: Vec<Option<Vec<u8>>> = ["stdout", "stderr"]
@@ -208,7 +196,7 @@ fn bench_program(engines: &Engines, wasm: &Path, name: &str, options: &BenchOpti
     for mode in std::iter::once("none").chain(options.modes.iter().map(String::as_str).filter(|m| *m != "none")) {
         let (code, map, instrumentation_seconds) = instrument_for(mode, &bytes)?;
         let code_bytes = ModuleInfo::read(&code)?.code_size();
-        let (module, compile_seconds) = pathprof_runtime::compile(engines.for_mode(mode), &code)?;
+        let (module, compile_seconds) = pathprof_runtime::compile(engine, &code)?;
         variants.push(Variant {
             mode: mode.to_string(),
             module,
@@ -226,7 +214,7 @@ fn bench_program(engines: &Engines, wasm: &Path, name: &str, options: &BenchOpti
         capture_output: true,
         ..RunConfig::default()
     };
-    measure(engines, &mut variants, &config, &expected, options, name)?;
+    measure(engine, &mut variants, &config, &expected, options, name)?;
 
     let none = &variants[0];
     let none_median = median(&none.times);
@@ -267,7 +255,7 @@ fn bench_program(engines: &Engines, wasm: &Path, name: &str, options: &BenchOpti
 }
 
 fn measure(
-    engines: &Engines,
+    engine: &pathprof_runtime::Engine,
     variants: &mut [Variant],
     config: &RunConfig,
     expected: &[Option<Vec<u8>>],
@@ -285,7 +273,7 @@ fn measure(
             break;
         }
         for v in variants.iter_mut() {
-            let out = pathprof_runtime::run_module(engines.for_mode(&v.mode), &v.module, v.map.as_ref(), config)?;
+            let out = pathprof_runtime::run_module(engine, &v.module, v.map.as_ref(), config)?;
             if out.exit_code != 0 || out.trap.is_some() {
                 bail!("{name} in mode {}: exit {} {}", v.mode, out.exit_code, out.trap.unwrap_or_default());
             }

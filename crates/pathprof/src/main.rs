@@ -331,8 +331,7 @@ fn run(
             (inst.bytes, Some(inst.map), Some(t.elapsed().as_secs_f64()))
         }
     };
-    let timer = mode == Mode::Pep && config.sampling.every.is_none();
-    let engine = pathprof_runtime::engine_with(timer)?;
+    let engine = pathprof_runtime::engine()?;
     let outcome = pathprof_runtime::run(&engine, &run_bytes, map.as_ref(), config)?;
     let functions = match &map {
         Some(m) => m.function_profiles(&outcome.counts).map_err(|e| anyhow!("corrupt counters: {e}"))?,
