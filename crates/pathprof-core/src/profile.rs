@@ -167,6 +167,12 @@ pub struct FunctionProfile {
     /// Edge counts derived from the paths: for every edge some path took, the sum of their counts.
     #[serde(default)]
     pub edges: Vec<EdgeCount>,
+    /// Edges that carry a path-register increment (chords with a non-zero increment).
+    #[serde(default)]
+    pub increments: u32,
+    /// Increments executed by the counted paths: for every path, its count times the increments on it.
+    #[serde(default)]
+    pub increments_executed: U64,
 }
 
 /// How often an edge was taken, as derived from path counts.

@@ -6,6 +6,7 @@
 //! counted by the host through the import [`ProfileMap::count_import`], called with the function
 //! index and the path ID.
 
+use pathprof_core::dag::DagEdgeKind;
 use pathprof_core::profile::{BlockInfo, EdgeCount, Endpoint, FunctionProfile, PathCount, U64};
 use pathprof_core::regen::{self, PathPoint};
 use pathprof_core::FunctionPlan;
@@ -78,6 +79,13 @@ pub struct ProfileMap {
     pub functions: Vec<FunctionMap>,
 }
 
+/// Whether DAG edge `e` carries an increment of the path register: a non-zero increment on an edge
+/// of the CFG (a path start sets the register at its header instead).
+fn is_increment(plan: &FunctionPlan, e: u32) -> bool {
+    !matches!(plan.dag.edges[e as usize].kind, DagEdgeKind::Start(_) | DagEdgeKind::Real(u32::MAX))
+        && plan.placement.inc[e as usize] != 0
+}
+
 /// Path counts of one run, by original function index: `(path ID, count)` with `count > 0`.
 pub type RawCounts = HashMap<u32, Vec<(u64, u64)>>;
 
@@ -113,6 +121,7 @@ impl ProfileMap {
         for f in &self.functions {
             let mut paths = Vec::new();
             let mut edges: std::collections::BTreeMap<(u32, Endpoint), u64> = Default::default();
+            let mut increments_executed = 0u64;
             if let (Some(p), Some(list)) = (&f.probes, counts.get(&f.index)) {
                 let out = p.plan.dag.out_edges();
                 for &(id, count) in list {
@@ -125,6 +134,8 @@ impl ProfileMap {
                         PathPoint::Block(b) => Endpoint::Block(b),
                     };
                     let end = point(path.end, Endpoint::Exit);
+                    let on_path = path.edges.iter().filter(|&&e| is_increment(&p.plan, e)).count() as u64;
+                    increments_executed = increments_executed.saturating_add(on_path.saturating_mul(count));
                     let branches = path.edges[1..]
                         .iter()
                         .filter(|&&e| out[p.plan.dag.edges[e as usize].from as usize].len() > 1)
@@ -159,6 +170,10 @@ impl ProfileMap {
                 blocks: f.blocks.clone(),
                 paths,
                 edges: edges.into_iter().map(|((from, to), c)| EdgeCount { from, to, count: U64(c) }).collect(),
+                increments: f.probes.as_ref().map_or(0, |p| {
+                    (0..p.plan.dag.edges.len() as u32).filter(|&e| is_increment(&p.plan, e)).count() as u32
+                }),
+                increments_executed: U64(increments_executed),
             });
         }
         Ok(out)

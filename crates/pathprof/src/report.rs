@@ -74,6 +74,14 @@ pub fn text(out: &mut impl Write, p: &Profile, top: usize, function: Option<&str
         group(distinct as u64),
         group(p.path_executions.0)
     )?;
+    let increments: u64 = p.functions.iter().map(|f| u64::from(f.increments)).sum();
+    let executed: u64 = p.functions.iter().map(|f| f.increments_executed.0).sum();
+    writeln!(
+        out,
+        "  {} edges carry increments; the counted paths executed {} of them",
+        group(increments),
+        group(executed)
+    )?;
     for f in p.functions.iter().filter(|f| !f.instrumented) {
         writeln!(out, "  skipped {}: {}", function_label(f), f.skip_reason.as_deref().unwrap_or("unknown reason"))?;
     }
