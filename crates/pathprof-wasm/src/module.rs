@@ -26,7 +26,6 @@ pub struct ModuleInfo {
     pub func_types: Vec<u32>,
     pub num_imported_funcs: u32,
     pub num_memories: u32,
-    pub num_globals: u32,
     pub num_data_segments: u32,
     /// Names from the name section, by function index.
     pub names: HashMap<u32, String>,
@@ -66,7 +65,6 @@ impl ModuleInfo {
             func_types: Vec::new(),
             num_imported_funcs: 0,
             num_memories: 0,
-            num_globals: 0,
             num_data_segments: 0,
             names: HashMap::new(),
             code_section: None,
@@ -98,7 +96,6 @@ impl ModuleInfo {
                                 info.num_imported_funcs += 1;
                             }
                             TypeRef::Memory(_) => info.num_memories += 1,
-                            TypeRef::Global(_) => info.num_globals += 1,
                             _ => {}
                         }
                     }
@@ -109,7 +106,6 @@ impl ModuleInfo {
                     }
                 }
                 Payload::MemorySection(r) => info.num_memories += r.count(),
-                Payload::GlobalSection(r) => info.num_globals += r.count(),
                 Payload::DataSection(r) => info.num_data_segments = r.count(),
                 Payload::ExportSection(r) => {
                     for e in r {
