@@ -11,6 +11,7 @@
 //! * [`regen`] — path regeneration, from a path ID back to its edges and blocks;
 //! * [`plan`] — the whole pipeline for one function, with selective path cutting when the path count
 //!   would not fit in 64 bits;
+//! * [`kpath`] — multi-iteration paths: k-slab forest and k-iteration path forest (seed 000);
 //! * [`accuracy`] — accuracy metrics of sampled profiles (seed 004 §6.3–6.4);
 //! * [`profile`] — the profile data model and its JSON form (docs/profile-format.md).
 //!
@@ -20,6 +21,7 @@ pub mod accuracy;
 pub mod cfg;
 pub mod dag;
 pub mod estimate;
+pub mod kpath;
 pub mod numbering;
 pub mod placement;
 pub mod plan;
