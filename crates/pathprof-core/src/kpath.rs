@@ -33,23 +33,36 @@ struct Node {
     next_sibling: u32,
 }
 
+/// Where one activation is in the forest: items since its start, and the current nodes of the upper
+/// (`τ`) and lower (`β`) parts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cursor {
+    n: usize,
+    top: u32,
+    bottom: u32,
+}
+
+impl Default for Cursor {
+    fn default() -> Self {
+        Cursor { n: 0, top: NONE, bottom: NONE }
+    }
+}
+
 /// The k-slab forest, built one item at a time.
 #[derive(Clone, Debug)]
 pub struct KSlabForest {
     k: usize,
     nodes: Vec<Node>,
     roots: HashMap<u64, u32>,
-    /// Items since the last marker.
-    n: usize,
-    top: u32,
-    bottom: u32,
+    /// The cursor of [`KSlabForest::push`].
+    cursor: Cursor,
 }
 
 impl KSlabForest {
     /// An empty forest for paths of up to `k ≥ 2` BL paths.
     pub fn new(k: usize) -> Self {
         assert!(k >= 2, "k-slab forests need k ≥ 2");
-        KSlabForest { k, nodes: Vec::new(), roots: HashMap::new(), n: 0, top: NONE, bottom: NONE }
+        KSlabForest { k, nodes: Vec::new(), roots: HashMap::new(), cursor: Cursor::default() }
     }
 
     /// Number of nodes.
@@ -83,17 +96,20 @@ impl KSlabForest {
 
     /// Processes one stream item (`process_bl_path_id` of seed 000 Fig. 6).
     pub fn push(&mut self, item: Item) {
-        let r = match item {
-            Item::Enter => {
-                self.n = 0;
-                self.top = NONE;
-                return;
-            }
-            Item::Path(r) => r,
-        };
-        if self.n.is_multiple_of(self.k - 1) {
-            self.bottom = self.top;
-            self.top = match self.roots.get(&r) {
+        let mut cursor = self.cursor;
+        match item {
+            Item::Enter => cursor = Cursor::default(),
+            Item::Path(r) => self.push_at(&mut cursor, r),
+        }
+        self.cursor = cursor;
+    }
+
+    /// Adds path `r` after the items of the activation at `cursor` (a fresh [`Cursor`] is the `*`
+    /// marker).
+    pub fn push_at(&mut self, cursor: &mut Cursor, r: u64) {
+        if cursor.n.is_multiple_of(self.k - 1) {
+            cursor.bottom = cursor.top;
+            cursor.top = match self.roots.get(&r) {
                 Some(&root) => root,
                 None => {
                     let root = self.add(r);
@@ -102,15 +118,15 @@ impl KSlabForest {
                 }
             };
         } else {
-            self.top = self.child(self.top, r);
+            cursor.top = self.child(cursor.top, r);
         }
-        if self.bottom != NONE {
-            self.bottom = self.child(self.bottom, r);
-            self.nodes[self.bottom as usize].count += 1;
+        if cursor.bottom != NONE {
+            cursor.bottom = self.child(cursor.bottom, r);
+            self.nodes[cursor.bottom as usize].count += 1;
         } else {
-            self.nodes[self.top as usize].count += 1;
+            self.nodes[cursor.top as usize].count += 1;
         }
-        self.n += 1;
+        cursor.n += 1;
     }
 
     /// Converts the forest into the k-IPF (`make_k_ipf` of seed 000 Fig. 7).
@@ -222,4 +238,47 @@ pub fn kipf(k: usize, stream: impl IntoIterator<Item = Item>) -> Kipf {
         f.push(item);
     }
     f.to_kipf()
+}
+
+/// The k-SF of a program's activations, one cursor per activation on a stack: a call suspends the
+/// caller's cursor and the return resumes it, so a caller's k-iteration paths never run through its
+/// callees' paths (seed 000 §3: per-activation state).
+#[derive(Clone, Debug)]
+pub struct Activations {
+    forest: KSlabForest,
+    stack: Vec<Cursor>,
+}
+
+impl Activations {
+    pub fn new(k: usize) -> Self {
+        Activations { forest: KSlabForest::new(k), stack: Vec::new() }
+    }
+
+    /// An activation starts (the `*` marker).
+    pub fn enter(&mut self) {
+        self.stack.push(Cursor::default());
+    }
+
+    /// The current activation ended a path. A path outside any activation starts one.
+    pub fn path(&mut self, label: u64) {
+        if self.stack.is_empty() {
+            self.enter();
+        }
+        let top = self.stack.last_mut().expect("an activation is open");
+        self.forest.push_at(top, label);
+    }
+
+    /// The current activation returned.
+    pub fn exit(&mut self) {
+        self.stack.pop();
+    }
+
+    /// Activations still open.
+    pub fn depth(&self) -> usize {
+        self.stack.len()
+    }
+
+    pub fn forest(&self) -> &KSlabForest {
+        &self.forest
+    }
 }

@@ -58,3 +58,61 @@ proptest! {
         prop_assert_eq!(f.sequences(), ngrams(k, &s));
     }
 }
+
+/// One event of a program with calls: enter an activation, end a path in the current one, return.
+#[derive(Clone, Copy, Debug)]
+enum Event {
+    Enter,
+    Path(u64),
+    Exit,
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// With nested activations, the k-IPF is the n-gram count of each activation's own paths, a
+    /// callee's paths excluded from its caller's.
+    #[test]
+    fn activations_keep_their_own_sequences(
+        k in 2usize..6,
+        raw in proptest::collection::vec(0u8..8, 0..150),
+    ) {
+        let events: Vec<Event> = raw
+            .iter()
+            .map(|&x| match x {
+                0 => Event::Enter,
+                1 => Event::Exit,
+                x => Event::Path(u64::from(x) % 4),
+            })
+            .collect();
+        let mut a = pathprof_core::kpath::Activations::new(k);
+        // Oracle: the paths of every activation, in order, as a stream with one marker each.
+        let mut open: Vec<Vec<u64>> = Vec::new();
+        let mut done: Vec<Vec<u64>> = Vec::new();
+        for e in &events {
+            match *e {
+                Event::Enter => {
+                    a.enter();
+                    open.push(Vec::new());
+                }
+                Event::Path(p) => {
+                    a.path(p);
+                    if open.is_empty() {
+                        open.push(Vec::new());
+                    }
+                    open.last_mut().unwrap().push(p);
+                }
+                Event::Exit => {
+                    a.exit();
+                    if let Some(seq) = open.pop() {
+                        done.push(seq);
+                    }
+                }
+            }
+        }
+        done.extend(open);
+        let stream: Vec<Item> =
+            done.iter().flat_map(|seq| std::iter::once(Item::Enter).chain(seq.iter().map(|&p| Item::Path(p)))).collect();
+        prop_assert_eq!(a.forest().to_kipf().sequences(), ngrams(k, &stream));
+    }
+}
