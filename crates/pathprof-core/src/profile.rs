@@ -173,6 +173,25 @@ pub struct FunctionProfile {
     /// Increments executed by the counted paths: for every path, its count times the increments on it.
     #[serde(default)]
     pub increments_executed: U64,
+    /// Mode `kbl`: the k-iteration path forest of the function (seed 000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kipf: Option<KipfProfile>,
+}
+
+/// A k-iteration path forest: every sequence of up to `k` consecutive paths of one activation that
+/// ran, as a prefix forest of path IDs with the number of times each sequence ran.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KipfProfile {
+    pub k: usize,
+    pub roots: Vec<KipfNodeProfile>,
+}
+
+/// A node of a k-IPF: the sequence of path IDs from its root down to it ran `count` times.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KipfNodeProfile {
+    pub path: U64,
+    pub count: U64,
+    pub children: Vec<KipfNodeProfile>,
 }
 
 /// How often an edge was taken, as derived from path counts.

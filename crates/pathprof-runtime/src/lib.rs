@@ -38,6 +38,8 @@ pub struct RunConfig {
     pub capture_output: bool,
     /// How to sample, for a module instrumented in sampled mode.
     pub sampling: Sampling,
+    /// Longest k-iteration paths, for a module instrumented in stream mode (at least 1).
+    pub k: usize,
 }
 
 /// Sampling of path ends (PEP, seed 004 §3.3): simplified Arnold–Grove sampling driven by a timer.
@@ -120,6 +122,9 @@ pub struct RunOutcome {
     /// Sampled mode: timer ticks and samples taken.
     pub ticks: u64,
     pub samples: u64,
+    /// Stream mode: the k-IPF of the run (labels are `function << 32 | path ID`), and its k-SF size.
+    pub kipf: Option<pathprof_core::kpath::Kipf>,
+    pub ksf_nodes: usize,
 }
 
 struct Host {
@@ -128,6 +133,34 @@ struct Host {
     bench_region: Option<Duration>,
     hash_counts: HashMap<(u32, u64), u64>,
     sampler: Sampler,
+    stream: Option<Stream>,
+}
+
+/// The consumer of a k-BLPP stream.
+struct Stream {
+    layout: pathprof_wasm::map::StreamLayout,
+    memory: Option<wasmtime::Memory>,
+    activations: pathprof_core::kpath::Activations,
+}
+
+impl Stream {
+    /// Folds the items of the buffer into the k-SF and empties the buffer.
+    fn drain(&mut self, mut store: impl wasmtime::AsContextMut) {
+        let Some(memory) = self.memory else { return };
+        let data = memory.data_mut(&mut store);
+        let at = self.layout.index as usize;
+        let n = u32::from_le_bytes(data[at..at + 4].try_into().expect("4 bytes")).min(self.layout.capacity) as usize;
+        let base = self.layout.buffer as usize;
+        for chunk in data[base..base + 8 * n].chunks_exact(8) {
+            let item = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+            match item >> 62 {
+                1 => self.activations.enter(),
+                2 => self.activations.exit(),
+                _ => self.activations.path(item),
+            }
+        }
+        data[at..at + 4].copy_from_slice(&0u32.to_le_bytes());
+    }
 }
 
 impl Host {
@@ -230,6 +263,11 @@ pub fn run_module(
         bench_region: None,
         hash_counts: HashMap::new(),
         sampler: Sampler { config: sampled.then(|| config.sampling.clone()), ..Sampler::default() },
+        stream: map.and_then(|m| m.stream).map(|layout| Stream {
+            layout,
+            memory: None,
+            activations: pathprof_core::kpath::Activations::new(config.k.max(2)),
+        }),
     };
     let mut store = Store::new(engine, host);
     let mut linker: Linker<Host> = Linker::new(engine);
@@ -244,7 +282,14 @@ pub fn run_module(
         }
     })?;
     if let Some((m, n)) = map.and_then(|m| m.count_import.as_ref()) {
-        if sampled {
+        if map.is_some_and(|m| m.stream.is_some()) {
+            linker.func_wrap(m, n, |mut caller: Caller<'_, Host>| {
+                if let Some(mut stream) = caller.data_mut().stream.take() {
+                    stream.drain(&mut caller);
+                    caller.data_mut().stream = Some(stream);
+                }
+            })?;
+        } else if sampled {
             linker.func_wrap(m, n, |mut caller: Caller<'_, Host>, func: i32, id: i64| {
                 caller.data_mut().sample(func as u32, id as u64);
             })?;
@@ -270,6 +315,12 @@ pub fn run_module(
     let (instance, outcome) = match linker.instantiate(&mut store, module) {
         Err(e) => (None, Err(e)),
         Ok(instance) => {
+            if let (Some(name), true) = (map.and_then(|m| m.memory_export.as_ref()), store.data().stream.is_some()) {
+                let memory = instance.get_memory(&mut store, name);
+                if let Some(stream) = store.data_mut().stream.as_mut() {
+                    stream.memory = memory;
+                }
+            }
             let mut ticker = None;
             if let (Some(offset), Some(name)) =
                 (map.and_then(|m| m.sample_flag), map.and_then(|m| m.memory_export.as_ref()))
@@ -315,11 +366,20 @@ pub fn run_module(
         }
     };
 
+    // The items still in the buffer, also after a trap.
+    let mut kipf = None;
+    let mut ksf_nodes = 0;
+    if let Some(mut stream) = store.data_mut().stream.take() {
+        stream.drain(&mut store);
+        ksf_nodes = stream.activations.forest().len();
+        kipf = Some(stream.activations.forest().to_kipf());
+    }
     let mut counts = RawCounts::new();
     let open_activations;
     if let Some(map) = map {
-        // A sampled module has no counter arrays (and its memory is shared).
-        if let (Some(instance), Some(export), None) = (instance, &map.memory_export, map.sample_flag) {
+        // A sampled module has no counter arrays (and its memory is shared), nor a streamed one.
+        if let (Some(instance), Some(export), None, None) = (instance, &map.memory_export, map.sample_flag, map.stream)
+        {
             let memory = instance
                 .get_memory(&mut store, export)
                 .ok_or_else(|| anyhow!("the instrumented module does not export its counters ({export})"))?;
@@ -327,6 +387,10 @@ pub fn run_module(
         }
         for (&(func, id), &c) in &store.data().hash_counts {
             counts.entry(func).or_default().push((id, c));
+        }
+        // The 1-IPF is the Ball–Larus profile.
+        for root in kipf.iter().flat_map(|f| &f.roots) {
+            counts.entry((root.path >> 32) as u32).or_default().push((root.path & 0xffff_ffff, root.count));
         }
         // Frames report indices of the instrumented module, which has one more import when hash
         // counters are in use.
@@ -362,6 +426,8 @@ pub fn run_module(
         hash_entries,
         ticks,
         samples,
+        kipf,
+        ksf_nodes,
     })
 }
 

@@ -52,6 +52,14 @@ use wasmparser::{FunctionBody, Operator, Parser, Payload};
 pub const IMPORT_MODULE: &str = "pathprof";
 /// Field name of that import: `(func (param i32 i64))`, called with function index and path ID.
 pub const IMPORT_NAME: &str = "count_path";
+/// Field name of the import that drains the stream buffer (k-BLPP): `(func)`.
+pub const FLUSH_IMPORT_NAME: &str = "flush_stream";
+/// Items the stream buffer holds before the host drains it.
+pub const STREAM_CAPACITY: u32 = 4096;
+/// Byte offset of the stream's write index (an `i32` count of items) in the profiler's memory.
+pub const STREAM_INDEX: u32 = 8;
+/// Byte offset of the stream buffer (`u64` items) in the profiler's memory.
+pub const STREAM_BUFFER: u32 = 16;
 /// Field name of the import that receives sampled paths (PEP), same signature.
 pub const SAMPLE_IMPORT_NAME: &str = "sample_path";
 /// Preferred export name of the profiler's memory.
@@ -76,6 +84,10 @@ pub struct InstrumentOptions {
     /// shared, so that the host's timer thread may set it), and calls the sample import while the host
     /// keeps it set.
     pub sampled: bool,
+    /// Stream the path IDs instead of counting them (k-BLPP, seed 000 §3): every path end appends its
+    /// ID to a buffer in the profiler's memory, function entries and exits append markers, and a full
+    /// buffer is handed to the host.
+    pub stream: bool,
     /// Count a loop's only path around in a local (see [loops](mod@crate::instrument#loops)).
     pub loop_counters: bool,
 }
@@ -89,6 +101,7 @@ impl Default for InstrumentOptions {
             edge_profile: HashMap::new(),
             loop_counters: true,
             sampled: false,
+            stream: false,
         }
     }
 }
@@ -129,9 +142,13 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
     let mut layout = Layout::default();
     let mut new_types: Vec<Vec<ValType>> = Vec::new();
     let mut needs_import = false;
-    // Sampled mode: the flag is the first word of the profiler's memory.
+    // Sampled mode: the flag is the first word of the profiler's memory; stream mode: the index and
+    // the buffer come first.
     if options.sampled {
         layout.counters = 8;
+    }
+    if options.stream {
+        layout.counters = u64::from(STREAM_BUFFER + 8 * STREAM_CAPACITY);
     }
 
     let mut k = 0usize;
@@ -174,7 +191,16 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
         };
         let n = plan.num_paths();
         let bits = if n <= 1 << 32 { 32 } else { 64 };
-        let counters = if options.sampled {
+        if options.stream && bits == 64 {
+            let reason = "more than 2^32 paths (streamed path IDs have 32 bits)".to_string();
+            functions.push(FunctionMap { index, name, blocks, probes: None, skip_reason: Some(reason) });
+            probes.push(None);
+            continue;
+        }
+        let counters = if options.stream {
+            needs_import = true;
+            Counters::Stream
+        } else if options.sampled {
             needs_import = true;
             Counters::Sampled
         } else if n <= options.array_max_paths && layout.counters + 8 * n <= options.array_max_bytes {
@@ -235,6 +261,7 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
     };
     let mut rewriter = Rewriter {
         sampled: options.sampled,
+        stream: options.stream,
         info: &info,
         probes,
         next_body: 0,
@@ -259,10 +286,21 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
         version: MAP_VERSION,
         memory_export,
         count_import: needs_import.then(|| {
-            let name = if options.sampled { SAMPLE_IMPORT_NAME } else { IMPORT_NAME };
+            let name = if options.stream {
+                FLUSH_IMPORT_NAME
+            } else if options.sampled {
+                SAMPLE_IMPORT_NAME
+            } else {
+                IMPORT_NAME
+            };
             (IMPORT_MODULE.to_string(), name.to_string())
         }),
         sample_flag: options.sampled.then_some(0),
+        stream: options.stream.then_some(crate::map::StreamLayout {
+            index: STREAM_INDEX,
+            buffer: STREAM_BUFFER,
+            capacity: STREAM_CAPACITY,
+        }),
         functions,
     };
     Ok(Instrumented { bytes: out, map })
@@ -368,6 +406,7 @@ struct Rewriter<'a> {
     emitted: Vec<SectionId>,
     /// Sampled mode: the profiler's memory is shared and holds the sampling flag at offset 0.
     sampled: bool,
+    stream: bool,
 }
 
 type Res = Result<(), ReencodeError<Infallible>>;
@@ -383,7 +422,13 @@ impl Rewriter<'_> {
 
     fn import_section(&self, imports: &mut ImportSection) {
         if let Some(ty) = self.import_type {
-            let name = if self.sampled { SAMPLE_IMPORT_NAME } else { IMPORT_NAME };
+            let name = if self.stream {
+                FLUSH_IMPORT_NAME
+            } else if self.sampled {
+                SAMPLE_IMPORT_NAME
+            } else {
+                IMPORT_NAME
+            };
             imports.import(IMPORT_MODULE, name, EntityType::Function(ty));
         }
     }
@@ -460,6 +505,7 @@ impl Rewriter<'_> {
             loops: &p.loops,
         };
         e.f.instruction(&Instruction::Block(p.wrapper));
+        e.marker(STREAM_ENTER);
         e.set(p.entry_inc);
 
         let mut before: Vec<Option<&SiteKind>> = vec![None; p.fcfg.num_ops];
@@ -499,6 +545,7 @@ impl Rewriter<'_> {
                     e.add(p.edge_inc[*edge as usize]);
                     e.count();
                     e.flush_loops();
+                    e.marker(STREAM_EXIT);
                 }
                 None => {}
             }
@@ -511,6 +558,7 @@ impl Rewriter<'_> {
                     e.f.instruction(&Instruction::End);
                     e.flush_loops();
                     e.count();
+                    e.marker(STREAM_EXIT);
                     e.f.instruction(&Instruction::End);
                 }
                 Operator::Call { .. } | Operator::CallIndirect { .. } | Operator::CallRef { .. } => {
@@ -560,6 +608,11 @@ enum HeaderEdge {
     /// The loop's only way around, free of calls: loop counter `i` (a local) counts it.
     Loop(usize),
 }
+
+/// Tag of a stream item that marks an activation's entry; the low bits carry the function index.
+pub const STREAM_ENTER: u64 = 1 << 62;
+/// Tag of a stream item that marks an activation's exit.
+pub const STREAM_EXIT: u64 = 2 << 62;
 
 /// Most loop counters in one function.
 const MAX_LOOP_COUNTERS: usize = 4;
@@ -829,6 +882,39 @@ impl Emitter<'_> {
         }
     }
 
+    /// Appends an item to the stream buffer; a full buffer is handed to the host.
+    fn append(&mut self, item: &[Instruction]) {
+        let mem = |offset: u32, align: u32| MemArg { offset: u64::from(offset), align, memory_index: self.memory };
+        self.f.instruction(&Instruction::I32Const(0));
+        self.f.instruction(&Instruction::I32Load(mem(STREAM_INDEX, 2)));
+        self.f.instruction(&Instruction::LocalTee(self.a));
+        self.f.instruction(&Instruction::I32Const(3));
+        self.f.instruction(&Instruction::I32Shl);
+        for i in item {
+            self.f.instruction(i);
+        }
+        self.f.instruction(&Instruction::I64Store(mem(STREAM_BUFFER, 3)));
+        self.f.instruction(&Instruction::I32Const(0));
+        self.f.instruction(&Instruction::LocalGet(self.a));
+        self.f.instruction(&Instruction::I32Const(1));
+        self.f.instruction(&Instruction::I32Add);
+        self.f.instruction(&Instruction::LocalTee(self.a));
+        self.f.instruction(&Instruction::I32Store(mem(STREAM_INDEX, 2)));
+        self.f.instruction(&Instruction::LocalGet(self.a));
+        self.f.instruction(&Instruction::I32Const(STREAM_CAPACITY as i32));
+        self.f.instruction(&Instruction::I32Eq);
+        self.f.instruction(&Instruction::If(BlockType::Empty));
+        self.f.instruction(&Instruction::Call(self.count_import));
+        self.f.instruction(&Instruction::End);
+    }
+
+    /// In stream mode, an activation marker (`tag` is [`STREAM_ENTER`] or [`STREAM_EXIT`]).
+    fn marker(&mut self, tag: u64) {
+        if self.counters == Counters::Stream {
+            self.append(&[Instruction::I64Const((tag | u64::from(self.func_index)) as i64)]);
+        }
+    }
+
     /// Counts the path whose ID is in `r`.
     fn count(&mut self) {
         match self.counters {
@@ -843,6 +929,15 @@ impl Emitter<'_> {
                 self.f.instruction(&Instruction::I64Const(1));
                 self.f.instruction(&Instruction::I64Add);
                 self.f.instruction(&Instruction::I64Store(arg));
+            }
+            Counters::Stream => {
+                let item = [
+                    Instruction::LocalGet(self.r),
+                    Instruction::I64ExtendI32U,
+                    Instruction::I64Const(i64::from(self.func_index) << 32),
+                    Instruction::I64Or,
+                ];
+                self.append(&item);
             }
             Counters::Sampled => {
                 self.f.instruction(&Instruction::I32Const(0));
@@ -878,7 +973,11 @@ impl Reencode for Rewriter<'_> {
     fn parse_type_section(&mut self, types: &mut TypeSection, section: wasmparser::TypeSectionReader<'_>) -> Res {
         wasm_encoder::reencode::utils::parse_type_section(self, types, section)?;
         if self.import_type.is_some() {
-            types.ty().function([ValType::I32, ValType::I64], []);
+            if self.stream {
+                types.ty().function([], []);
+            } else {
+                types.ty().function([ValType::I32, ValType::I64], []);
+            }
         }
         for results in &self.new_types {
             types.ty().function([], results.iter().copied());

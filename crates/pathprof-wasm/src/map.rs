@@ -28,6 +28,19 @@ pub enum Counters {
     Hash,
     /// Sampled (PEP): while the sampling flag is set, path ends call the sample import.
     Sampled,
+    /// Streamed (k-BLPP): path ends append `function << 32 | path ID` to the stream buffer.
+    Stream,
+}
+
+/// Where the stream buffer of k-BLPP lives in the profiler's memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StreamLayout {
+    /// Byte offset of the `i32` number of items in the buffer.
+    pub index: u32,
+    /// Byte offset of the buffer of little-endian `u64` items: `1 << 62 | function` enters an
+    /// activation, `2 << 62 | function` leaves it, `function << 32 | path ID` ends a path.
+    pub buffer: u32,
+    pub capacity: u32,
 }
 
 /// The probes of one function.
@@ -76,6 +89,9 @@ pub struct ProfileMap {
     /// shared (path ends call the sample import while the flag is non-zero).
     #[serde(default)]
     pub sample_flag: Option<u32>,
+    /// Stream mode: the stream buffer; the count import then drains it.
+    #[serde(default)]
+    pub stream: Option<StreamLayout>,
     pub functions: Vec<FunctionMap>,
 }
 
@@ -165,6 +181,7 @@ impl ProfileMap {
                     Counters::Array { .. } => "array".to_string(),
                     Counters::Hash => "hash".to_string(),
                     Counters::Sampled => "sampled".to_string(),
+                    Counters::Stream => "stream".to_string(),
                 }),
                 cut_blocks: f.probes.as_ref().map_or_else(Vec::new, |p| p.plan.overflow_cuts.clone()),
                 blocks: f.blocks.clone(),
@@ -174,6 +191,7 @@ impl ProfileMap {
                     (0..p.plan.dag.edges.len() as u32).filter(|&e| is_increment(&p.plan, e)).count() as u32
                 }),
                 increments_executed: U64(increments_executed),
+                kipf: None,
             });
         }
         Ok(out)

@@ -32,6 +32,9 @@ enum Mode {
     /// Sampled path and edge profiling (PEP): paths are numbered as in `bl`, only sampled path ends
     /// are recorded.
     Pep,
+    /// Multi-iteration path profiling (k-BLPP): every sequence of up to `-k` consecutive paths of an
+    /// activation, counted exactly.
+    Kbl,
 }
 
 /// Sampling options of `--mode pep`.
@@ -96,6 +99,9 @@ enum Command {
         edge_profile: Option<PathBuf>,
         #[command(flatten)]
         sampling: SamplingArgs,
+        /// k-BLPP: longest sequences of paths profiled.
+        #[arg(short = 'k', default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64))]
+        k: u16,
         /// The program.
         app: PathBuf,
         /// Arguments of the program.
@@ -180,9 +186,10 @@ fn main() {
 
 fn dispatch(command: Command) -> Result<i32> {
     match command {
-        Command::Run { mode, output, quiet, top, dirs, envs, invoke, edge_profile, sampling, app, args } => {
+        Command::Run { mode, output, quiet, top, dirs, envs, invoke, edge_profile, sampling, k, app, args } => {
             let mut config = run_config(&app, &dirs, &envs, invoke, args)?;
             config.sampling = sampling.sampling()?;
+            config.k = usize::from(k);
             run(mode, &app, &output, quiet, top, &config, edge_profile.as_deref())
         }
         Command::Instrument { input, output, map, edge_profile } => {
@@ -296,6 +303,22 @@ fn read_module(path: &Path) -> Result<Vec<u8>> {
     })
 }
 
+/// Gives every function its part of the run's k-IPF (labels are `function << 32 | path ID`), cut to
+/// sequences of at most `k` paths.
+fn attach_kipf(functions: &mut [pathprof_core::profile::FunctionProfile], kipf: &pathprof_core::kpath::Kipf, k: usize) {
+    use pathprof_core::kpath::KipfNode;
+    use pathprof_core::profile::{KipfNodeProfile, KipfProfile};
+    fn convert(n: &KipfNode, depth: usize) -> KipfNodeProfile {
+        let children = if depth > 1 { n.children.iter().map(|c| convert(c, depth - 1)).collect() } else { Vec::new() };
+        KipfNodeProfile { path: U64(n.path & 0xffff_ffff), count: U64(n.count), children }
+    }
+    for f in functions.iter_mut().filter(|f| f.instrumented) {
+        let roots: Vec<KipfNodeProfile> =
+            kipf.roots.iter().filter(|r| (r.path >> 32) as u32 == f.index).map(|r| convert(r, k)).collect();
+        f.kipf = Some(KipfProfile { k, roots });
+    }
+}
+
 /// Instrumentation options, with the edge frequencies of `edge_profile` when one is given.
 fn instrument_options(bytes: &[u8], edge_profile: Option<&Path>) -> Result<InstrumentOptions> {
     let mut options = InstrumentOptions::default();
@@ -322,9 +345,10 @@ fn run(
     let info = pathprof_wasm::ModuleInfo::read(&bytes).with_context(|| format!("cannot profile {}", app.display()))?;
     let (run_bytes, map, instrumentation_seconds): (Vec<u8>, Option<ProfileMap>, Option<f64>) = match mode {
         Mode::None => (bytes.clone(), None, None),
-        Mode::Bl | Mode::Pep => {
+        Mode::Bl | Mode::Pep | Mode::Kbl => {
             let mut options = instrument_options(&bytes, edge_profile)?;
             options.sampled = mode == Mode::Pep;
+            options.stream = mode == Mode::Kbl;
             let t = Instant::now();
             let inst = pathprof_wasm::instrument(&bytes, &options)
                 .with_context(|| format!("cannot instrument {}", app.display()))?;
@@ -333,10 +357,13 @@ fn run(
     };
     let engine = pathprof_runtime::engine()?;
     let outcome = pathprof_runtime::run(&engine, &run_bytes, map.as_ref(), config)?;
-    let functions = match &map {
+    let mut functions = match &map {
         Some(m) => m.function_profiles(&outcome.counts).map_err(|e| anyhow!("corrupt counters: {e}"))?,
         None => Vec::new(),
     };
+    if let Some(kipf) = &outcome.kipf {
+        attach_kipf(&mut functions, kipf, config.k);
+    }
     let path_executions = functions.iter().flat_map(|f| &f.paths).map(|p| p.count.0).sum::<u64>();
     let profile = Profile {
         format: pathprof_core::profile::FORMAT.to_string(),
@@ -351,6 +378,7 @@ fn run(
             Mode::None => "none",
             Mode::Bl => "bl",
             Mode::Pep => "pep",
+            Mode::Kbl => "kbl",
         }
         .to_string(),
         args: config.args.clone(),

@@ -1,0 +1,122 @@
+//! Multi-iteration path profiling (`--mode kbl`): the k-IPF of a run, counted by hand; its first
+//! level is the Ball–Larus profile; a callee's paths stay out of its caller's sequences.
+
+mod common;
+
+use common::{function, run_wat};
+use pathprof_core::profile::{FunctionProfile, KipfNodeProfile};
+
+/// `work(n)` ends, in order: the entry path, then the even and the odd iteration alternately, n in
+/// all, then the exit path.
+const LOOP: &str = r#"
+(module
+  (func $work (export "work") (param $n i32) (result i32)
+    (local $i i32) (local $acc i32)
+    (block $done
+      (loop $top
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (if (i32.and (local.get $i) (i32.const 1))
+          (then (local.set $acc (i32.add (local.get $acc) (call $odd))))
+          (else (local.set $acc (i32.add (local.get $acc) (i32.const 1)))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $top)))
+    (local.get $acc))
+  (func $odd (result i32)
+    (local $j i32)
+    (loop $l
+      (local.set $j (i32.add (local.get $j) (i32.const 1)))
+      (br_if $l (i32.lt_u (local.get $j) (i32.const 3))))
+    (local.get $j))
+  (func (export "_start") (drop (call $work (i32.const 10)))))
+"#;
+
+/// Count of the sequence of paths `seq` (path IDs) in `f`'s k-IPF.
+fn count(f: &FunctionProfile, seq: &[u64]) -> u64 {
+    let mut level: &Vec<KipfNodeProfile> = &f.kipf.as_ref().unwrap().roots;
+    let mut c = 0;
+    for p in seq {
+        match level.iter().find(|n| n.path.0 == *p) {
+            Some(n) => {
+                c = n.count.0;
+                level = &n.children;
+            }
+            None => return 0,
+        }
+    }
+    c
+}
+
+/// The one path of `f` that satisfies `pred`.
+fn path_id(f: &FunctionProfile, pred: impl Fn(&pathprof_core::profile::PathCount) -> bool) -> u64 {
+    let ids: Vec<u64> = f.paths.iter().filter(|p| pred(p)).map(|p| p.id.0).collect();
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    ids[0]
+}
+
+#[test]
+fn kipf_of_a_loop_by_hand() {
+    let run = run_wat(LOOP, &["--mode", "kbl", "-k", "3"], &[]);
+    assert!(run.output.status.success(), "{}", String::from_utf8_lossy(&run.output.stderr));
+    let bl = run_wat(LOOP, &[], &[]);
+    let work = function(&run.profile, "work");
+    assert_eq!(work.kipf.as_ref().unwrap().k, 3);
+    use pathprof_core::profile::Endpoint;
+    let header = work.blocks.iter().find(|b| b.loop_header).unwrap().id;
+    let entry = path_id(work, |p| p.start == Endpoint::Entry);
+    let exit = path_id(work, |p| p.end == Endpoint::Exit);
+    let rounds: Vec<u64> = work
+        .paths
+        .iter()
+        .filter(|p| p.start == Endpoint::Block(header) && p.end == Endpoint::Block(header))
+        .map(|p| p.id.0)
+        .collect();
+    assert_eq!(rounds.len(), 2);
+    // i = 0 is even: the entry path is followed by the even round.
+    let even = *rounds.iter().find(|&&r| count(work, &[entry, r]) == 1).expect("entry then even");
+    let odd = *rounds.iter().find(|&&r| r != even).unwrap();
+    assert_eq!(count(work, &[entry]), 1);
+    assert_eq!(count(work, &[even]), 5);
+    assert_eq!(count(work, &[odd]), 5);
+    assert_eq!(count(work, &[even, odd]), 5);
+    assert_eq!(count(work, &[odd, even]), 4);
+    assert_eq!(count(work, &[odd, exit]), 1);
+    assert_eq!(count(work, &[entry, even, odd]), 1);
+    assert_eq!(count(work, &[even, odd, even]), 4);
+    assert_eq!(count(work, &[odd, even, odd]), 4);
+    assert_eq!(count(work, &[even, odd, exit]), 1);
+    // Nothing longer than k.
+    assert_eq!(count(work, &[entry, even, odd, even]), 0);
+    // The calls to $odd between the rounds are not in work's sequences: $odd's own forest has them,
+    // 4 paths a call (entry to header, two rounds, header to exit).
+    let odd_fn = function(&run.profile, "odd");
+    assert_eq!(odd_fn.kipf.as_ref().unwrap().roots.iter().map(|r| r.count.0).sum::<u64>(), 5 * 4);
+    // The first level is the Ball–Larus profile.
+    for (a, b) in run.profile.functions.iter().zip(&bl.profile.functions) {
+        let mut x: Vec<_> = a.paths.iter().map(|p| (p.id, p.count, p.blocks.clone())).collect();
+        let mut y: Vec<_> = b.paths.iter().map(|p| (p.id, p.count, p.blocks.clone())).collect();
+        x.sort();
+        y.sort();
+        assert_eq!(x, y, "{:?}", a.name);
+        let roots: Vec<(u64, u64)> = a.kipf.as_ref().unwrap().roots.iter().map(|r| (r.path.0, r.count.0)).collect();
+        let mut bl_counts: Vec<(u64, u64)> = b.paths.iter().map(|p| (p.id.0, p.count.0)).collect();
+        bl_counts.sort();
+        assert_eq!(roots, bl_counts);
+    }
+}
+
+#[test]
+fn k_is_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.wasm");
+    std::fs::write(&path, wat::parse_str(LOOP).unwrap()).unwrap();
+    for k in ["0", "65"] {
+        let out = common::pathprof()
+            .current_dir(dir.path())
+            .args(["run", "--quiet", "--mode", "kbl", "-k", k, "-o", "p.json"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert_ne!(out.status.code(), Some(0));
+        assert!(!dir.path().join("p.json").exists());
+    }
+}
