@@ -52,6 +52,18 @@ use wasmparser::{FunctionBody, Operator, Parser, Payload};
 pub const IMPORT_MODULE: &str = "pathprof";
 /// Field name of that import: `(func (param i32 i64))`, called with function index and path ID.
 pub const IMPORT_NAME: &str = "count_path";
+/// Field name of the profiler's import in each mode: it drains the stream (k-BLPP), receives samples
+/// (PEP), or counts the paths of hash-counted functions.
+fn import_name(sampled: bool, stream: bool) -> &'static str {
+    if stream {
+        FLUSH_IMPORT_NAME
+    } else if sampled {
+        SAMPLE_IMPORT_NAME
+    } else {
+        IMPORT_NAME
+    }
+}
+
 /// Field name of the import that drains the stream buffer (k-BLPP): `(func)`.
 pub const FLUSH_IMPORT_NAME: &str = "flush_stream";
 /// Items the stream buffer holds before the host drains it.
@@ -285,16 +297,8 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
         format: MAP_FORMAT.to_string(),
         version: MAP_VERSION,
         memory_export,
-        count_import: needs_import.then(|| {
-            let name = if options.stream {
-                FLUSH_IMPORT_NAME
-            } else if options.sampled {
-                SAMPLE_IMPORT_NAME
-            } else {
-                IMPORT_NAME
-            };
-            (IMPORT_MODULE.to_string(), name.to_string())
-        }),
+        count_import: needs_import
+            .then(|| (IMPORT_MODULE.to_string(), import_name(options.sampled, options.stream).to_string())),
         sample_flag: options.sampled.then_some(0),
         stream: options.stream.then_some(crate::map::StreamLayout {
             index: STREAM_INDEX,
@@ -422,14 +426,7 @@ impl Rewriter<'_> {
 
     fn import_section(&self, imports: &mut ImportSection) {
         if let Some(ty) = self.import_type {
-            let name = if self.stream {
-                FLUSH_IMPORT_NAME
-            } else if self.sampled {
-                SAMPLE_IMPORT_NAME
-            } else {
-                IMPORT_NAME
-            };
-            imports.import(IMPORT_MODULE, name, EntityType::Function(ty));
+            imports.import(IMPORT_MODULE, import_name(self.sampled, self.stream), EntityType::Function(ty));
         }
     }
 

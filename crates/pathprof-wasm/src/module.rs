@@ -26,7 +26,6 @@ pub struct ModuleInfo {
     pub func_types: Vec<u32>,
     pub num_imported_funcs: u32,
     pub num_memories: u32,
-    pub num_data_segments: u32,
     /// Names from the name section, by function index.
     pub names: HashMap<u32, String>,
     /// Byte range of the code section's contents (after its id and size), in the file.
@@ -34,7 +33,6 @@ pub struct ModuleInfo {
     /// Byte range of each defined function body, in order.
     pub bodies: Vec<Range<usize>>,
     pub export_names: Vec<String>,
-    pub import_modules: Vec<(String, String)>,
 }
 
 /// Features accepted in input modules and required of instrumented ones.
@@ -65,12 +63,10 @@ impl ModuleInfo {
             func_types: Vec::new(),
             num_imported_funcs: 0,
             num_memories: 0,
-            num_data_segments: 0,
             names: HashMap::new(),
             code_section: None,
             bodies: Vec::new(),
             export_names: Vec::new(),
-            import_modules: Vec::new(),
         };
         let err = |e: wasmparser::BinaryReaderError| ModuleError::Malformed(e.to_string());
         for payload in Parser::new(0).parse_all(bytes) {
@@ -89,7 +85,6 @@ impl ModuleInfo {
                 Payload::ImportSection(r) => {
                     for imp in r.into_imports() {
                         let imp = imp.map_err(err)?;
-                        info.import_modules.push((imp.module.to_string(), imp.name.to_string()));
                         match imp.ty {
                             TypeRef::Func(t) | TypeRef::FuncExact(t) => {
                                 info.func_types.push(t);
@@ -106,7 +101,6 @@ impl ModuleInfo {
                     }
                 }
                 Payload::MemorySection(r) => info.num_memories += r.count(),
-                Payload::DataSection(r) => info.num_data_segments = r.count(),
                 Payload::ExportSection(r) => {
                     for e in r {
                         info.export_names.push(e.map_err(err)?.name.to_string());
