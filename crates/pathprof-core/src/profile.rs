@@ -130,7 +130,29 @@ pub struct Profile {
     /// Sampled mode: how paths were sampled (null when every path end was counted).
     #[serde(default)]
     pub sampling: Option<SamplingInfo>,
+    /// Mode `kbl`: how the k-iteration path forests were built (null in other modes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kbl: Option<KblInfo>,
     pub functions: Vec<FunctionProfile>,
+}
+
+/// How the k-iteration path forests of a `kbl` profile were built (seed 000 §2.2, §4).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KblInfo {
+    pub k: usize,
+    /// Items of the path stream: path IDs, activation entries and activation exits.
+    pub stream_items: U64,
+    /// Nodes of the k-slab forest the k-IPFs were made from, and the bytes each takes.
+    pub ksf_nodes: U64,
+    pub ksf_node_bytes: u32,
+    /// Nodes visited looking up children in the k-SF (sibling scans), over all path IDs.
+    pub sibling_scans: U64,
+    /// The bound on k-SF nodes (`--max-nodes`), when one was set.
+    pub max_nodes: Option<U64>,
+    /// Path IDs the bound kept out of the forest. Zero means every count is exact; otherwise the
+    /// roots (the Ball–Larus counts) stay exact and every other count is a lower bound, below the
+    /// true count by at most `dropped`.
+    pub dropped: U64,
 }
 
 /// How a sampled profile was taken (PEP, seed 004 §3.3).

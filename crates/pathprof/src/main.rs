@@ -397,6 +397,7 @@ fn run(
             ticks: outcome.ticks,
             samples_taken: outcome.samples,
         }),
+        kbl: None,
         functions,
     };
     profile_file::write_atomically(output, profile.to_json().as_bytes())?;
