@@ -8,9 +8,18 @@
 //! increments one counter. [`KSlabForest::to_kipf`] is Fig. 7: the subtrees of depth up to `k − 1`
 //! rooted at every node of a label are joined under a root of that label.
 //!
-//! Labels are plain `u64`s; a caller profiling several functions makes them distinct per function
-//! (seed 002 keys roots by path ID and routine). Nodes use the first-child, next-sibling layout of
-//! seed 002.
+//! Labels are `u64`s; a caller profiling several functions makes them distinct per function (seed
+//! 002 keys roots by path ID and routine). Nodes use the first-child, next-sibling layout of seed 002
+//! in 16 bytes: labels are interned to 32-bit indices, counts beyond 32 bits spill into a side table,
+//! and a child found down its sibling list moves to the front (seed 000 §4 suggests it against the
+//! long sibling scans of its outliers).
+//!
+//! **Bounded memory.** [`Options::max_nodes`] caps the forest. Once it is full, a path ID whose node
+//! would be new is *dropped*: it is not counted in the forest, and neither are the path IDs of its
+//! activation that would go under the missing node (to the end of the next slab at most). The roots of the k-IPF stay exact (they come from a
+//! per-label total kept beside the forest, and equal the Ball–Larus counts); every deeper count is a
+//! lower bound, at most [`KSlabForest::dropped`] below the true count, since every occurrence of a
+//! sequence the forest missed ends at a dropped path ID. Without a bound the k-IPF is exact.
 
 use std::collections::HashMap;
 
@@ -23,37 +32,92 @@ pub enum Item {
     Path(u64),
 }
 
+/// No node (an empty child list, or no lower part yet).
 const NONE: u32 = u32::MAX;
+/// A node the bound kept out of the forest: everything under it is dropped too.
+const LOST: u32 = u32::MAX - 1;
+/// Nodes and labels are indexed by `u32`s below the two sentinels.
+const MAX_INDEX: usize = (u32::MAX - 2) as usize;
 
+/// A k-SF node: 16 bytes.
 #[derive(Clone, Copy, Debug)]
 struct Node {
-    label: u64,
-    count: u64,
+    /// Interned label.
+    label: u32,
+    /// The low 32 bits of the count; the rest is in [`KSlabForest::high`].
+    count: u32,
     first_child: u32,
     next_sibling: u32,
 }
 
-/// Where one activation is in the forest: items since its start, and the current nodes of the upper
-/// (`τ`) and lower (`β`) parts.
+/// Bytes of one k-SF node.
+pub const NODE_BYTES: usize = std::mem::size_of::<Node>();
+
+/// How a forest is built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Most nodes the forest may hold (see the module's note on bounded memory).
+    pub max_nodes: Option<usize>,
+    /// Move a child found down its sibling list to the front of the list.
+    pub move_to_front: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { max_nodes: None, move_to_front: true }
+    }
+}
+
+/// Where one activation is in the forest: its position in the current slab, and the current nodes of
+/// the upper (`τ`) and lower (`β`) parts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Cursor {
-    n: usize,
+    pos: u32,
     top: u32,
     bottom: u32,
 }
 
 impl Default for Cursor {
     fn default() -> Self {
-        Cursor { n: 0, top: NONE, bottom: NONE }
+        Cursor { pos: 0, top: NONE, bottom: NONE }
     }
 }
+
+/// A fast hash for interning labels (FxHash's multiply-rotate).
+#[derive(Default, Clone, Copy)]
+struct LabelHasher(u64);
+
+impl std::hash::Hasher for LabelHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+type LabelMap = HashMap<u64, u32, std::hash::BuildHasherDefault<LabelHasher>>;
 
 /// The k-slab forest, built one item at a time.
 #[derive(Clone, Debug)]
 pub struct KSlabForest {
     k: usize,
+    options: Options,
     nodes: Vec<Node>,
-    roots: HashMap<u64, u32>,
+    /// By interned label: the label, its root node (or [`NONE`]), and how many times it occurred.
+    labels: Vec<u64>,
+    roots: Vec<u32>,
+    totals: Vec<u64>,
+    index: LabelMap,
+    /// Counts of 2^32 and more: the high part, by node.
+    high: HashMap<u32, u64>,
+    dropped: u64,
+    scans: u64,
     /// The cursor of [`KSlabForest::push`].
     cursor: Cursor,
 }
@@ -61,8 +125,24 @@ pub struct KSlabForest {
 impl KSlabForest {
     /// An empty forest for paths of up to `k ≥ 2` BL paths.
     pub fn new(k: usize) -> Self {
+        Self::with_options(k, Options::default())
+    }
+
+    pub fn with_options(k: usize, options: Options) -> Self {
         assert!(k >= 2, "k-slab forests need k ≥ 2");
-        KSlabForest { k, nodes: Vec::new(), roots: HashMap::new(), cursor: Cursor::default() }
+        KSlabForest {
+            k,
+            options,
+            nodes: Vec::new(),
+            labels: Vec::new(),
+            roots: Vec::new(),
+            totals: Vec::new(),
+            index: LabelMap::default(),
+            high: HashMap::new(),
+            dropped: 0,
+            scans: 0,
+            cursor: Cursor::default(),
+        }
     }
 
     /// Number of nodes.
@@ -74,23 +154,102 @@ impl KSlabForest {
         self.nodes.is_empty()
     }
 
-    fn add(&mut self, label: u64) -> u32 {
+    /// Path IDs the node bound kept out of the forest.
+    pub fn dropped(&self) -> u64 {
+        self.dropped
+    }
+
+    /// Nodes visited looking up children.
+    pub fn sibling_scans(&self) -> u64 {
+        self.scans
+    }
+
+    fn limit(&self) -> usize {
+        self.options.max_nodes.unwrap_or(MAX_INDEX).min(MAX_INDEX)
+    }
+
+    fn add(&mut self, label: u32) -> u32 {
+        if self.nodes.len() >= self.limit() {
+            return LOST;
+        }
         self.nodes.push(Node { label, count: 0, first_child: NONE, next_sibling: NONE });
         (self.nodes.len() - 1) as u32
     }
 
-    /// The child of `parent` labelled `label`, added if missing.
-    fn child(&mut self, parent: u32, label: u64) -> u32 {
-        let mut c = self.nodes[parent as usize].first_child;
+    fn count(&self, node: u32) -> u64 {
+        self.high.get(&node).copied().unwrap_or(0) + u64::from(self.nodes[node as usize].count)
+    }
+
+    fn bump(&mut self, node: u32) {
+        if node == LOST {
+            self.dropped += 1;
+            return;
+        }
+        let c = &mut self.nodes[node as usize].count;
+        match c.checked_add(1) {
+            Some(n) => *c = n,
+            None => {
+                *c = 0;
+                *self.high.entry(node).or_insert(0) += 1 << 32;
+            }
+        }
+    }
+
+    /// The interned index of `label`, or `None` when 2^32 − 2 labels are already interned.
+    fn intern(&mut self, label: u64) -> Option<u32> {
+        if let Some(&l) = self.index.get(&label) {
+            return Some(l);
+        }
+        if self.labels.len() >= MAX_INDEX {
+            return None;
+        }
+        let l = self.labels.len() as u32;
+        self.labels.push(label);
+        self.roots.push(NONE);
+        self.totals.push(0);
+        self.index.insert(label, l);
+        Some(l)
+    }
+
+    fn root(&mut self, l: u32) -> u32 {
+        match self.roots[l as usize] {
+            NONE => {
+                let root = self.add(l);
+                if root != LOST {
+                    self.roots[l as usize] = root;
+                }
+                root
+            }
+            root => root,
+        }
+    }
+
+    /// The child of `parent` labelled `l`, added if missing.
+    fn child(&mut self, parent: u32, l: u32) -> u32 {
+        if parent == LOST {
+            return LOST;
+        }
+        let first = self.nodes[parent as usize].first_child;
+        let (mut prev, mut c) = (NONE, first);
         while c != NONE {
-            if self.nodes[c as usize].label == label {
+            self.scans += 1;
+            let node = self.nodes[c as usize];
+            if node.label == l {
+                if prev != NONE && self.options.move_to_front {
+                    self.nodes[prev as usize].next_sibling = node.next_sibling;
+                    self.nodes[c as usize].next_sibling = first;
+                    self.nodes[parent as usize].first_child = c;
+                }
                 return c;
             }
-            c = self.nodes[c as usize].next_sibling;
+            prev = c;
+            c = node.next_sibling;
         }
-        let new = self.add(label);
-        self.nodes[new as usize].next_sibling = self.nodes[parent as usize].first_child;
-        self.nodes[parent as usize].first_child = new;
+        let new = self.add(l);
+        if new != LOST {
+            self.nodes[new as usize].next_sibling = first;
+            self.nodes[parent as usize].first_child = new;
+        }
         new
     }
 
@@ -107,59 +266,68 @@ impl KSlabForest {
     /// Adds path `r` after the items of the activation at `cursor` (a fresh [`Cursor`] is the `*`
     /// marker).
     pub fn push_at(&mut self, cursor: &mut Cursor, r: u64) {
-        if cursor.n.is_multiple_of(self.k - 1) {
+        let Some(l) = self.intern(r) else {
+            self.dropped += 1;
+            *cursor = Cursor { pos: cursor.pos, top: LOST, bottom: LOST };
+            return;
+        };
+        self.totals[l as usize] += 1;
+        if cursor.pos == 0 {
             cursor.bottom = cursor.top;
-            cursor.top = match self.roots.get(&r) {
-                Some(&root) => root,
-                None => {
-                    let root = self.add(r);
-                    self.roots.insert(r, root);
-                    root
-                }
-            };
+            cursor.top = self.root(l);
         } else {
-            cursor.top = self.child(cursor.top, r);
+            cursor.top = self.child(cursor.top, l);
         }
         if cursor.bottom != NONE {
-            cursor.bottom = self.child(cursor.bottom, r);
-            self.nodes[cursor.bottom as usize].count += 1;
+            cursor.bottom = self.child(cursor.bottom, l);
+            self.bump(cursor.bottom);
         } else {
-            self.nodes[cursor.top as usize].count += 1;
+            self.bump(cursor.top);
         }
-        cursor.n += 1;
+        cursor.pos += 1;
+        if cursor.pos as usize == self.k - 1 {
+            cursor.pos = 0;
+        }
     }
 
-    /// Converts the forest into the k-IPF (`make_k_ipf` of seed 000 Fig. 7).
+    /// Converts the forest into the k-IPF (`make_k_ipf` of seed 000 Fig. 7). The roots' counts are the
+    /// exact totals of their labels, also when the bound dropped path IDs.
     pub fn to_kipf(&self) -> Kipf {
-        let mut by_label: Vec<(u64, Vec<u32>)> = Vec::new();
-        let mut index: HashMap<u64, usize> = HashMap::new();
+        let mut by_label: Vec<Vec<u32>> = vec![Vec::new(); self.labels.len()];
         for (i, node) in self.nodes.iter().enumerate() {
-            let slot = *index.entry(node.label).or_insert_with(|| {
-                by_label.push((node.label, Vec::new()));
-                by_label.len() - 1
-            });
-            by_label[slot].1.push(i as u32);
+            by_label[node.label as usize].push(i as u32);
         }
         let mut root = KipfNode { path: 0, count: 0, children: Vec::new() };
-        for (_, nodes) in &by_label {
+        for nodes in &by_label {
             for &rho in nodes {
                 self.join(rho, &mut root, self.k - 1);
             }
         }
         let mut roots = root.children;
+        for r in &mut roots {
+            let l = self.index[&r.path];
+            r.count = self.totals[l as usize];
+        }
+        // Labels whose every node the bound dropped still have their exact count.
+        for (l, &total) in self.totals.iter().enumerate() {
+            if total > 0 && by_label[l].is_empty() {
+                roots.push(KipfNode { path: self.labels[l], count: total, children: Vec::new() });
+            }
+        }
         sort(&mut roots);
         Kipf { k: self.k, roots }
     }
 
     fn join(&self, rho: u32, gamma: &mut KipfNode, depth: usize) {
         let node = self.nodes[rho as usize];
-        let pos = match gamma.children.iter().position(|c| c.path == node.label) {
+        let (label, count) = (self.labels[node.label as usize], self.count(rho));
+        let pos = match gamma.children.iter().position(|c| c.path == label) {
             Some(p) => {
-                gamma.children[p].count += node.count;
+                gamma.children[p].count += count;
                 p
             }
             None => {
-                gamma.children.push(KipfNode { path: node.label, count: node.count, children: Vec::new() });
+                gamma.children.push(KipfNode { path: label, count, children: Vec::new() });
                 gamma.children.len() - 1
             }
         };
@@ -247,38 +415,67 @@ pub fn kipf(k: usize, stream: impl IntoIterator<Item = Item>) -> Kipf {
 pub struct Activations {
     forest: KSlabForest,
     stack: Vec<Cursor>,
+    items: u64,
 }
 
 impl Activations {
     pub fn new(k: usize) -> Self {
-        Activations { forest: KSlabForest::new(k), stack: Vec::new() }
+        Self::with_options(k, Options::default())
+    }
+
+    pub fn with_options(k: usize, options: Options) -> Self {
+        Activations { forest: KSlabForest::with_options(k, options), stack: Vec::new(), items: 0 }
     }
 
     /// An activation starts (the `*` marker).
     pub fn enter(&mut self) {
+        self.items += 1;
         self.stack.push(Cursor::default());
     }
 
     /// The current activation ended a path. A path outside any activation starts one.
     pub fn path(&mut self, label: u64) {
         if self.stack.is_empty() {
-            self.enter();
+            self.stack.push(Cursor::default());
         }
+        self.items += 1;
         let top = self.stack.last_mut().expect("an activation is open");
         self.forest.push_at(top, label);
     }
 
     /// The current activation returned.
     pub fn exit(&mut self) {
+        self.items += 1;
         self.stack.pop();
     }
 
-    /// Activations still open.
-    pub fn depth(&self) -> usize {
-        self.stack.len()
+    /// Items seen: path IDs, entries and exits.
+    pub fn items(&self) -> u64 {
+        self.items
     }
 
     pub fn forest(&self) -> &KSlabForest {
         &self.forest
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_carry_past_32_bits() {
+        let mut f = KSlabForest::new(3);
+        f.push(Item::Path(7));
+        f.nodes[0].count = u32::MAX - 1;
+        for _ in 0..3 {
+            f.push(Item::Enter);
+            f.push(Item::Path(7));
+        }
+        assert_eq!(f.count(0), u64::from(u32::MAX) + 2);
+        assert_eq!(f.to_kipf().roots[0].count, 4);
+        let mut root = KipfNode { path: 0, count: 0, children: Vec::new() };
+        f.join(0, &mut root, 0);
+        assert_eq!(root.children[0].count, u64::from(u32::MAX) + 2);
     }
 }

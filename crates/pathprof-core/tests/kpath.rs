@@ -1,6 +1,6 @@
 //! The k-IPF equals brute-force n-gram counting; seed 000's running example.
 
-use pathprof_core::kpath::{kipf, Item};
+use pathprof_core::kpath::{kipf, Item, KSlabForest, Options, NODE_BYTES};
 use proptest::prelude::*;
 use std::collections::HashMap;
 
@@ -114,5 +114,70 @@ proptest! {
         let stream: Vec<Item> =
             done.iter().flat_map(|seq| std::iter::once(Item::Enter).chain(seq.iter().map(|&p| Item::Path(p)))).collect();
         prop_assert_eq!(a.forest().to_kipf().sequences(), ngrams(k, &stream));
+    }
+}
+
+/// The forest built from `stream` with `options`.
+fn forest(k: usize, options: Options, stream: &[Item]) -> KSlabForest {
+    let mut f = KSlabForest::with_options(k, options);
+    for &item in stream {
+        f.push(item);
+    }
+    f
+}
+
+#[test]
+fn nodes_take_16_bytes() {
+    assert_eq!(NODE_BYTES, 16);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    /// Under a node bound, the roots stay exact, no count exceeds the truth, and none falls short of
+    /// it by more than the dropped path IDs; a bound the forest never reaches changes nothing.
+    #[test]
+    fn bounded_forest_keeps_its_promises(
+        k in 2usize..7,
+        raw in proptest::collection::vec(0u8..7, 0..160),
+        bound in 0usize..60,
+    ) {
+        let s: Vec<Item> = raw.iter().map(|&x| if x == 0 { Item::Enter } else { Item::Path(x as u64) }).collect();
+        let truth = ngrams(k, &s);
+        let unbounded = forest(k, Options::default(), &s);
+        prop_assert_eq!(unbounded.dropped(), 0);
+        let f = forest(k, Options { max_nodes: Some(bound), ..Options::default() }, &s);
+        prop_assert!(f.len() <= bound);
+        let got = f.to_kipf();
+        for r in &got.roots {
+            prop_assert_eq!(Some(&r.count), truth.get(&vec![r.path]));
+        }
+        prop_assert_eq!(got.roots.len(), truth.keys().filter(|seq| seq.len() == 1).count());
+        let reported = got.sequences();
+        for (seq, &n) in &truth {
+            let r = reported.get(seq).copied().unwrap_or(0);
+            prop_assert!(r <= n && n - r <= f.dropped(), "{:?}: {} of {}, {} dropped", seq, r, n, f.dropped());
+        }
+        for seq in reported.keys() {
+            prop_assert!(truth.contains_key(seq));
+        }
+        if bound >= unbounded.len() {
+            prop_assert_eq!(f.dropped(), 0);
+            prop_assert_eq!(reported, truth);
+        }
+    }
+
+    /// Moving found children to the front of their sibling lists changes the order of the scans, not
+    /// the forest's counts.
+    #[test]
+    fn move_to_front_changes_no_count(
+        k in 2usize..7,
+        raw in proptest::collection::vec(0u8..9, 0..200),
+    ) {
+        let s: Vec<Item> = raw.iter().map(|&x| if x == 0 { Item::Enter } else { Item::Path(x as u64) }).collect();
+        let plain = forest(k, Options { move_to_front: false, ..Options::default() }, &s);
+        let mtf = forest(k, Options { move_to_front: true, ..Options::default() }, &s);
+        prop_assert_eq!(plain.len(), mtf.len());
+        prop_assert_eq!(plain.to_kipf(), mtf.to_kipf());
     }
 }
