@@ -40,6 +40,10 @@ pub struct RunConfig {
     pub sampling: Sampling,
     /// Longest k-iteration paths, for a module instrumented in stream mode (at least 1).
     pub k: usize,
+    /// Stream mode: most k-SF nodes (see `pathprof_core::kpath` on bounded memory).
+    pub max_nodes: Option<usize>,
+    /// Stream mode: keep the first `record_stream` items of the stream in [`RunOutcome::stream`].
+    pub record_stream: usize,
 }
 
 /// Sampling of path ends (PEP, seed 004 §3.3): simplified Arnold–Grove sampling driven by a timer.
@@ -122,9 +126,23 @@ pub struct RunOutcome {
     /// Sampled mode: timer ticks and samples taken.
     pub ticks: u64,
     pub samples: u64,
-    /// Stream mode: the k-IPF of the run (labels are `function << 32 | path ID`), and its k-SF size.
+    /// Stream mode: the k-IPF of the run (labels are `function << 32 | path ID`).
     pub kipf: Option<pathprof_core::kpath::Kipf>,
+    /// Stream mode: how the k-SF was built, and its number of nodes.
+    pub ksf: Option<KsfFacts>,
     pub ksf_nodes: usize,
+    /// Stream mode: the first [`RunConfig::record_stream`] items of the stream.
+    pub stream: Vec<u64>,
+}
+
+/// Facts of a run's k-slab forest.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct KsfFacts {
+    pub stream_items: u64,
+    pub nodes: usize,
+    pub sibling_scans: u64,
+    /// Path IDs kept out by [`RunConfig::max_nodes`].
+    pub dropped: u64,
 }
 
 struct Host {
@@ -136,30 +154,86 @@ struct Host {
     stream: Option<Stream>,
 }
 
-/// The consumer of a k-BLPP stream.
+/// The program's side of a k-BLPP stream (seed 000 §3, "exploiting multiple cores"): a full buffer in
+/// the profiler's memory is copied into one of two host buffers and handed to the consumer thread,
+/// which folds it into the k-SF while the program runs on and fills the other. When both are in
+/// flight, the program waits for one: no item is ever lost.
 struct Stream {
     layout: pathprof_wasm::map::StreamLayout,
     memory: Option<wasmtime::Memory>,
+    full: Option<std::sync::mpsc::Sender<Vec<u64>>>,
+    free: std::sync::mpsc::Receiver<Vec<u64>>,
+    consumer: Option<std::thread::JoinHandle<Consumed>>,
+}
+
+/// Folds items of a k-BLPP stream (see `pathprof_wasm::map::StreamLayout`) into per-activation k-SFs.
+pub fn fold_stream(activations: &mut pathprof_core::kpath::Activations, items: &[u64]) {
+    for &item in items {
+        match item >> 62 {
+            0 => activations.path(item),
+            1 => activations.enter(),
+            _ => {
+                activations.path(item & !(3 << 62));
+                activations.exit();
+            }
+        }
+    }
+}
+
+/// What the consumer thread built.
+struct Consumed {
     activations: pathprof_core::kpath::Activations,
+    recorded: Vec<u64>,
 }
 
 impl Stream {
-    /// Folds the items of the buffer into the k-SF and empties the buffer.
-    fn drain(&mut self, mut store: impl wasmtime::AsContextMut) {
-        let Some(memory) = self.memory else { return };
+    fn start(layout: pathprof_wasm::map::StreamLayout, config: &RunConfig) -> Stream {
+        let (full, full_rx) = std::sync::mpsc::channel::<Vec<u64>>();
+        let (free_tx, free) = std::sync::mpsc::channel();
+        for _ in 0..2 {
+            let _ = free_tx.send(Vec::with_capacity(layout.capacity as usize));
+        }
+        let options = pathprof_core::kpath::Options { max_nodes: config.max_nodes, ..Default::default() };
+        let (k, record) = (config.k.max(2), config.record_stream);
+        let consumer = std::thread::spawn(move || {
+            let mut activations = pathprof_core::kpath::Activations::with_options(k, options);
+            let mut recorded = Vec::new();
+            for buffer in full_rx {
+                if recorded.len() < record {
+                    recorded.extend(buffer.iter().take(record - recorded.len()));
+                }
+                fold_stream(&mut activations, &buffer);
+                // The program may have finished and stopped taking buffers back.
+                let _ = free_tx.send(buffer);
+            }
+            Consumed { activations, recorded }
+        });
+        Stream { layout, memory: None, full: Some(full), free, consumer: Some(consumer) }
+    }
+
+    /// Hands the items of the buffer to the consumer and empties the buffer.
+    fn drain(&mut self, mut store: impl wasmtime::AsContextMut) -> Result<()> {
+        let Some(memory) = self.memory else { return Ok(()) };
         let data = memory.data_mut(&mut store);
         let at = self.layout.index as usize;
         let n = u32::from_le_bytes(data[at..at + 4].try_into().expect("4 bytes")).min(self.layout.capacity) as usize;
-        let base = self.layout.buffer as usize;
-        for chunk in data[base..base + 8 * n].chunks_exact(8) {
-            let item = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
-            match item >> 62 {
-                1 => self.activations.enter(),
-                2 => self.activations.exit(),
-                _ => self.activations.path(item),
-            }
+        if n == 0 {
+            return Ok(());
         }
+        let lost = || anyhow!("the k-SF consumer thread stopped");
+        let mut buffer = self.free.recv().map_err(|_| lost())?;
+        buffer.clear();
+        let base = self.layout.buffer as usize;
+        buffer.extend(data[base..base + 8 * n].chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8"))));
         data[at..at + 4].copy_from_slice(&0u32.to_le_bytes());
+        self.full.as_ref().ok_or_else(lost)?.send(buffer).map_err(|_| lost())
+    }
+
+    /// Waits for the consumer to fold the last buffer.
+    fn finish(mut self) -> Result<Consumed> {
+        drop(self.full.take());
+        let consumer = self.consumer.take().expect("joined once");
+        consumer.join().map_err(|_| anyhow!("the k-SF consumer thread failed"))
     }
 }
 
@@ -263,11 +337,7 @@ pub fn run_module(
         bench_region: None,
         hash_counts: HashMap::new(),
         sampler: Sampler { config: sampled.then(|| config.sampling.clone()), ..Sampler::default() },
-        stream: map.and_then(|m| m.stream).map(|layout| Stream {
-            layout,
-            memory: None,
-            activations: pathprof_core::kpath::Activations::new(config.k.max(2)),
-        }),
+        stream: map.and_then(|m| m.stream).map(|layout| Stream::start(layout, config)),
     };
     let mut store = Store::new(engine, host);
     let mut linker: Linker<Host> = Linker::new(engine);
@@ -283,11 +353,13 @@ pub fn run_module(
     })?;
     if let Some((m, n)) = map.and_then(|m| m.count_import.as_ref()) {
         if map.is_some_and(|m| m.stream.is_some()) {
-            linker.func_wrap(m, n, |mut caller: Caller<'_, Host>| {
+            linker.func_wrap(m, n, |mut caller: Caller<'_, Host>| -> wasmtime::Result<()> {
                 if let Some(mut stream) = caller.data_mut().stream.take() {
-                    stream.drain(&mut caller);
+                    let drained = stream.drain(&mut caller);
                     caller.data_mut().stream = Some(stream);
+                    drained.map_err(wasmtime::Error::from_anyhow)?;
                 }
+                Ok(())
             })?;
         } else if sampled {
             linker.func_wrap(m, n, |mut caller: Caller<'_, Host>, func: i32, id: i64| {
@@ -367,19 +439,26 @@ pub fn run_module(
     };
 
     // The items still in the buffer, also after a trap.
-    let mut kipf = None;
-    let mut ksf_nodes = 0;
+    let (mut kipf, mut ksf, mut recorded) = (None, None, Vec::new());
     if let Some(mut stream) = store.data_mut().stream.take() {
-        stream.drain(&mut store);
-        ksf_nodes = stream.activations.forest().len();
-        kipf = Some(stream.activations.forest().to_kipf());
+        let drained = stream.drain(&mut store);
+        let consumed = stream.finish()?;
+        drained?;
+        let a = &consumed.activations;
+        ksf = Some(KsfFacts {
+            stream_items: a.items(),
+            nodes: a.forest().len(),
+            sibling_scans: a.forest().sibling_scans(),
+            dropped: a.forest().dropped(),
+        });
+        kipf = Some(a.forest().to_kipf());
+        recorded = consumed.recorded;
     }
     let mut counts = RawCounts::new();
     let open_activations;
     if let Some(map) = map {
-        // A sampled module has no counter arrays (and its memory is shared), nor a streamed one.
-        if let (Some(instance), Some(export), None, None) = (instance, &map.memory_export, map.sample_flag, map.stream)
-        {
+        // A sampled module has no counter arrays (and its memory is shared).
+        if let (Some(instance), Some(export), None) = (instance, &map.memory_export, map.sample_flag) {
             let memory = instance
                 .get_memory(&mut store, export)
                 .ok_or_else(|| anyhow!("the instrumented module does not export its counters ({export})"))?;
@@ -427,7 +506,9 @@ pub fn run_module(
         ticks,
         samples,
         kipf,
-        ksf_nodes,
+        ksf_nodes: ksf.map_or(0, |f| f.nodes),
+        ksf,
+        stream: recorded,
     })
 }
 

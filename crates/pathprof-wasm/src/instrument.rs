@@ -209,13 +209,17 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
             probes.push(None);
             continue;
         }
-        let counters = if options.stream {
+        // An activation of a function without loops or cuts ends one path: its k-IPF has only roots,
+        // its BL counts, which an array counts without the stream or activation markers.
+        let one_path_per_activation = plan.dag.edges.iter().all(|e| matches!(e.kind, DagEdgeKind::Real(_)));
+        let fits_array = n <= options.array_max_paths && layout.counters + 8 * n <= options.array_max_bytes;
+        let counters = if options.stream && !(one_path_per_activation && fits_array) {
             needs_import = true;
             Counters::Stream
         } else if options.sampled {
             needs_import = true;
             Counters::Sampled
-        } else if n <= options.array_max_paths && layout.counters + 8 * n <= options.array_max_bytes {
+        } else if fits_array {
             let offset = layout.counters as u32;
             layout.counters += 8 * n;
             Counters::Array { offset }
@@ -540,9 +544,8 @@ impl Rewriter<'_> {
                 }
                 Some(SiteKind::TailCall(edge)) => {
                     e.add(p.edge_inc[*edge as usize]);
-                    e.count();
+                    e.count_exit();
                     e.flush_loops();
-                    e.marker(STREAM_EXIT);
                 }
                 None => {}
             }
@@ -554,8 +557,7 @@ impl Rewriter<'_> {
                 Operator::End if last => {
                     e.f.instruction(&Instruction::End);
                     e.flush_loops();
-                    e.count();
-                    e.marker(STREAM_EXIT);
+                    e.count_exit();
                     e.f.instruction(&Instruction::End);
                 }
                 Operator::Call { .. } | Operator::CallIndirect { .. } | Operator::CallRef { .. } => {
@@ -608,8 +610,8 @@ enum HeaderEdge {
 
 /// Tag of a stream item that marks an activation's entry; the low bits carry the function index.
 pub const STREAM_ENTER: u64 = 1 << 62;
-/// Tag of a stream item that marks an activation's exit.
-pub const STREAM_EXIT: u64 = 2 << 62;
+/// Tag of a stream item that ends a path at the function's exit, and so also the activation.
+pub const STREAM_PATH_EXIT: u64 = 2 << 62;
 
 /// Most loop counters in one function.
 const MAX_LOOP_COUNTERS: usize = 4;
@@ -905,15 +907,25 @@ impl Emitter<'_> {
         self.f.instruction(&Instruction::End);
     }
 
-    /// In stream mode, an activation marker (`tag` is [`STREAM_ENTER`] or [`STREAM_EXIT`]).
+    /// In stream mode, an activation marker (`tag` is [`STREAM_ENTER`]).
     fn marker(&mut self, tag: u64) {
         if self.counters == Counters::Stream {
             self.append(&[Instruction::I64Const((tag | u64::from(self.func_index)) as i64)]);
         }
     }
 
+    /// Counts the path whose ID is in `r`, which ends at the function's exit.
+    fn count_exit(&mut self) {
+        self.count_tagged(STREAM_PATH_EXIT);
+    }
+
     /// Counts the path whose ID is in `r`.
     fn count(&mut self) {
+        self.count_tagged(0);
+    }
+
+    /// Counts the path whose ID is in `r`; in stream mode, the item carries `tag`.
+    fn count_tagged(&mut self, tag: u64) {
         match self.counters {
             Counters::Array { offset } => {
                 let arg = MemArg { offset: offset as u64, align: 3, memory_index: self.memory };
@@ -931,7 +943,7 @@ impl Emitter<'_> {
                 let item = [
                     Instruction::LocalGet(self.r),
                     Instruction::I64ExtendI32U,
-                    Instruction::I64Const(i64::from(self.func_index) << 32),
+                    Instruction::I64Const((tag | u64::from(self.func_index) << 32) as i64),
                     Instruction::I64Or,
                 ];
                 self.append(&item);

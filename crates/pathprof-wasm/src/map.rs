@@ -38,7 +38,9 @@ pub struct StreamLayout {
     /// Byte offset of the `i32` number of items in the buffer.
     pub index: u32,
     /// Byte offset of the buffer of little-endian `u64` items: `1 << 62 | function` enters an
-    /// activation, `2 << 62 | function` leaves it, `function << 32 | path ID` ends a path.
+    /// activation, `function << 32 | path ID` ends a path, and `2 << 62 | function << 32 | path ID`
+    /// ends a path at the function's exit, and with it the activation. Functions whose activations
+    /// end one path each (no loops, no cuts) count in arrays instead, without markers.
     pub buffer: u32,
     pub capacity: u32,
 }

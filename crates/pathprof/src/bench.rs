@@ -7,17 +7,84 @@
 //! the program's expected files: a changed output is an error, not a data point. Runs repeat until the
 //! medians are stable (relative median absolute deviation at most `--spread`), between `--runs` and
 //! `--max-runs` rounds and within `--budget` seconds per program.
+//!
+//! Modes: `bl` (exact Ball–Larus counting), `pep` (sampled) and `kbl:K` (k-BLPP: the path IDs streamed
+//! into a k-slab forest for sequences of up to `K` paths). When `bl` is among the modes, every other
+//! mode's median is also given over `bl`'s.
 
 use anyhow::{bail, Context, Result};
 use pathprof_runtime::RunConfig;
 use pathprof_wasm::map::Counters;
 use pathprof_wasm::{InstrumentOptions, ModuleInfo};
 use serde::Serialize;
+use std::fmt;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+/// Largest `K` of a `kbl:K` mode (as for `pathprof run -k`).
+pub const MAX_K: usize = 64;
+
+/// A profiling mode to measure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// The uninstrumented program.
+    None,
+    /// Exact Ball–Larus path counting.
+    Bl,
+    /// Sampled path profiling.
+    Pep,
+    /// k-BLPP with sequences of up to this many paths.
+    Kbl(usize),
+}
+
+impl Mode {
+    /// Reads `none`, `bl`, `pep` or `kbl:K`.
+    pub fn parse(spec: &str) -> Result<Mode> {
+        let valid = format!("valid modes: none, bl, pep, kbl:K with K from 1 to {MAX_K}");
+        Ok(match spec {
+            "none" => Mode::None,
+            "bl" => Mode::Bl,
+            "pep" => Mode::Pep,
+            _ => match spec.strip_prefix("kbl:") {
+                Some(k) => match k.parse::<usize>() {
+                    Ok(k) if (1..=MAX_K).contains(&k) => Mode::Kbl(k),
+                    _ => bail!("mode {spec:?}: K must be a whole number from 1 to {MAX_K} ({valid})"),
+                },
+                None => bail!("unknown mode {spec:?} ({valid})"),
+            },
+        })
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Mode::None => f.write_str("none"),
+            Mode::Bl => f.write_str("bl"),
+            Mode::Pep => f.write_str("pep"),
+            Mode::Kbl(k) => write!(f, "kbl:{k}"),
+        }
+    }
+}
+
+/// The modes of a `--modes` list, checked and spelt canonically (`kbl:08` is `kbl:8`); a mode given
+/// twice is an error.
+pub fn parse_modes(specs: &[String]) -> Result<Vec<String>> {
+    let mut out: Vec<String> = Vec::new();
+    for spec in specs {
+        let name = Mode::parse(spec.trim())?.to_string();
+        if out.contains(&name) {
+            bail!("mode {name} is given twice");
+        }
+        out.push(name);
+    }
+    Ok(out)
+}
+
 /// Options of one benchmark session.
 pub struct BenchOptions {
+    /// Modes to compare with `none` (see [`Mode::parse`]).
     pub modes: Vec<String>,
     pub min_runs: usize,
     pub max_runs: usize,
@@ -42,8 +109,15 @@ pub struct ModeFigures {
     pub compile_ratio: f64,
     /// Code section size over the original's.
     pub code_growth: f64,
-    /// Bytes of counters in the profiler's memory plus the host's hash entries.
+    /// Bytes of counters in the profiler's memory plus the host's hash entries; in `kbl` modes also
+    /// the stream buffer and the k-slab forest's nodes.
     pub profiler_memory_bytes: u64,
+    /// Median of this mode over median of `bl`, when `bl` is among the modes (not for `bl` itself).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vs_bl: Option<f64>,
+    /// `kbl` modes: nodes of the run's k-slab forest (the largest over the runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ksf_nodes: Option<u64>,
 }
 
 /// Figures of one program.
@@ -65,6 +139,26 @@ pub struct ModeSummary {
     pub geomean_ratio: f64,
     pub max_ratio: f64,
     pub max_program: String,
+    /// The same over `bl`'s medians, when `bl` is among the modes (not for `bl` itself).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vs_bl: Option<RatioSummary>,
+}
+
+/// Geometric mean and maximum of one mode's ratios over the programs.
+#[derive(Serialize)]
+pub struct RatioSummary {
+    pub geomean: f64,
+    pub max: f64,
+    pub max_program: String,
+}
+
+impl RatioSummary {
+    /// `None` without ratios.
+    fn of(ratios: &[(f64, &str)]) -> Option<RatioSummary> {
+        let (max, max_program) = ratios.iter().copied().max_by(|a, b| a.0.total_cmp(&b.0))?;
+        let geomean = (ratios.iter().map(|(r, _)| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
+        Some(RatioSummary { geomean, max, max_program: max_program.to_string() })
+    }
 }
 
 #[derive(Serialize)]
@@ -74,7 +168,7 @@ pub struct BenchReport {
 }
 
 struct Variant {
-    mode: String,
+    mode: Mode,
     module: pathprof_runtime::Module,
     map: Option<pathprof_wasm::ProfileMap>,
     instrumentation_seconds: f64,
@@ -82,6 +176,7 @@ struct Variant {
     code_bytes: usize,
     times: Vec<f64>,
     hash_entries: usize,
+    ksf_nodes: usize,
 }
 
 fn median(v: &[f64]) -> f64 {
@@ -130,22 +225,22 @@ pub fn expected_output(wasm: &Path, stream: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-fn instrument_for(mode: &str, bytes: &[u8]) -> Result<(Vec<u8>, Option<pathprof_wasm::ProfileMap>, f64)> {
-    match mode {
-        "none" => Ok((bytes.to_vec(), None, 0.0)),
-        "bl" | "pep" => {
-            let options = InstrumentOptions { sampled: mode == "pep", ..InstrumentOptions::default() };
-            let t = Instant::now();
-            let inst = pathprof_wasm::instrument(bytes, &options)?;
-            Ok((inst.bytes, Some(inst.map), t.elapsed().as_secs_f64()))
-        }
-        other => bail!("unknown mode {other:?} (modes: none, bl, pep)"),
-    }
+fn instrument_for(mode: Mode, bytes: &[u8]) -> Result<(Vec<u8>, Option<pathprof_wasm::ProfileMap>, f64)> {
+    let options = match mode {
+        Mode::None => return Ok((bytes.to_vec(), None, 0.0)),
+        Mode::Bl => InstrumentOptions::default(),
+        Mode::Pep => InstrumentOptions { sampled: true, ..InstrumentOptions::default() },
+        Mode::Kbl(_) => InstrumentOptions { stream: true, ..InstrumentOptions::default() },
+    };
+    let t = Instant::now();
+    let inst = pathprof_wasm::instrument(bytes, &options)?;
+    Ok((inst.bytes, Some(inst.map), t.elapsed().as_secs_f64()))
 }
 
 /// Benchmarks every program under `dir`.
 pub fn bench(dir: &Path, options: &BenchOptions, mut progress: impl FnMut(&ProgramFigures)) -> Result<BenchReport> {
     // Epoch checks are compiled into every mode's code alike, so that they compare fairly.
+    let modes: Vec<Mode> = parse_modes(&options.modes)?.iter().map(|m| Mode::parse(m)).collect::<Result<_>>()?;
     let engine = pathprof_runtime::engine()?;
     let dir = dir.canonicalize().with_context(|| format!("cannot read {}", dir.display()))?;
     let mut report = BenchReport { programs: Vec::new(), summary: Vec::new() };
@@ -154,36 +249,70 @@ pub fn bench(dir: &Path, options: &BenchOptions, mut progress: impl FnMut(&Progr
         if options.filter.as_ref().is_some_and(|f| !name.contains(f.as_str())) {
             continue;
         }
-        let figures = bench_program(&engine, &wasm, &name, options).with_context(|| name.clone())?;
+        let figures = bench_program(&engine, &wasm, &name, &modes, options).with_context(|| name.clone())?;
         progress(&figures);
         report.programs.push(figures);
     }
-    for mode in options.modes.iter().filter(|m| *m != "none") {
-        let ratios: Vec<(f64, &str)> = report
+    for mode in modes.iter().filter(|m| **m != Mode::None).map(Mode::to_string) {
+        let figures: Vec<(&ModeFigures, &str)> = report
             .programs
             .iter()
-            .flat_map(|p| p.modes.iter().filter(|m| &m.mode == mode).map(move |m| (m.ratio, p.program.as_str())))
+            .flat_map(|p| p.modes.iter().filter(|m| m.mode == mode).map(move |m| (m, p.program.as_str())))
             .collect();
-        if ratios.is_empty() {
+        let ratios: Vec<(f64, &str)> = figures.iter().map(|(m, p)| (m.ratio, *p)).collect();
+        let Some(all) = RatioSummary::of(&ratios) else {
             continue;
-        }
-        let geomean = (ratios.iter().map(|(r, _)| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
-        let (max_ratio, max_program) =
-            ratios.iter().copied().max_by(|a, b| a.0.total_cmp(&b.0)).expect("ratios is not empty");
+        };
+        let vs_bl: Vec<(f64, &str)> = figures.iter().filter_map(|(m, p)| Some((m.vs_bl?, *p))).collect();
         report.summary.push(ModeSummary {
-            mode: mode.clone(),
-            geomean_ratio: geomean,
-            max_ratio,
-            max_program: max_program.to_string(),
+            mode,
+            geomean_ratio: all.geomean,
+            max_ratio: all.max,
+            max_program: all.max_program,
+            vs_bl: RatioSummary::of(&vs_bl),
         });
     }
     Ok(report)
+}
+
+/// What the table rows leave out, as a line under a program's row (nothing when there is nothing to
+/// add): each mode's median over `bl`'s, and each `kbl` mode's k-slab-forest nodes.
+pub fn write_details(out: &mut impl Write, p: &ProgramFigures) -> Result<()> {
+    let vs_bl: Vec<String> = p.modes.iter().filter_map(|m| Some(format!("{} {:.3}", m.mode, m.vs_bl?))).collect();
+    let ksf: Vec<String> = p.modes.iter().filter_map(|m| Some(format!("{} {}", m.mode, m.ksf_nodes?))).collect();
+    let mut parts = Vec::new();
+    if !vs_bl.is_empty() {
+        parts.push(format!("vs bl: {}", vs_bl.join(", ")));
+    }
+    if !ksf.is_empty() {
+        parts.push(format!("k-SF nodes: {}", ksf.join(", ")));
+    }
+    if !parts.is_empty() {
+        writeln!(out, "{:<40} {}", "", parts.join("; "))?;
+        out.flush()?;
+    }
+    Ok(())
+}
+
+/// The corpus-wide ratios over `bl`, one line per mode that has them.
+pub fn write_summary_vs_bl(out: &mut impl Write, r: &BenchReport) -> Result<()> {
+    for s in &r.summary {
+        if let Some(v) = &s.vs_bl {
+            writeln!(
+                out,
+                "{} against bl: geometric mean ratio {:.3}, maximum {:.3} ({})",
+                s.mode, v.geomean, v.max, v.max_program
+            )?;
+        }
+    }
+    Ok(())
 }
 
 fn bench_program(
     engine: &pathprof_runtime::Engine,
     wasm: &Path,
     name: &str,
+    modes: &[Mode],
     options: &BenchOptions,
 ) -> Result<ProgramFigures> {
     let bytes = std::fs::read(wasm)?;
@@ -193,12 +322,12 @@ fn bench_program(
         .map(|s| expected_output(wasm, s).map(std::fs::read).transpose())
         .collect::<Result<_, _>>()?;
     let mut variants = Vec::new();
-    for mode in std::iter::once("none").chain(options.modes.iter().map(String::as_str).filter(|m| *m != "none")) {
+    for &mode in std::iter::once(&Mode::None).chain(modes.iter().filter(|m| **m != Mode::None)) {
         let (code, map, instrumentation_seconds) = instrument_for(mode, &bytes)?;
         let code_bytes = ModuleInfo::read(&code)?.code_size();
         let (module, compile_seconds) = pathprof_runtime::compile(engine, &code)?;
         variants.push(Variant {
-            mode: mode.to_string(),
+            mode,
             module,
             map,
             instrumentation_seconds,
@@ -206,6 +335,7 @@ fn bench_program(
             code_bytes,
             times: Vec::new(),
             hash_entries: 0,
+            ksf_nodes: 0,
         });
     }
     let config = RunConfig {
@@ -218,6 +348,7 @@ fn bench_program(
 
     let none = &variants[0];
     let none_median = median(&none.times);
+    let bl_median = variants.iter().find(|v| v.mode == Mode::Bl).map(|v| median(&v.times));
     let modes = variants[1..]
         .iter()
         .map(|v| {
@@ -229,8 +360,11 @@ fn bench_program(
                     .map(|p| 8 * p.plan.num_paths())
                     .sum()
             });
+            let kbl = matches!(v.mode, Mode::Kbl(_));
+            let stream_bytes = v.map.as_ref().and_then(|m| m.stream.as_ref()).map_or(0, |s| 8 * u64::from(s.capacity));
+            let ksf_bytes = if kbl { (v.ksf_nodes * pathprof_core::kpath::NODE_BYTES) as u64 } else { 0 };
             ModeFigures {
-                mode: v.mode.clone(),
+                mode: v.mode.to_string(),
                 runs: v.times.len(),
                 median_seconds: median(&v.times),
                 spread: spread(&v.times),
@@ -239,7 +373,9 @@ fn bench_program(
                 compile_seconds: v.compile_seconds,
                 compile_ratio: v.compile_seconds / none.compile_seconds,
                 code_growth: v.code_bytes as f64 / none.code_bytes.max(1) as f64,
-                profiler_memory_bytes: counter_bytes + 16 * v.hash_entries as u64,
+                profiler_memory_bytes: counter_bytes + 16 * v.hash_entries as u64 + stream_bytes + ksf_bytes,
+                vs_bl: bl_median.filter(|_| v.mode != Mode::Bl).map(|b| median(&v.times) / b),
+                ksf_nodes: kbl.then_some(v.ksf_nodes as u64),
             }
         })
         .collect();
@@ -263,6 +399,7 @@ fn measure(
     name: &str,
 ) -> Result<()> {
     let start = Instant::now();
+    let mut config = config.clone();
     let mut reference: Option<(Vec<u8>, Vec<u8>)> = None;
     for round in 0.. {
         let enough = round >= options.min_runs
@@ -273,7 +410,10 @@ fn measure(
             break;
         }
         for v in variants.iter_mut() {
-            let out = pathprof_runtime::run_module(engine, &v.module, v.map.as_ref(), config)?;
+            if let Mode::Kbl(k) = v.mode {
+                config.k = k;
+            }
+            let out = pathprof_runtime::run_module(engine, &v.module, v.map.as_ref(), &config)?;
             if out.exit_code != 0 || out.trap.is_some() {
                 bail!("{name} in mode {}: exit {} {}", v.mode, out.exit_code, out.trap.unwrap_or_default());
             }
@@ -298,6 +438,7 @@ fn measure(
             }
             v.times.push(out.bench_region_seconds.unwrap_or(out.wall_seconds));
             v.hash_entries = out.hash_entries;
+            v.ksf_nodes = v.ksf_nodes.max(out.ksf_nodes);
         }
     }
     Ok(())

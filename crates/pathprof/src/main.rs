@@ -2,9 +2,12 @@
 //!
 //! * `pathprof run` — instrument a module, run it under Wasmtime, write the profile, print hot paths;
 //! * `pathprof instrument` — write an instrumented module and its counter map;
-//! * `pathprof report` — print hot paths from a profile file.
+//! * `pathprof report` — print hot paths from a profile file;
+//! * `pathprof export` — write the k-iteration path forests of a `kbl` profile as folded stacks or as
+//!   a flame graph.
 
 mod bench;
+mod export;
 mod profile_file;
 mod report;
 
@@ -102,6 +105,10 @@ enum Command {
         /// k-BLPP: longest sequences of paths profiled.
         #[arg(short = 'k', default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64))]
         k: u16,
+        /// k-BLPP: most k-slab-forest nodes (16 bytes each). Past the bound, the Ball–Larus counts stay
+        /// exact and longer sequences' counts become lower bounds; the profile says by how much.
+        #[arg(long, value_name = "N")]
+        max_nodes: Option<usize>,
         /// The program.
         app: PathBuf,
         /// Arguments of the program.
@@ -125,7 +132,8 @@ enum Command {
     Bench {
         /// Folder of programs (searched recursively for `.wasm` files).
         corpus: PathBuf,
-        /// Modes to compare with `none`, comma-separated.
+        /// Modes to compare with `none`, comma-separated: `bl`, `pep`, `kbl:K` (k-BLPP with sequences
+        /// of up to K paths, 1 ≤ K ≤ 64).
         #[arg(long, default_value = "bl", value_delimiter = ',')]
         modes: Vec<String>,
         /// Least number of runs per mode.
@@ -170,6 +178,21 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Write the k-iteration path forests of a `kbl` profile as folded stacks and/or a flame graph.
+    #[command(group(clap::ArgGroup::new("output").args(["folded", "svg"]).required(true).multiple(true)))]
+    Export {
+        profile: PathBuf,
+        /// Write folded stacks (`function;path;path... COUNT`, one line per sequence) to this file
+        /// (`-`: standard output).
+        #[arg(long, value_name = "OUT")]
+        folded: Option<PathBuf>,
+        /// Draw the flame graph to this SVG file (`-`: standard output).
+        #[arg(long, value_name = "OUT")]
+        svg: Option<PathBuf>,
+        /// Only this function (its name or its index).
+        #[arg(long)]
+        function: Option<String>,
+    },
 }
 
 fn main() {
@@ -186,10 +209,25 @@ fn main() {
 
 fn dispatch(command: Command) -> Result<i32> {
     match command {
-        Command::Run { mode, output, quiet, top, dirs, envs, invoke, edge_profile, sampling, k, app, args } => {
+        Command::Run {
+            mode,
+            output,
+            quiet,
+            top,
+            dirs,
+            envs,
+            invoke,
+            edge_profile,
+            sampling,
+            k,
+            max_nodes,
+            app,
+            args,
+        } => {
             let mut config = run_config(&app, &dirs, &envs, invoke, args)?;
             config.sampling = sampling.sampling()?;
             config.k = usize::from(k);
+            config.max_nodes = max_nodes;
             run(mode, &app, &output, quiet, top, &config, edge_profile.as_deref())
         }
         Command::Instrument { input, output, map, edge_profile } => {
@@ -216,7 +254,7 @@ fn dispatch(command: Command) -> Result<i32> {
         }
         Command::Bench { corpus, modes, runs, max_runs, spread, budget, filter, json } => {
             let options = bench::BenchOptions {
-                modes,
+                modes: bench::parse_modes(&modes)?,
                 min_runs: runs.max(1),
                 max_runs: max_runs.max(runs),
                 spread,
@@ -226,8 +264,10 @@ fn dispatch(command: Command) -> Result<i32> {
             report::bench_header(&mut std::io::stdout(), &options.modes)?;
             let result = bench::bench(&corpus, &options, |p| {
                 let _ = report::bench_row(&mut std::io::stdout(), p);
+                let _ = bench::write_details(&mut std::io::stdout(), p);
             })?;
             report::bench_summary(&mut std::io::stdout(), &result)?;
+            bench::write_summary_vs_bl(&mut std::io::stdout(), &result)?;
             if let Some(path) = json {
                 profile_file::write_atomically(&path, serde_json::to_string_pretty(&result)?.as_bytes())?;
             }
@@ -255,6 +295,10 @@ fn dispatch(command: Command) -> Result<i32> {
             } else {
                 report::text(&mut out, &p, top, function.as_deref())?;
             }
+            Ok(0)
+        }
+        Command::Export { profile, folded, svg, function } => {
+            export::export(&profile, folded.as_deref(), svg.as_deref(), function.as_deref())?;
             Ok(0)
         }
     }
@@ -313,8 +357,15 @@ fn attach_kipf(functions: &mut [pathprof_core::profile::FunctionProfile], kipf: 
         KipfNodeProfile { path: U64(n.path & 0xffff_ffff), count: U64(n.count), children }
     }
     for f in functions.iter_mut().filter(|f| f.instrumented) {
-        let roots: Vec<KipfNodeProfile> =
-            kipf.roots.iter().filter(|r| (r.path >> 32) as u32 == f.index).map(|r| convert(r, k)).collect();
+        // A function counted in an array ends one path per activation: its k-IPF is its BL profile.
+        let roots: Vec<KipfNodeProfile> = if f.counters.as_deref() == Some("array") {
+            let mut roots: Vec<KipfNodeProfile> =
+                f.paths.iter().map(|p| KipfNodeProfile { path: p.id, count: p.count, children: Vec::new() }).collect();
+            roots.sort_by_key(|r| r.path);
+            roots
+        } else {
+            kipf.roots.iter().filter(|r| (r.path >> 32) as u32 == f.index).map(|r| convert(r, k)).collect()
+        };
         f.kipf = Some(KipfProfile { k, roots });
     }
 }
@@ -397,7 +448,15 @@ fn run(
             ticks: outcome.ticks,
             samples_taken: outcome.samples,
         }),
-        kbl: None,
+        kbl: outcome.ksf.map(|f| pathprof_core::profile::KblInfo {
+            k: config.k,
+            stream_items: U64(f.stream_items),
+            ksf_nodes: U64(f.nodes as u64),
+            ksf_node_bytes: pathprof_core::kpath::NODE_BYTES as u32,
+            sibling_scans: U64(f.sibling_scans),
+            max_nodes: config.max_nodes.map(|n| U64(n as u64)),
+            dropped: U64(f.dropped),
+        }),
         functions,
     };
     profile_file::write_atomically(output, profile.to_json().as_bytes())?;

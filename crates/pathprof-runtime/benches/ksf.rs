@@ -1,0 +1,69 @@
+//! k-SF construction throughput (seed 000 Fig. 6), in path IDs per second on one core, over streams
+//! recorded from programs of ../shared/corpus run in kbl mode; with and without moving found children
+//! to the front of their sibling lists. Nothing runs when the corpus is absent.
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use pathprof_core::kpath::{Activations, Options};
+use pathprof_runtime::{fold_stream, RunConfig};
+use pathprof_wasm::{instrument, InstrumentOptions};
+use std::path::Path;
+
+/// Items recorded per program.
+const ITEMS: usize = 10_000_000;
+
+const PROGRAMS: &[&str] = &[
+    "shootout/shootout-sieve.wasm",
+    "shootout/shootout-matrix.wasm",
+    "shootout/shootout-fib2.wasm",
+    "shootout/shootout-minicsv.wasm",
+    "bz2/benchmark.wasm",
+    "quicksort/benchmark.wasm",
+];
+
+/// The first [`ITEMS`] items of a program's stream.
+fn record(wasm: &Path) -> Vec<u64> {
+    let bytes = std::fs::read(wasm).unwrap();
+    let inst = instrument(&bytes, &InstrumentOptions { stream: true, ..InstrumentOptions::default() }).unwrap();
+    let dir = wasm.parent().unwrap().to_path_buf();
+    let config = RunConfig {
+        dirs: vec![(dir, ".".into())],
+        args: vec![wasm.file_name().unwrap().to_string_lossy().into_owned()],
+        capture_output: true,
+        k: 2,
+        record_stream: ITEMS,
+        ..RunConfig::default()
+    };
+    let engine = pathprof_runtime::engine().unwrap();
+    pathprof_runtime::run(&engine, &inst.bytes, Some(&inst.map), &config).unwrap().stream
+}
+
+fn bench_ksf(c: &mut Criterion) {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus");
+    if !corpus.is_dir() {
+        eprintln!("../shared/corpus is absent: nothing to measure");
+        return;
+    }
+    let mut group = c.benchmark_group("ksf");
+    group.sample_size(10);
+    for program in PROGRAMS {
+        let stream = record(&corpus.join(program));
+        let paths = stream.iter().filter(|&&i| i >> 62 != 1).count() as u64;
+        group.throughput(Throughput::Elements(paths));
+        for k in [2, 8] {
+            for move_to_front in [true, false] {
+                let id = format!("{program} k={k}{}", if move_to_front { "" } else { " no-mtf" });
+                group.bench_with_input(BenchmarkId::from_parameter(id), &stream, |b, stream| {
+                    b.iter(|| {
+                        let mut a = Activations::with_options(k, Options { move_to_front, ..Options::default() });
+                        fold_stream(&mut a, stream);
+                        a.forest().len()
+                    })
+                });
+            }
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_ksf);
+criterion_main!(benches);

@@ -1,0 +1,148 @@
+//! `pathprof export`: the k-iteration path forests of a `kbl` profile as folded stacks, the input
+//! format of flame-graph tools, or drawn as an SVG flame graph.
+//!
+//! Every k-IPF node whose count exceeds the sum of its children's counts gives one line
+//! `function;path frame;...;path frame SELF`, where the frames are the function and the paths of the
+//! node's sequence from its root down, and `SELF` is that difference: the number of times the
+//! sequence ran without being continued by a deeper node. A function's lines thus add up to the sum
+//! of its root counts (its Ball–Larus path executions).
+
+use crate::report::{function_label, matches, source_lines};
+use anyhow::{anyhow, bail, Result};
+use pathprof_core::profile::{FunctionProfile, Profile, U64};
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::Path;
+
+/// `s` as a frame name: `;` separates frames and a line ends at its newline, so `;` becomes `,` and
+/// control characters become spaces.
+fn frame_name(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            ';' => ',',
+            c if c.is_control() => ' ',
+            c => c,
+        })
+        .collect()
+}
+
+/// The frame of path `id` of `f`: `path 3 (foo.c:12-14)` when its blocks have source lines,
+/// `path 3 (B2-B7)` otherwise. It always ends with `)`, so a count never looks like part of it.
+fn path_frame(f: &FunctionProfile, id: U64) -> String {
+    let place = match f.paths.iter().find(|p| p.id == id) {
+        None => "unknown path".to_string(),
+        Some(path) => {
+            source_lines(f, &path.blocks).unwrap_or_else(|| match (path.blocks.first(), path.blocks.last()) {
+                (Some(a), Some(b)) if a == b => format!("B{a}"),
+                (Some(a), Some(b)) => format!("B{a}-B{b}"),
+                _ => format!("{}→{}", path.start, path.end),
+            })
+        }
+    };
+    frame_name(&format!("path {id} ({place})"))
+}
+
+/// The folded stacks of the k-IPFs of `p`, or of `function` only, sorted.
+pub fn folded(p: &Profile, function: Option<&str>) -> Vec<String> {
+    let mut lines = Vec::new();
+    for f in p.functions.iter().filter(|f| function.is_none_or(|sel| matches(f, sel))) {
+        let Some(kipf) = &f.kipf else {
+            continue;
+        };
+        let label = frame_name(&function_label(f));
+        let mut frames: HashMap<U64, String> = HashMap::new();
+        kipf.for_each_node(|sequence, node| {
+            let continued = node.children.iter().fold(0u64, |sum, c| sum.saturating_add(c.count.0));
+            let own = node.count.0.saturating_sub(continued);
+            if own == 0 {
+                return;
+            }
+            let mut line = label.clone();
+            for &id in sequence {
+                line.push(';');
+                line.push_str(frames.entry(id).or_insert_with(|| path_frame(f, id)));
+            }
+            line.push_str(&format!(" {own}"));
+            lines.push(line);
+        });
+    }
+    lines.sort_unstable();
+    lines
+}
+
+/// The flame graph of folded stacks `lines` as an SVG document.
+pub fn flame_graph(p: &Profile, lines: &[String], function: Option<&str>) -> Result<Vec<u8>> {
+    if lines.is_empty() {
+        bail!("nothing to draw: no path ran");
+    }
+    // The flame graph adds the counts up in a `usize`.
+    let total: u128 = lines.iter().filter_map(|l| l.rsplit_once(' ')?.1.parse::<u128>().ok()).sum();
+    if total > usize::MAX as u128 {
+        bail!("the counts add up to {total}, too many to draw");
+    }
+    let program = Path::new(&p.module.path)
+        .file_name()
+        .map_or_else(|| p.module.path.clone(), |n| n.to_string_lossy().into_owned());
+    let k =
+        p.kbl.as_ref().map(|k| k.k).or_else(|| p.functions.iter().filter_map(|f| f.kipf.as_ref()).map(|k| k.k).max());
+    let mut options = inferno::flamegraph::Options::default();
+    options.title = match (k, function) {
+        (Some(k), Some(sel)) => format!("k-iteration paths of {sel} in {program} (k = {k})"),
+        (Some(k), None) => format!("k-iteration paths of {program} (k = {k})"),
+        (None, _) => format!("k-iteration paths of {program}"),
+    };
+    options.subtitle = Some("a frame above a path: the path that ran next in the same activation".to_string());
+    options.count_name = "executions".to_string();
+    options.name_type = "Path:".to_string();
+    options.deterministic = true;
+    let mut svg = Vec::new();
+    inferno::flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), &mut svg)
+        .map_err(|e| anyhow!("cannot draw the flame graph: {e}"))?;
+    Ok(svg)
+}
+
+/// Writes `data` to the file `path`, or to standard output when `path` is `-`.
+fn write_output(path: &Path, data: &[u8]) -> Result<()> {
+    if path == Path::new("-") {
+        let mut out = std::io::stdout().lock();
+        out.write_all(data)?;
+        out.flush()?;
+        Ok(())
+    } else {
+        crate::profile_file::write_atomically(path, data)
+    }
+}
+
+/// `pathprof export`: checks that `profile` has k-IPFs, then writes the folded stacks to `folded_out`
+/// and the flame graph to `svg_out` (each when given; `-` is standard output).
+pub fn export(profile: &Path, folded_out: Option<&Path>, svg_out: Option<&Path>, function: Option<&str>) -> Result<()> {
+    if folded_out.is_some_and(|p| p == Path::new("-")) && svg_out.is_some_and(|p| p == Path::new("-")) {
+        bail!("--folded and --svg cannot both write to standard output");
+    }
+    let p = crate::profile_file::read(profile)?;
+    if !p.functions.iter().any(|f| f.kipf.is_some()) {
+        bail!(
+            "{} is a {} profile without k-iteration path forests: export needs one from `pathprof run --mode kbl`",
+            profile.display(),
+            p.mode
+        );
+    }
+    if let Some(sel) = function {
+        if !p.functions.iter().any(|f| matches(f, sel)) {
+            bail!("no function {sel:?} in {}", profile.display());
+        }
+    }
+    let lines = folded(&p, function);
+    let svg = svg_out.map(|_| flame_graph(&p, &lines, function)).transpose()?;
+    if let Some(path) = folded_out {
+        let mut text = lines.join("\n");
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        write_output(path, text.as_bytes())?;
+    }
+    if let (Some(path), Some(svg)) = (svg_out, svg) {
+        write_output(path, &svg)?;
+    }
+    Ok(())
+}

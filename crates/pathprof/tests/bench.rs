@@ -1,0 +1,100 @@
+//! `pathprof bench` on a one-program corpus: `kbl:K` modes run with their k and report their k-slab
+//! forest, every mode is compared with `bl` when `bl` is measured, and bad mode lists are refused.
+
+mod common;
+
+use common::pathprof;
+use serde_json::Value;
+use std::path::Path;
+
+/// A loop of 1000 iterations alternating between two paths, between `bench.start` and `bench.end`.
+const PROGRAM: &str = r#"
+(module
+  (import "bench" "start" (func $start))
+  (import "bench" "end" (func $end))
+  (global $acc (mut i32) (i32.const 0))
+  (func $work (param $n i32)
+    (local $i i32)
+    (loop $top
+      (if (i32.and (local.get $i) (i32.const 1))
+        (then (global.set $acc (i32.add (global.get $acc) (i32.const 3))))
+        (else (global.set $acc (i32.xor (global.get $acc) (local.get $i)))))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $top (i32.lt_u (local.get $i) (local.get $n)))))
+  (func (export "_start")
+    (call $start)
+    (call $work (i32.const 1000))
+    (call $end)))
+"#;
+
+/// Writes the one-program corpus into `dir`.
+fn corpus(dir: &Path) {
+    std::fs::write(dir.join("loop.wasm"), wat::parse_str(PROGRAM).unwrap()).unwrap();
+}
+
+fn mode<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["programs"][0]["modes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["mode"] == name)
+        .unwrap_or_else(|| panic!("no mode {name} in {report}"))
+}
+
+#[test]
+fn kbl_modes_report_their_forest_and_the_ratio_to_bl() {
+    let dir = tempfile::tempdir().unwrap();
+    corpus(dir.path());
+    let json = dir.path().join("bench.json");
+    let out = pathprof()
+        .arg("bench")
+        .arg(dir.path())
+        .args(["--modes", "bl,kbl:2,kbl:8", "--runs", "1", "--max-runs", "1", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("vs bl: kbl:2 "), "{stdout}");
+    assert!(stdout.contains("k-SF nodes: kbl:2 "), "{stdout}");
+    assert!(stdout.contains("kbl:8 against bl: geometric mean ratio"), "{stdout}");
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let bl = mode(&report, "bl");
+    assert!(bl.get("ksf_nodes").is_none() && bl.get("vs_bl").is_none(), "{bl}");
+    // The loop's paths alternate: the deeper forest holds longer sequences of them, in more nodes.
+    let nodes = |m: &str| mode(&report, m)["ksf_nodes"].as_u64().unwrap_or_else(|| panic!("{m}: no ksf_nodes"));
+    assert!(nodes("kbl:2") >= 3, "{report}");
+    assert!(nodes("kbl:8") > nodes("kbl:2"), "{report}");
+    for m in ["kbl:2", "kbl:8"] {
+        let figures = mode(&report, m);
+        let expected = figures["median_seconds"].as_f64().unwrap() / bl["median_seconds"].as_f64().unwrap();
+        let vs_bl = figures["vs_bl"].as_f64().unwrap();
+        assert!((vs_bl - expected).abs() <= 1e-9 * expected, "{m}: vs_bl {vs_bl}, medians give {expected}");
+    }
+    let summary = report["summary"].as_array().unwrap();
+    assert_eq!(summary.len(), 3, "{report}");
+    assert!(summary.iter().all(|s| (s["mode"] == "bl") == s.get("vs_bl").is_none()), "{report}");
+}
+
+#[test]
+fn bad_mode_lists_are_refused_before_any_run() {
+    let dir = tempfile::tempdir().unwrap();
+    corpus(dir.path());
+    for (modes, message) in [
+        ("bl,kbl", "unknown mode \"kbl\" (valid modes: none, bl, pep, kbl:K with K from 1 to 64)"),
+        ("fast", "unknown mode \"fast\" (valid modes: none, bl, pep, kbl:K with K from 1 to 64)"),
+        ("kbl:0", "mode \"kbl:0\": K must be a whole number from 1 to 64"),
+        ("kbl:65", "mode \"kbl:65\": K must be a whole number from 1 to 64"),
+        ("kbl:4,kbl:04", "mode kbl:4 is given twice"),
+    ] {
+        let out = pathprof().arg("bench").arg(dir.path()).args(["--modes", modes]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "--modes {modes}: {stderr}");
+        assert!(stderr.contains(message), "--modes {modes}: {stderr}");
+        assert!(
+            out.stdout.is_empty(),
+            "--modes {modes}: nothing is measured: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+}
