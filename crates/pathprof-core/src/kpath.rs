@@ -39,6 +39,9 @@ const LOST: u32 = u32::MAX - 1;
 /// Nodes and labels are indexed by `u32`s below the two sentinels.
 const MAX_INDEX: usize = (u32::MAX - 2) as usize;
 
+/// Entries of the label cache (a power of two).
+const CACHE_SLOTS: usize = 4096;
+
 /// A k-SF node: 16 bytes.
 #[derive(Clone, Copy, Debug)]
 struct Node {
@@ -114,6 +117,8 @@ pub struct KSlabForest {
     roots: Vec<u32>,
     totals: Vec<u64>,
     index: LabelMap,
+    /// A direct-mapped cache of `index`: `(label, interned)` by the label's low bits.
+    cache: Box<[(u64, u32)]>,
     /// Counts of 2^32 and more: the high part, by node.
     high: HashMap<u32, u64>,
     dropped: u64,
@@ -138,6 +143,7 @@ impl KSlabForest {
             roots: Vec::new(),
             totals: Vec::new(),
             index: LabelMap::default(),
+            cache: vec![(u64::MAX, NONE); CACHE_SLOTS].into_boxed_slice(),
             high: HashMap::new(),
             dropped: 0,
             scans: 0,
@@ -180,24 +186,29 @@ impl KSlabForest {
         self.high.get(&node).copied().unwrap_or(0) + u64::from(self.nodes[node as usize].count)
     }
 
-    fn bump(&mut self, node: u32) {
+    /// Adds `n` to the count of `node` (to the dropped IDs for a node the bound kept out).
+    fn bump_by(&mut self, node: u32, n: u64) {
         if node == LOST {
-            self.dropped += 1;
+            self.dropped += n;
             return;
         }
         let c = &mut self.nodes[node as usize].count;
-        match c.checked_add(1) {
-            Some(n) => *c = n,
-            None => {
-                *c = 0;
-                *self.high.entry(node).or_insert(0) += 1 << 32;
-            }
+        let sum = u64::from(*c) + n;
+        *c = sum as u32;
+        if sum >> 32 != 0 {
+            *self.high.entry(node).or_insert(0) += sum & !0xffff_ffff;
         }
     }
 
     /// The interned index of `label`, or `None` when 2^32 − 2 labels are already interned.
     fn intern(&mut self, label: u64) -> Option<u32> {
+        let slot = (label ^ (label >> 29)) as usize & (CACHE_SLOTS - 1);
+        let (cached, l) = self.cache[slot];
+        if cached == label && l != NONE {
+            return Some(l);
+        }
         if let Some(&l) = self.index.get(&label) {
+            self.cache[slot] = (label, l);
             return Some(l);
         }
         if self.labels.len() >= MAX_INDEX {
@@ -208,6 +219,7 @@ impl KSlabForest {
         self.roots.push(NONE);
         self.totals.push(0);
         self.index.insert(label, l);
+        self.cache[slot] = (label, l);
         Some(l)
     }
 
@@ -258,18 +270,20 @@ impl KSlabForest {
         let mut cursor = self.cursor;
         match item {
             Item::Enter => cursor = Cursor::default(),
-            Item::Path(r) => self.push_at(&mut cursor, r),
+            Item::Path(r) => {
+                self.push_at(&mut cursor, r);
+            }
         }
         self.cursor = cursor;
     }
 
     /// Adds path `r` after the items of the activation at `cursor` (a fresh [`Cursor`] is the `*`
     /// marker).
-    pub fn push_at(&mut self, cursor: &mut Cursor, r: u64) {
+    pub fn push_at(&mut self, cursor: &mut Cursor, r: u64) -> u32 {
         let Some(l) = self.intern(r) else {
             self.dropped += 1;
             *cursor = Cursor { pos: cursor.pos, top: LOST, bottom: LOST };
-            return;
+            return LOST;
         };
         self.totals[l as usize] += 1;
         if cursor.pos == 0 {
@@ -278,15 +292,49 @@ impl KSlabForest {
         } else {
             cursor.top = self.child(cursor.top, l);
         }
-        if cursor.bottom != NONE {
+        let counted = if cursor.bottom != NONE {
             cursor.bottom = self.child(cursor.bottom, l);
-            self.bump(cursor.bottom);
+            cursor.bottom
         } else {
-            self.bump(cursor.top);
-        }
+            cursor.top
+        };
+        self.bump_by(counted, 1);
         cursor.pos += 1;
         if cursor.pos as usize == self.k - 1 {
             cursor.pos = 0;
+        }
+        counted
+    }
+
+    /// Adds `n` paths `r` in a row after the items of the activation at `cursor`, in time independent
+    /// of `n`: once a whole slab of `r`s has gone by, every further slab of `r`s bumps the same `k − 1`
+    /// nodes, so all the whole slabs left are counted at once.
+    pub fn push_run(&mut self, cursor: &mut Cursor, r: u64, n: u64) {
+        let per = (self.k - 1) as u64;
+        let mut left = n;
+        let mut seen = 0;
+        while left > 0 && !(seen >= per && cursor.pos == 0) {
+            self.push_at(cursor, r);
+            seen += 1;
+            left -= 1;
+        }
+        let slabs = left / per;
+        if slabs > 1 {
+            // The nodes one slab bumps, found by pushing it; the other slabs are added to them.
+            let mut bumped = Vec::with_capacity(per as usize);
+            for _ in 0..per {
+                bumped.push(self.push_at(cursor, r));
+            }
+            for node in bumped {
+                self.bump_by(node, slabs - 1);
+            }
+            if let Some(&l) = self.index.get(&r) {
+                self.totals[l as usize] += (slabs - 1) * per;
+            }
+            left -= slabs * per;
+        }
+        for _ in 0..left {
+            self.push_at(cursor, r);
         }
     }
 
@@ -441,6 +489,16 @@ impl Activations {
         self.items += 1;
         let top = self.stack.last_mut().expect("an activation is open");
         self.forest.push_at(top, label);
+    }
+
+    /// The current activation ended `n` paths `label` in a row.
+    pub fn path_run(&mut self, label: u64, n: u64) {
+        if self.stack.is_empty() {
+            self.stack.push(Cursor::default());
+        }
+        self.items += n;
+        let top = self.stack.last_mut().expect("an activation is open");
+        self.forest.push_run(top, label, n);
     }
 
     /// The current activation returned.

@@ -1,6 +1,6 @@
 //! The k-IPF equals brute-force n-gram counting; seed 000's running example.
 
-use pathprof_core::kpath::{kipf, Item, KSlabForest, Options, NODE_BYTES};
+use pathprof_core::kpath::{kipf, Activations, Item, KSlabForest, Options, NODE_BYTES};
 use proptest::prelude::*;
 use std::collections::HashMap;
 
@@ -85,7 +85,7 @@ proptest! {
                 x => Event::Path(u64::from(x) % 4),
             })
             .collect();
-        let mut a = pathprof_core::kpath::Activations::new(k);
+        let mut a = Activations::new(k);
         // Oracle: the paths of every activation, in order, as a stream with one marker each.
         let mut open: Vec<Vec<u64>> = Vec::new();
         let mut done: Vec<Vec<u64>> = Vec::new();
@@ -179,5 +179,44 @@ proptest! {
         let mtf = forest(k, Options { move_to_front: true, ..Options::default() }, &s);
         prop_assert_eq!(plain.len(), mtf.len());
         prop_assert_eq!(plain.to_kipf(), mtf.to_kipf());
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    /// A run of `n` equal paths added at once builds the same forest as adding them one by one, also
+    /// under a node bound.
+    #[test]
+    fn runs_equal_repeated_paths(
+        k in 2usize..7,
+        raw in proptest::collection::vec((0u8..5, 1u64..40), 0..40),
+        bound in proptest::option::of(0usize..80),
+    ) {
+        let options = Options { max_nodes: bound, ..Options::default() };
+        let mut one = Activations::with_options(k, options);
+        let mut runs = Activations::with_options(k, options);
+        for &(x, n) in &raw {
+            match x {
+                0 => {
+                    one.enter();
+                    runs.enter();
+                }
+                1 => {
+                    one.exit();
+                    runs.exit();
+                }
+                p => {
+                    for _ in 0..n {
+                        one.path(u64::from(p));
+                    }
+                    runs.path_run(u64::from(p), n);
+                }
+            }
+        }
+        prop_assert_eq!(one.items(), runs.items());
+        prop_assert_eq!(one.forest().len(), runs.forest().len());
+        prop_assert_eq!(one.forest().dropped(), runs.forest().dropped());
+        prop_assert_eq!(one.forest().to_kipf(), runs.forest().to_kipf());
     }
 }

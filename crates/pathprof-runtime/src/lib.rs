@@ -166,15 +166,53 @@ struct Stream {
     consumer: Option<std::thread::JoinHandle<Consumed>>,
 }
 
-/// Folds items of a k-BLPP stream (see `pathprof_wasm::map::StreamLayout`) into per-activation k-SFs.
-pub fn fold_stream(activations: &mut pathprof_core::kpath::Activations, items: &[u64]) {
-    for &item in items {
-        match item >> 62 {
-            0 => activations.path(item),
-            1 => activations.enter(),
-            _ => {
-                activations.path(item & !(3 << 62));
-                activations.exit();
+/// Decodes a k-BLPP stream (see `pathprof_wasm::map::StreamLayout`) into per-activation k-SFs.
+pub struct StreamFolder {
+    pub activations: pathprof_core::kpath::Activations,
+    /// The last path item, which a run item repeats.
+    last: u64,
+}
+
+impl StreamFolder {
+    pub fn new(activations: pathprof_core::kpath::Activations) -> Self {
+        StreamFolder { activations, last: 1 << 62 }
+    }
+
+    /// Folds the next items of the stream.
+    pub fn fold(&mut self, items: &[u64]) {
+        for &item in items {
+            match item >> 62 {
+                0 => {
+                    self.activations.path(item);
+                    self.last = item;
+                }
+                1 => {
+                    self.activations.enter();
+                    self.last = item;
+                }
+                2 => {
+                    self.activations.path(item & !(3 << 62));
+                    self.activations.exit();
+                    self.last = item;
+                }
+                _ => {
+                    let n = item & !(3 << 62);
+                    match self.last >> 62 {
+                        0 => self.activations.path_run(self.last, n),
+                        2 => {
+                            for _ in 0..n {
+                                self.activations.path(self.last & !(3 << 62));
+                                self.activations.exit();
+                            }
+                        }
+                        // A run of entries is never written: each is counted apart.
+                        _ => {
+                            for _ in 0..n {
+                                self.activations.enter();
+                            }
+                        }
+                    }
+                }
             }
         }
     }
@@ -196,28 +234,31 @@ impl Stream {
         let options = pathprof_core::kpath::Options { max_nodes: config.max_nodes, ..Default::default() };
         let (k, record) = (config.k.max(2), config.record_stream);
         let consumer = std::thread::spawn(move || {
-            let mut activations = pathprof_core::kpath::Activations::with_options(k, options);
+            let mut folder = StreamFolder::new(pathprof_core::kpath::Activations::with_options(k, options));
             let mut recorded = Vec::new();
             for buffer in full_rx {
                 if recorded.len() < record {
                     recorded.extend(buffer.iter().take(record - recorded.len()));
                 }
-                fold_stream(&mut activations, &buffer);
+                folder.fold(&buffer);
                 // The program may have finished and stopped taking buffers back.
                 let _ = free_tx.send(buffer);
             }
-            Consumed { activations, recorded }
+            Consumed { activations: folder.activations, recorded }
         });
         Stream { layout, memory: None, full: Some(full), free, consumer: Some(consumer) }
     }
 
-    /// Hands the items of the buffer to the consumer and empties the buffer.
-    fn drain(&mut self, mut store: impl wasmtime::AsContextMut) -> Result<()> {
+    /// Hands the items of the buffer to the consumer and empties the buffer; at the `end` of the run,
+    /// also the repetitions of the last item still pending.
+    fn drain(&mut self, mut store: impl wasmtime::AsContextMut, end: bool) -> Result<()> {
         let Some(memory) = self.memory else { return Ok(()) };
         let data = memory.data_mut(&mut store);
+        let word = |data: &[u8], at: u32| u64::from_le_bytes(data[at as usize..at as usize + 8].try_into().expect("8"));
         let at = self.layout.index as usize;
         let n = u32::from_le_bytes(data[at..at + 4].try_into().expect("4 bytes")).min(self.layout.capacity) as usize;
-        if n == 0 {
+        let run = if end { word(data, self.layout.run) } else { 0 };
+        if n == 0 && run == 0 {
             return Ok(());
         }
         let lost = || anyhow!("the k-SF consumer thread stopped");
@@ -225,6 +266,10 @@ impl Stream {
         buffer.clear();
         let base = self.layout.buffer as usize;
         buffer.extend(data[base..base + 8 * n].chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8"))));
+        if run > 0 {
+            buffer.push(pathprof_wasm::instrument::STREAM_RUN_TAG | run);
+            data[self.layout.run as usize..self.layout.run as usize + 8].fill(0);
+        }
         data[at..at + 4].copy_from_slice(&0u32.to_le_bytes());
         self.full.as_ref().ok_or_else(lost)?.send(buffer).map_err(|_| lost())
     }
@@ -355,7 +400,7 @@ pub fn run_module(
         if map.is_some_and(|m| m.stream.is_some()) {
             linker.func_wrap(m, n, |mut caller: Caller<'_, Host>| -> wasmtime::Result<()> {
                 if let Some(mut stream) = caller.data_mut().stream.take() {
-                    let drained = stream.drain(&mut caller);
+                    let drained = stream.drain(&mut caller, false);
                     caller.data_mut().stream = Some(stream);
                     drained.map_err(wasmtime::Error::from_anyhow)?;
                 }
@@ -441,7 +486,7 @@ pub fn run_module(
     // The items still in the buffer, also after a trap.
     let (mut kipf, mut ksf, mut recorded) = (None, None, Vec::new());
     if let Some(mut stream) = store.data_mut().stream.take() {
-        let drained = stream.drain(&mut store);
+        let drained = stream.drain(&mut store, true);
         let consumed = stream.finish()?;
         drained?;
         let a = &consumed.activations;

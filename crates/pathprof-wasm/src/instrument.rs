@@ -70,8 +70,12 @@ pub const FLUSH_IMPORT_NAME: &str = "flush_stream";
 pub const STREAM_CAPACITY: u32 = 4096;
 /// Byte offset of the stream's write index (an `i32` count of items) in the profiler's memory.
 pub const STREAM_INDEX: u32 = 8;
+/// Byte offset of the last item appended to the stream (an `i64`).
+pub const STREAM_LAST: u32 = 16;
+/// Byte offset of the repetitions of the last item not yet appended (an `i64`).
+pub const STREAM_RUN: u32 = 24;
 /// Byte offset of the stream buffer (`u64` items) in the profiler's memory.
-pub const STREAM_BUFFER: u32 = 16;
+pub const STREAM_BUFFER: u32 = 32;
 /// Field name of the import that receives sampled paths (PEP), same signature.
 pub const SAMPLE_IMPORT_NAME: &str = "sample_path";
 /// Preferred export name of the profiler's memory.
@@ -285,7 +289,17 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
         new_types,
         memory_pages: memory_size.div_ceil(65536).max(1),
         memory_export: memory_export.clone(),
-        table_data: std::mem::take(&mut layout.tables),
+        profiler_data: {
+            let mut segments = Vec::new();
+            // The stream's last item starts as one no item equals.
+            if options.stream {
+                segments.push((STREAM_LAST, u64::MAX.to_le_bytes().to_vec()));
+            }
+            if !layout.tables.is_empty() {
+                segments.push((layout.counters.next_multiple_of(8) as u32, std::mem::take(&mut layout.tables)));
+            }
+            segments
+        },
         tables_base: layout.counters.next_multiple_of(8),
         emitted: Vec::new(),
     };
@@ -306,6 +320,8 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
         sample_flag: options.sampled.then_some(0),
         stream: options.stream.then_some(crate::map::StreamLayout {
             index: STREAM_INDEX,
+            last: STREAM_LAST,
+            run: STREAM_RUN,
             buffer: STREAM_BUFFER,
             capacity: STREAM_CAPACITY,
         }),
@@ -408,7 +424,8 @@ struct Rewriter<'a> {
     new_types: Vec<Vec<ValType>>,
     memory_pages: u64,
     memory_export: Option<String>,
-    table_data: Vec<u8>,
+    /// Data segments of the profiler's memory: `(offset, bytes)`.
+    profiler_data: Vec<(u32, Vec<u8>)>,
     /// Offset of the first increment table: the end of the counter arrays, 8-aligned.
     tables_base: u64,
     emitted: Vec<SectionId>,
@@ -454,9 +471,8 @@ impl Rewriter<'_> {
     }
 
     fn data_section(&self, data: &mut DataSection) {
-        if !self.table_data.is_empty() {
-            let offset = self.tables_base as i32;
-            data.active(self.profiler_memory(), &ConstExpr::i32_const(offset), self.table_data.iter().copied());
+        for (offset, bytes) in &self.profiler_data {
+            data.active(self.profiler_memory(), &ConstExpr::i32_const(*offset as i32), bytes.iter().copied());
         }
     }
 
@@ -465,7 +481,7 @@ impl Rewriter<'_> {
             SectionId::Import => self.import_type.is_some(),
             SectionId::Memory => self.needs_memory(),
             SectionId::Export => self.needs_memory(),
-            SectionId::Data => !self.table_data.is_empty(),
+            SectionId::Data => !self.profiler_data.is_empty(),
             _ => false,
         }
     }
@@ -490,6 +506,10 @@ impl Rewriter<'_> {
         if !p.loops.is_empty() {
             locals.push((p.loops.len() as u32, ValType::I64));
         }
+        let t = num_locals + 3 + p.loops.len() as u32;
+        if p.counters == Counters::Stream {
+            locals.push((1, ValType::I64));
+        }
         let mut f = Function::new(locals);
         let mut e = Emitter {
             f: &mut f,
@@ -503,10 +523,11 @@ impl Rewriter<'_> {
             count_import: self.info.num_imported_funcs,
             tables_base: self.tables_base,
             first_loop_local: num_locals + 3,
+            t,
             loops: &p.loops,
         };
         e.f.instruction(&Instruction::Block(p.wrapper));
-        e.marker(STREAM_ENTER);
+        e.enter();
         e.set(p.entry_inc);
 
         let mut before: Vec<Option<&SiteKind>> = vec![None; p.fcfg.num_ops];
@@ -612,6 +633,8 @@ enum HeaderEdge {
 pub const STREAM_ENTER: u64 = 1 << 62;
 /// Tag of a stream item that ends a path at the function's exit, and so also the activation.
 pub const STREAM_PATH_EXIT: u64 = 2 << 62;
+/// Tag of a stream item that repeats the item before it as many more times as its low 62 bits say.
+pub const STREAM_RUN_TAG: u64 = 3 << 62;
 
 /// Most loop counters in one function.
 const MAX_LOOP_COUNTERS: usize = 4;
@@ -717,6 +740,8 @@ struct Emitter<'f> {
     tables_base: u64,
     /// Local of the first loop counter; the others follow.
     first_loop_local: u32,
+    /// Stream mode: an `i64` scratch local for the item.
+    t: u32,
     loops: &'f [LoopCounter],
 }
 
@@ -907,10 +932,45 @@ impl Emitter<'_> {
         self.f.instruction(&Instruction::End);
     }
 
-    /// In stream mode, an activation marker (`tag` is [`STREAM_ENTER`]).
-    fn marker(&mut self, tag: u64) {
+    fn stream_word(&self, offset: u32) -> MemArg {
+        MemArg { offset: u64::from(offset), align: 3, memory_index: self.memory }
+    }
+
+    /// Appends the repetitions of the last item still pending, if any, as a [`STREAM_RUN_TAG`] item.
+    fn flush_run(&mut self) {
+        let run = self.stream_word(STREAM_RUN);
+        self.f.instruction(&Instruction::I32Const(0));
+        self.f.instruction(&Instruction::I64Load(run));
+        self.f.instruction(&Instruction::I64Eqz);
+        self.f.instruction(&Instruction::I32Eqz);
+        self.f.instruction(&Instruction::If(BlockType::Empty));
+        self.append(&[
+            Instruction::I32Const(0),
+            Instruction::I64Load(run),
+            Instruction::I64Const(STREAM_RUN_TAG as i64),
+            Instruction::I64Or,
+        ]);
+        self.f.instruction(&Instruction::I32Const(0));
+        self.f.instruction(&Instruction::I64Const(0));
+        self.f.instruction(&Instruction::I64Store(run));
+        self.f.instruction(&Instruction::End);
+    }
+
+    /// Appends the item in local `t` and makes it the last one.
+    fn append_last(&mut self) {
+        self.flush_run();
+        self.append(&[Instruction::LocalGet(self.t)]);
+        self.f.instruction(&Instruction::I32Const(0));
+        self.f.instruction(&Instruction::LocalGet(self.t));
+        self.f.instruction(&Instruction::I64Store(self.stream_word(STREAM_LAST)));
+    }
+
+    /// In stream mode, the activation-entry marker.
+    fn enter(&mut self) {
         if self.counters == Counters::Stream {
-            self.append(&[Instruction::I64Const((tag | u64::from(self.func_index)) as i64)]);
+            self.f.instruction(&Instruction::I64Const((STREAM_ENTER | u64::from(self.func_index)) as i64));
+            self.f.instruction(&Instruction::LocalSet(self.t));
+            self.append_last();
         }
     }
 
@@ -940,13 +1000,26 @@ impl Emitter<'_> {
                 self.f.instruction(&Instruction::I64Store(arg));
             }
             Counters::Stream => {
-                let item = [
-                    Instruction::LocalGet(self.r),
-                    Instruction::I64ExtendI32U,
-                    Instruction::I64Const((tag | u64::from(self.func_index) << 32) as i64),
-                    Instruction::I64Or,
-                ];
-                self.append(&item);
+                // A repetition of the last item only counts; any other item is appended.
+                let run = self.stream_word(STREAM_RUN);
+                self.f.instruction(&Instruction::LocalGet(self.r));
+                self.f.instruction(&Instruction::I64ExtendI32U);
+                self.f.instruction(&Instruction::I64Const((tag | u64::from(self.func_index) << 32) as i64));
+                self.f.instruction(&Instruction::I64Or);
+                self.f.instruction(&Instruction::LocalTee(self.t));
+                self.f.instruction(&Instruction::I32Const(0));
+                self.f.instruction(&Instruction::I64Load(self.stream_word(STREAM_LAST)));
+                self.f.instruction(&Instruction::I64Eq);
+                self.f.instruction(&Instruction::If(BlockType::Empty));
+                self.f.instruction(&Instruction::I32Const(0));
+                self.f.instruction(&Instruction::I32Const(0));
+                self.f.instruction(&Instruction::I64Load(run));
+                self.f.instruction(&Instruction::I64Const(1));
+                self.f.instruction(&Instruction::I64Add);
+                self.f.instruction(&Instruction::I64Store(run));
+                self.f.instruction(&Instruction::Else);
+                self.append_last();
+                self.f.instruction(&Instruction::End);
             }
             Counters::Sampled => {
                 self.f.instruction(&Instruction::I32Const(0));
@@ -1028,7 +1101,7 @@ impl Reencode for Rewriter<'_> {
     }
 
     fn data_count(&mut self, count: u32) -> Result<u32, ReencodeError<Infallible>> {
-        Ok(count + u32::from(!self.table_data.is_empty()))
+        Ok(count + self.profiler_data.len() as u32)
     }
 
     fn parse_data_section(&mut self, data: &mut DataSection, section: wasmparser::DataSectionReader<'_>) -> Res {

@@ -37,10 +37,16 @@ pub enum Counters {
 pub struct StreamLayout {
     /// Byte offset of the `i32` number of items in the buffer.
     pub index: u32,
+    /// Byte offset of the last item appended (`i64`).
+    pub last: u32,
+    /// Byte offset of the number of repetitions of the last item not yet appended (`i64`).
+    pub run: u32,
     /// Byte offset of the buffer of little-endian `u64` items: `1 << 62 | function` enters an
-    /// activation, `function << 32 | path ID` ends a path, and `2 << 62 | function << 32 | path ID`
-    /// ends a path at the function's exit, and with it the activation. Functions whose activations
-    /// end one path each (no loops, no cuts) count in arrays instead, without markers.
+    /// activation, `function << 32 | path ID` ends a path, `2 << 62 | function << 32 | path ID`
+    /// ends a path at the function's exit, and with it the activation, and `3 << 62 | n` repeats the
+    /// path item before it `n` more times (a path item equal to the last one is only counted in
+    /// `run`, which is appended before the next different item). Functions whose activations end one
+    /// path each (no loops, no cuts) count in arrays instead, without markers.
     pub buffer: u32,
     pub capacity: u32,
 }
