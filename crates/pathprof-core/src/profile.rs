@@ -355,12 +355,50 @@ pub enum ReadError {
     Format(String),
     #[error("profile version {0} is not supported (this pathprof reads version {VERSION})")]
     Version(u32),
+    #[error("not a pathprof profile (nested more than {MAX_DEPTH} levels deep)")]
+    TooDeep,
+}
+
+/// Deepest nesting of arrays and objects read: a k-IPF of k = 64 nests about 135 levels deep, and
+/// JSON's own recursion limit of 128 would refuse it.
+const MAX_DEPTH: usize = 256;
+
+/// The deepest nesting of arrays and objects in `text`, strings skipped.
+fn nesting_depth(text: &str) -> usize {
+    let (mut depth, mut max, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for b in text.bytes() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
 }
 
 impl Profile {
     /// Parses and checks a profile.
     pub fn from_json(text: &str) -> Result<Profile, ReadError> {
-        let value: serde_json::Value = serde_json::from_str(text)?;
+        if nesting_depth(text) > MAX_DEPTH {
+            return Err(ReadError::TooDeep);
+        }
+        let mut de = serde_json::Deserializer::from_str(text);
+        de.disable_recursion_limit();
+        let value = serde_json::Value::deserialize(&mut de)?;
+        de.end()?;
         match value.get("format").and_then(|f| f.as_str()) {
             Some(FORMAT) => {}
             other => return Err(ReadError::Format(other.unwrap_or("missing").to_string())),
@@ -373,7 +411,12 @@ impl Profile {
     }
 
     pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).expect("profiles always serialize")
+        // k-iteration path forests can have millions of nodes: such profiles are written compact.
+        if self.functions.iter().any(|f| f.kipf.is_some()) {
+            serde_json::to_string(self).expect("profiles always serialize")
+        } else {
+            serde_json::to_string_pretty(self).expect("profiles always serialize")
+        }
     }
 }
 
@@ -442,5 +485,18 @@ mod tests {
         assert_eq!(total, KipfStats { nodes: 14, internal_nodes: 6, child_edges: 8, leaves: 8, leaf_depth_sum: 17 });
         assert_eq!(total.roots(), 6);
         assert!((total.avg_leaf_depth().unwrap() - 17.0 / 8.0).abs() < 1e-12);
+    }
+}
+
+#[cfg(test)]
+mod depth_tests {
+    use super::*;
+
+    #[test]
+    fn nesting_depth_skips_strings() {
+        assert_eq!(nesting_depth(r#"{"a": [1, {"b": "]]}}[[\"["}]}"#), 3);
+        assert_eq!(nesting_depth("[]"), 1);
+        let deep = "[".repeat(MAX_DEPTH + 1) + &"]".repeat(MAX_DEPTH + 1);
+        assert!(matches!(Profile::from_json(&deep), Err(ReadError::TooDeep)));
     }
 }

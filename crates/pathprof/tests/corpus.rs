@@ -30,9 +30,6 @@ fn programs(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Programs with more path ends than this are not run in kbl mode by this test.
-const KBL_MAX_PATHS: u64 = 20_000_000;
-
 #[test]
 fn corpus_runs_instrumented_with_identical_output() {
     let Some(dir) = corpus_dir() else {
@@ -66,17 +63,12 @@ fn corpus_runs_instrumented_with_identical_output() {
         let taken = sampled.profile.sampling.as_ref().expect("pep profiles say how they sampled").samples_taken;
         assert_eq!(taken, sampled.profile.path_executions.0);
         // Multi-iteration paths: the same behaviour, and a k-IPF whose first level is the path profile.
-        // The k-SF takes every path end, so only programs of moderate length run in kbl mode here.
-        if run.profile.path_executions.0 <= KBL_MAX_PATHS {
-            let kbl = run_in(cwd, &["--dir", ".", "--mode", "kbl", "-k", "4"], wasm, &[]);
-            check_output(&kbl, "kbl");
-            for f in kbl.profile.functions.iter().filter(|f| f.instrumented) {
-                let roots: u64 =
-                    f.kipf.as_ref().expect("kbl profiles carry a k-IPF").roots.iter().map(|r| r.count.0).sum();
-                assert_eq!(roots, f.paths.iter().map(|p| p.count.0).sum::<u64>(), "{name}: {:?}", f.name);
-            }
-        } else {
-            eprintln!("{name}: kbl mode skipped ({} path ends)", run.profile.path_executions.0);
+        let kbl = run_in(cwd, &["--dir", ".", "--mode", "kbl", "-k", "4"], wasm, &[]);
+        check_output(&kbl, "kbl");
+        assert_eq!(kbl.profile.kbl.as_ref().expect("kbl profiles say how the forests were built").dropped.0, 0);
+        for f in kbl.profile.functions.iter().filter(|f| f.instrumented) {
+            let roots: u64 = f.kipf.as_ref().expect("kbl profiles carry a k-IPF").roots.iter().map(|r| r.count.0).sum();
+            assert_eq!(roots, f.paths.iter().map(|p| p.count.0).sum::<u64>(), "{name}: {:?}", f.name);
         }
         let p = &run.profile;
         check_balance(p);

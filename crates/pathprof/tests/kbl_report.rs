@@ -333,3 +333,23 @@ fn export_needs_a_kbl_profile() {
     let out = pathprof_on(&kbl, &["export"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// With k = 64 the forest nests 64 levels deep; the profile is read back, reported and exported.
+#[test]
+fn deepest_forests_read_back() {
+    let saved = profile_of(&LOOP.replace("(i32.const 10)", "(i32.const 200)"), &["--mode", "kbl", "-k", "64"]);
+    let work = function(&saved.profile, "work");
+    // 202 paths in one activation: 202 − 63 windows of 64 paths.
+    fn at_depth(nodes: &[pathprof_core::profile::KipfNodeProfile], depth: usize) -> u64 {
+        if depth == 1 {
+            return nodes.iter().map(|n| n.count.0).sum();
+        }
+        nodes.iter().map(|n| at_depth(&n.children, depth - 1)).sum()
+    }
+    let roots = &work.kipf.as_ref().unwrap().roots;
+    assert_eq!(at_depth(roots, 64), 139);
+    assert_eq!(at_depth(roots, 65), 0);
+    stdout_of(&pathprof_on(&saved, &["report", "--top", "3"]));
+    let folded = folded(&saved, &[]);
+    assert!(folded.lines().any(|l| l.matches(';').count() == 64), "{folded}");
+}
