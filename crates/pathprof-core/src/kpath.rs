@@ -174,6 +174,7 @@ impl KSlabForest {
         self.options.max_nodes.unwrap_or(MAX_INDEX).min(MAX_INDEX)
     }
 
+    #[inline]
     fn add(&mut self, label: u32) -> u32 {
         if self.nodes.len() >= self.limit() {
             return LOST;
@@ -187,6 +188,7 @@ impl KSlabForest {
     }
 
     /// Adds `n` to the count of `node` (to the dropped IDs for a node the bound kept out).
+    #[inline]
     fn bump_by(&mut self, node: u32, n: u64) {
         if node == LOST {
             self.dropped += n;
@@ -201,6 +203,7 @@ impl KSlabForest {
     }
 
     /// The interned index of `label`, or `None` when 2^32 − 2 labels are already interned.
+    #[inline]
     fn intern(&mut self, label: u64) -> Option<u32> {
         let slot = (label ^ (label >> 29)) as usize & (CACHE_SLOTS - 1);
         let (cached, l) = self.cache[slot];
@@ -223,6 +226,7 @@ impl KSlabForest {
         Some(l)
     }
 
+    #[inline]
     fn root(&mut self, l: u32) -> u32 {
         match self.roots[l as usize] {
             NONE => {
@@ -237,6 +241,7 @@ impl KSlabForest {
     }
 
     /// The child of `parent` labelled `l`, added if missing.
+    #[inline]
     fn child(&mut self, parent: u32, l: u32) -> u32 {
         if parent == LOST {
             return LOST;
@@ -279,6 +284,7 @@ impl KSlabForest {
 
     /// Adds path `r` after the items of the activation at `cursor` (a fresh [`Cursor`] is the `*`
     /// marker).
+    #[inline]
     pub fn push_at(&mut self, cursor: &mut Cursor, r: u64) -> u32 {
         let Some(l) = self.intern(r) else {
             self.dropped += 1;
@@ -476,12 +482,14 @@ impl Activations {
     }
 
     /// An activation starts (the `*` marker).
+    #[inline]
     pub fn enter(&mut self) {
         self.items += 1;
         self.stack.push(Cursor::default());
     }
 
     /// The current activation ended a path. A path outside any activation starts one.
+    #[inline]
     pub fn path(&mut self, label: u64) {
         if self.stack.is_empty() {
             self.stack.push(Cursor::default());
@@ -502,6 +510,7 @@ impl Activations {
     }
 
     /// The current activation returned.
+    #[inline]
     pub fn exit(&mut self) {
         self.items += 1;
         self.stack.pop();

@@ -398,7 +398,15 @@ pub fn run_module(
     })?;
     if let Some((m, n)) = map.and_then(|m| m.count_import.as_ref()) {
         if map.is_some_and(|m| m.stream.is_some()) {
-            linker.func_wrap(m, n, |mut caller: Caller<'_, Host>| -> wasmtime::Result<()> {
+            let export = map.and_then(|m| m.memory_export.clone());
+            linker.func_wrap(m, n, move |mut caller: Caller<'_, Host>| -> wasmtime::Result<()> {
+                // The start function may fill the buffer before instantiation hands out the instance.
+                if caller.data().stream.as_ref().is_some_and(|s| s.memory.is_none()) {
+                    let memory = export.as_deref().and_then(|e| caller.get_export(e)).and_then(|e| e.into_memory());
+                    if let Some(stream) = caller.data_mut().stream.as_mut() {
+                        stream.memory = memory;
+                    }
+                }
                 if let Some(mut stream) = caller.data_mut().stream.take() {
                     let drained = stream.drain(&mut caller, false);
                     caller.data_mut().stream = Some(stream);

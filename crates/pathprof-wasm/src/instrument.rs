@@ -149,6 +149,61 @@ struct FuncProbe {
     wrapper: BlockType,
 }
 
+/// A function's CFG and plan; the reason it is not instrumented, when it is not.
+type Analysis = Result<(FuncCfg, Result<FunctionPlan, String>), String>;
+
+fn analyse(body: &wasmparser::FunctionBody<'_>, index: u32, options: &InstrumentOptions) -> Analysis {
+    let fcfg = cfg::build(body).map_err(|e| e.0)?;
+    let mut opts = options.plan.clone();
+    // The probes end a path at the start of every header and cut block, whatever edge led there: only
+    // right when every edge into a header ends a path.
+    opts.loop_cut = LoopCut::Headers;
+    if let Some(paths) = options.edge_profile.get(&index) {
+        let paths = paths.iter().map(|p| {
+            let end = match p.end {
+                Endpoint::Block(b) => Some(b),
+                _ => None,
+            };
+            (p.blocks.as_slice(), end, p.count.0)
+        });
+        opts.cfg_edge_frequencies = Some(estimate::cfg_edge_frequencies_from_paths(&fcfg.cfg, paths));
+    }
+    let plan = FunctionPlan::build(&fcfg.cfg, &opts).map_err(|e| e.to_string());
+    Ok((fcfg, plan))
+}
+
+/// `f` applied to every item, on as many threads as the machine has cores, results in order.
+fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(usize, &T) -> R + Sync) -> Vec<R> {
+    /// Items a thread takes at a time.
+    const BATCH: usize = 16;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len().div_ceil(BATCH));
+    if threads <= 1 {
+        return items.iter().enumerate().map(|(i, x)| f(i, x)).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut done: Vec<(usize, R)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut out = Vec::new();
+                    loop {
+                        let start = next.fetch_add(BATCH, std::sync::atomic::Ordering::Relaxed);
+                        if start >= items.len() {
+                            return out;
+                        }
+                        for (i, x) in items.iter().enumerate().skip(start).take(BATCH) {
+                            out.push((i, f(i, x)));
+                        }
+                    }
+                })
+            })
+            .collect();
+        workers.into_iter().flat_map(|w| w.join().expect("analysis threads do not panic")).collect()
+    });
+    done.sort_unstable_by_key(|&(i, _)| i);
+    done.into_iter().map(|(_, r)| r).collect()
+}
+
 /// Rewrites `bytes` with path probes.
 pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumented, ModuleError> {
     let info = ModuleInfo::read(bytes)?;
@@ -167,36 +222,23 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
         layout.counters = u64::from(STREAM_BUFFER + 8 * STREAM_CAPACITY);
     }
 
-    let mut k = 0usize;
+    let mut bodies = Vec::new();
     for payload in Parser::new(0).parse_all(bytes) {
-        let Payload::CodeSectionEntry(body) = payload.map_err(|e| ModuleError::Malformed(e.to_string()))? else {
-            continue;
-        };
+        if let Payload::CodeSectionEntry(body) = payload.map_err(|e| ModuleError::Malformed(e.to_string()))? {
+            bodies.push(body);
+        }
+    }
+    let analyses = parallel_map(&bodies, |k, body| analyse(body, info.num_imported_funcs + k as u32, options));
+    for (k, analysis) in analyses.into_iter().enumerate() {
         let index = info.num_imported_funcs + k as u32;
-        k += 1;
         let name = info.names.get(&index).cloned();
-        let built = cfg::build(&body);
-        let (blocks, plan, skip) = match built {
-            Err(e) => (Vec::new(), None, Some(e.0)),
-            Ok(fcfg) => {
-                let mut opts = options.plan.clone();
-                // The probes end a path at the start of every header and cut block, whatever edge led
-                // there: only right when every edge into a header ends a path.
-                opts.loop_cut = LoopCut::Headers;
-                if let Some(paths) = options.edge_profile.get(&index) {
-                    let paths = paths.iter().map(|p| {
-                        let end = match p.end {
-                            Endpoint::Block(b) => Some(b),
-                            _ => None,
-                        };
-                        (p.blocks.as_slice(), end, p.count.0)
-                    });
-                    opts.cfg_edge_frequencies = Some(estimate::cfg_edge_frequencies_from_paths(&fcfg.cfg, paths));
-                }
+        let (blocks, plan, skip) = match analysis {
+            Err(reason) => (Vec::new(), None, Some(reason)),
+            Ok((fcfg, plan)) => {
                 let blocks = block_infos(&fcfg, lines.as_ref());
-                match FunctionPlan::build(&fcfg.cfg, &opts) {
+                match plan {
                     Ok(plan) => (blocks, Some((fcfg, plan)), None),
-                    Err(e) => (blocks, None, Some(e.to_string())),
+                    Err(reason) => (blocks, None, Some(reason)),
                 }
             }
         };
@@ -219,7 +261,13 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
         let fits_array = n <= options.array_max_paths && layout.counters + 8 * n <= options.array_max_bytes;
         let counters = if options.stream && !(one_path_per_activation && fits_array) {
             needs_import = true;
-            Counters::Stream
+            // Activations that end one path (entry to exit) are counted in an array, when it fits.
+            let singles = fits_array.then(|| {
+                let offset = layout.counters as u32;
+                layout.counters += 8 * n;
+                offset
+            });
+            Counters::Stream { singles }
         } else if options.sampled {
             needs_import = true;
             Counters::Sampled
@@ -507,8 +555,10 @@ impl Rewriter<'_> {
             locals.push((p.loops.len() as u32, ValType::I64));
         }
         let t = num_locals + 3 + p.loops.len() as u32;
-        if p.counters == Counters::Stream {
+        if let Counters::Stream { .. } = p.counters {
             locals.push((1, ValType::I64));
+            // Whether the activation's entry marker was written.
+            locals.push((1, ValType::I32));
         }
         let mut f = Function::new(locals);
         let mut e = Emitter {
@@ -524,6 +574,7 @@ impl Rewriter<'_> {
             tables_base: self.tables_base,
             first_loop_local: num_locals + 3,
             t,
+            entered: t + 1,
             loops: &p.loops,
         };
         e.f.instruction(&Instruction::Block(p.wrapper));
@@ -742,6 +793,8 @@ struct Emitter<'f> {
     first_loop_local: u32,
     /// Stream mode: an `i64` scratch local for the item.
     t: u32,
+    /// Stream mode with singles: an `i32` local, non-zero once the entry marker is written.
+    entered: u32,
     loops: &'f [LoopCounter],
 }
 
@@ -965,13 +1018,58 @@ impl Emitter<'_> {
         self.f.instruction(&Instruction::I64Store(self.stream_word(STREAM_LAST)));
     }
 
-    /// In stream mode, the activation-entry marker.
+    /// In stream mode without singles, the activation-entry marker, at the function's entry.
     fn enter(&mut self) {
-        if self.counters == Counters::Stream {
-            self.f.instruction(&Instruction::I64Const((STREAM_ENTER | u64::from(self.func_index)) as i64));
-            self.f.instruction(&Instruction::LocalSet(self.t));
-            self.append_last();
+        if let Counters::Stream { singles: None } = self.counters {
+            self.enter_marker();
         }
+    }
+
+    fn enter_marker(&mut self) {
+        self.f.instruction(&Instruction::I64Const((STREAM_ENTER | u64::from(self.func_index)) as i64));
+        self.f.instruction(&Instruction::LocalSet(self.t));
+        self.append_last();
+    }
+
+    /// Stream mode: appends the path whose ID is in `r`, tagged with `tag`, or counts a repetition of
+    /// the last item.
+    fn stream_path(&mut self, tag: u64) {
+        let run = self.stream_word(STREAM_RUN);
+        self.f.instruction(&Instruction::LocalGet(self.r));
+        self.f.instruction(&Instruction::I64ExtendI32U);
+        self.f.instruction(&Instruction::I64Const((tag | u64::from(self.func_index) << 32) as i64));
+        self.f.instruction(&Instruction::I64Or);
+        self.f.instruction(&Instruction::LocalTee(self.t));
+        self.f.instruction(&Instruction::I32Const(0));
+        self.f.instruction(&Instruction::I64Load(self.stream_word(STREAM_LAST)));
+        self.f.instruction(&Instruction::I64Eq);
+        self.f.instruction(&Instruction::If(BlockType::Empty));
+        self.f.instruction(&Instruction::I32Const(0));
+        self.f.instruction(&Instruction::I32Const(0));
+        self.f.instruction(&Instruction::I64Load(run));
+        self.f.instruction(&Instruction::I64Const(1));
+        self.f.instruction(&Instruction::I64Add);
+        self.f.instruction(&Instruction::I64Store(run));
+        self.f.instruction(&Instruction::Else);
+        self.append_last();
+        self.f.instruction(&Instruction::End);
+    }
+
+    /// `counter[r]++` in the array at `offset`.
+    fn count_in_array(&mut self, offset: u32) {
+        let arg = MemArg { offset: offset as u64, align: 3, memory_index: self.memory };
+        self.f.instruction(&Instruction::LocalGet(self.r));
+        if self.bits == 64 {
+            self.f.instruction(&Instruction::I32WrapI64);
+        }
+        self.f.instruction(&Instruction::I32Const(3));
+        self.f.instruction(&Instruction::I32Shl);
+        self.f.instruction(&Instruction::LocalTee(self.a));
+        self.f.instruction(&Instruction::LocalGet(self.a));
+        self.f.instruction(&Instruction::I64Load(arg));
+        self.f.instruction(&Instruction::I64Const(1));
+        self.f.instruction(&Instruction::I64Add);
+        self.f.instruction(&Instruction::I64Store(arg));
     }
 
     /// Counts the path whose ID is in `r`, which ends at the function's exit.
@@ -987,39 +1085,27 @@ impl Emitter<'_> {
     /// Counts the path whose ID is in `r`; in stream mode, the item carries `tag`.
     fn count_tagged(&mut self, tag: u64) {
         match self.counters {
-            Counters::Array { offset } => {
-                let arg = MemArg { offset: offset as u64, align: 3, memory_index: self.memory };
-                self.f.instruction(&Instruction::LocalGet(self.r));
-                self.f.instruction(&Instruction::I32Const(3));
-                self.f.instruction(&Instruction::I32Shl);
-                self.f.instruction(&Instruction::LocalTee(self.a));
-                self.f.instruction(&Instruction::LocalGet(self.a));
-                self.f.instruction(&Instruction::I64Load(arg));
-                self.f.instruction(&Instruction::I64Const(1));
-                self.f.instruction(&Instruction::I64Add);
-                self.f.instruction(&Instruction::I64Store(arg));
-            }
-            Counters::Stream => {
-                // A repetition of the last item only counts; any other item is appended.
-                let run = self.stream_word(STREAM_RUN);
-                self.f.instruction(&Instruction::LocalGet(self.r));
-                self.f.instruction(&Instruction::I64ExtendI32U);
-                self.f.instruction(&Instruction::I64Const((tag | u64::from(self.func_index) << 32) as i64));
-                self.f.instruction(&Instruction::I64Or);
-                self.f.instruction(&Instruction::LocalTee(self.t));
-                self.f.instruction(&Instruction::I32Const(0));
-                self.f.instruction(&Instruction::I64Load(self.stream_word(STREAM_LAST)));
-                self.f.instruction(&Instruction::I64Eq);
-                self.f.instruction(&Instruction::If(BlockType::Empty));
-                self.f.instruction(&Instruction::I32Const(0));
-                self.f.instruction(&Instruction::I32Const(0));
-                self.f.instruction(&Instruction::I64Load(run));
-                self.f.instruction(&Instruction::I64Const(1));
-                self.f.instruction(&Instruction::I64Add);
-                self.f.instruction(&Instruction::I64Store(run));
-                self.f.instruction(&Instruction::Else);
-                self.append_last();
-                self.f.instruction(&Instruction::End);
+            Counters::Array { offset } => self.count_in_array(offset),
+            Counters::Stream { singles: None } => self.stream_path(tag),
+            Counters::Stream { singles: Some(offset) } => {
+                // The entry marker goes before the activation's first streamed path; an activation
+                // that reaches its exit without one ended a single path, counted in the array.
+                self.f.instruction(&Instruction::LocalGet(self.entered));
+                if tag == STREAM_PATH_EXIT {
+                    self.f.instruction(&Instruction::If(BlockType::Empty));
+                    self.stream_path(tag);
+                    self.f.instruction(&Instruction::Else);
+                    self.count_in_array(offset);
+                    self.f.instruction(&Instruction::End);
+                } else {
+                    self.f.instruction(&Instruction::I32Eqz);
+                    self.f.instruction(&Instruction::If(BlockType::Empty));
+                    self.enter_marker();
+                    self.f.instruction(&Instruction::I32Const(1));
+                    self.f.instruction(&Instruction::LocalSet(self.entered));
+                    self.f.instruction(&Instruction::End);
+                    self.stream_path(tag);
+                }
             }
             Counters::Sampled => {
                 self.f.instruction(&Instruction::I32Const(0));

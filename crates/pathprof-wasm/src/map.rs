@@ -28,8 +28,10 @@ pub enum Counters {
     Hash,
     /// Sampled (PEP): while the sampling flag is set, path ends call the sample import.
     Sampled,
-    /// Streamed (k-BLPP): path ends append `function << 32 | path ID` to the stream buffer.
-    Stream,
+    /// Streamed (k-BLPP): path ends append `function << 32 | path ID` to the stream buffer. With
+    /// `singles`, an activation that ends only one path counts it in `num_paths` `u64` counters at that
+    /// byte offset instead, and its entry marker is written only before its first streamed path.
+    Stream { singles: Option<u32> },
 }
 
 /// Where the stream buffer of k-BLPP lives in the profiler's memory.
@@ -117,7 +119,8 @@ impl ProfileMap {
     /// Reads the counters of every array-counted function from the profiler's memory.
     pub fn read_array_counters(&self, memory: &[u8], counts: &mut RawCounts) {
         for f in &self.functions {
-            let Some(Probes { plan, counters: Counters::Array { offset }, loop_counters, .. }) = &f.probes else {
+            let Some(Probes { plan, counters, loop_counters, .. }) = &f.probes else { continue };
+            let (Counters::Array { offset } | Counters::Stream { singles: Some(offset) }) = counters else {
                 continue;
             };
             let n = plan.num_paths() as usize;
@@ -148,7 +151,13 @@ impl ProfileMap {
             let mut increments_executed = 0u64;
             if let (Some(p), Some(list)) = (&f.probes, counts.get(&f.index)) {
                 let out = p.plan.dag.out_edges();
+                // A path may be counted in several places (a streamed function's singles and stream).
+                let mut merged: std::collections::BTreeMap<u64, u64> = Default::default();
                 for &(id, count) in list {
+                    let c = merged.entry(id).or_insert(0);
+                    *c = c.saturating_add(count);
+                }
+                for (id, count) in merged {
                     if count == 0 {
                         continue;
                     }
@@ -189,7 +198,7 @@ impl ProfileMap {
                     Counters::Array { .. } => "array".to_string(),
                     Counters::Hash => "hash".to_string(),
                     Counters::Sampled => "sampled".to_string(),
-                    Counters::Stream => "stream".to_string(),
+                    Counters::Stream { .. } => "stream".to_string(),
                 }),
                 cut_blocks: f.probes.as_ref().map_or_else(Vec::new, |p| p.plan.overflow_cuts.clone()),
                 blocks: f.blocks.clone(),

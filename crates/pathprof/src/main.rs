@@ -357,15 +357,25 @@ fn attach_kipf(functions: &mut [pathprof_core::profile::FunctionProfile], kipf: 
         KipfNodeProfile { path: U64(n.path & 0xffff_ffff), count: U64(n.count), children }
     }
     for f in functions.iter_mut().filter(|f| f.instrumented) {
-        // A function counted in an array ends one path per activation: its k-IPF is its BL profile.
-        let roots: Vec<KipfNodeProfile> = if f.counters.as_deref() == Some("array") {
-            let mut roots: Vec<KipfNodeProfile> =
-                f.paths.iter().map(|p| KipfNodeProfile { path: p.id, count: p.count, children: Vec::new() }).collect();
-            roots.sort_by_key(|r| r.path);
-            roots
-        } else {
-            kipf.roots.iter().filter(|r| (r.path >> 32) as u32 == f.index).map(|r| convert(r, k)).collect()
-        };
+        // The roots are the function's Ball–Larus counts. Sequences of two paths or more come from the
+        // stream: a function counted in an array, or an activation that ended a single path, has none.
+        let mut streamed: std::collections::HashMap<u64, KipfNodeProfile> = kipf
+            .roots
+            .iter()
+            .filter(|r| (r.path >> 32) as u32 == f.index)
+            .map(|r| (r.path & 0xffff_ffff, convert(r, k)))
+            .collect();
+        let mut roots: Vec<KipfNodeProfile> = f
+            .paths
+            .iter()
+            .map(|p| KipfNodeProfile {
+                path: p.id,
+                count: p.count,
+                children: streamed.remove(&p.id.0).map_or_else(Vec::new, |n| n.children),
+            })
+            .collect();
+        roots.extend(streamed.into_values());
+        roots.sort_by_key(|r| r.path);
         f.kipf = Some(KipfProfile { k, roots });
     }
 }

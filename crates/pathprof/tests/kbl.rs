@@ -120,3 +120,93 @@ fn k_is_checked() {
         assert!(!dir.path().join("p.json").exists());
     }
 }
+
+/// A start function that ends 5000 paths, alternately two different ones, so that it fills the
+/// stream buffer before instantiation returns.
+const START_FILLS_BUFFER: &str = r#"
+(module
+  (global $acc (mut i32) (i32.const 0))
+  (func $init
+    (local $i i32)
+    (loop $top
+      (if (i32.and (local.get $i) (i32.const 1))
+        (then (global.set $acc (i32.add (global.get $acc) (i32.const 1))))
+        (else (global.set $acc (i32.add (global.get $acc) (i32.const 2)))))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $top (i32.lt_u (local.get $i) (i32.const 5000)))))
+  (start $init)
+  (func (export "_start")))
+"#;
+
+/// Found while writing the stream host of the wasm-smith differential test: the host took the
+/// profiler's memory from the instance, so a buffer filled by the start function was not drained;
+/// the program went on appending past the buffer, over the counter arrays, and the items beyond the
+/// capacity were lost.
+#[test]
+fn stream_filled_by_the_start_function() {
+    let run = run_wat(START_FILLS_BUFFER, &["--mode", "kbl", "-k", "2"], &[]);
+    assert!(run.output.status.success(), "{}", String::from_utf8_lossy(&run.output.stderr));
+    let bl = run_wat(START_FILLS_BUFFER, &[], &[]);
+    for (a, b) in run.profile.functions.iter().zip(&bl.profile.functions) {
+        let mut x: Vec<_> = a.paths.iter().map(|p| (p.id, p.count)).collect();
+        let mut y: Vec<_> = b.paths.iter().map(|p| (p.id, p.count)).collect();
+        x.sort();
+        y.sort();
+        assert_eq!(x, y, "function {}", a.index);
+    }
+    let total: u64 = run.profile.functions.iter().flat_map(|f| &f.paths).map(|p| p.count.0).sum();
+    assert_eq!(total, 5001 + 1);
+}
+
+/// `spin(n)` loops n times; called with 0, 0, 2, 0 and 1 (recursively from inside its own loop for the
+/// last call), most of its activations end one path, entry to exit.
+const SHORT_ACTIVATIONS: &str = r#"
+(module
+  (func $spin (export "spin") (param $n i32) (result i32)
+    (local $i i32)
+    (if (i32.eqz (local.get $n)) (then (return (i32.const 0))))
+    (block $done
+      (loop $top
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (if (i32.eq (local.get $n) (i32.const 2))
+          (then (drop (call $spin (i32.const 0)))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $top)))
+    (local.get $i))
+  (func (export "_start")
+    (drop (call $spin (i32.const 0)))
+    (drop (call $spin (i32.const 2)))
+    (drop (call $spin (i32.const 1)))))
+"#;
+
+/// Activations that end a single path are counted without the stream: the roots still equal the
+/// Ball–Larus counts, and the sequences of the other activations are not disturbed by them.
+#[test]
+fn single_path_activations_stay_out_of_the_stream() {
+    let run = run_wat(SHORT_ACTIVATIONS, &["--mode", "kbl", "-k", "3"], &[]);
+    assert!(run.output.status.success(), "{}", String::from_utf8_lossy(&run.output.stderr));
+    let spin = function(&run.profile, "spin");
+    use pathprof_core::profile::Endpoint;
+    let header = spin.blocks.iter().find(|b| b.loop_header).unwrap().id;
+    let direct = path_id(spin, |p| p.start == Endpoint::Entry && p.end == Endpoint::Exit);
+    let into = path_id(spin, |p| p.start == Endpoint::Entry && p.end == Endpoint::Block(header));
+    let out = path_id(spin, |p| p.start == Endpoint::Block(header) && p.end == Endpoint::Exit);
+    // The two rounds: the one through the call has one block more.
+    let mut rounds: Vec<&pathprof_core::profile::PathCount> =
+        spin.paths.iter().filter(|p| p.start == Endpoint::Block(header) && p.end == Endpoint::Block(header)).collect();
+    rounds.sort_by_key(|p| p.blocks.len());
+    assert_eq!(rounds.len(), 2);
+    let (plain, with_call) = (rounds[0].id.0, rounds[1].id.0);
+    // spin(0) three times (once from spin(2)'s first round, once from its second): direct paths.
+    assert_eq!(count(spin, &[direct]), 3);
+    assert!(spin.kipf.as_ref().unwrap().roots.iter().find(|r| r.path.0 == direct).unwrap().children.is_empty());
+    // spin(2): into, with_call, with_call, out; spin(1): into, plain, out.
+    assert_eq!(count(spin, &[into, with_call, with_call]), 1);
+    assert_eq!(count(spin, &[with_call, with_call, out]), 1);
+    assert_eq!(count(spin, &[into, plain, out]), 1);
+    assert_eq!(count(spin, &[with_call, out]), 1);
+    assert_eq!(count(spin, &[plain, out]), 1);
+    assert_eq!(count(spin, &[out]), 2);
+    // Streamed: two entries, and the 4 + 3 paths of the two activations that looped.
+    assert_eq!(run.profile.kbl.as_ref().unwrap().stream_items.0, 2 + 7 + 2);
+}
