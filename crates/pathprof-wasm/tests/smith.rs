@@ -4,43 +4,71 @@
 //! bulk memory, reference types, SIMD, tail calls, multi-memory, memory64; instruction kinds often
 //! restricted so that blocks, loops and `br_table` are common; every 25th case with exception
 //! handling, whose functions must be skipped with a reason; every 10th case may import three host
-//! functions), instruments it (mostly with the default options, sometimes with hash counters for
-//! nearly everything, a small path limit that forces cut blocks, or back-edge loop cutting), checks
-//! that the output validates and that the map lists every function as instrumented or skipped for a
-//! reason, and then runs both modules under wasmtime with fuel:
+//! functions), chooses instrumentation options (mostly the defaults, sometimes hash counters for
+//! nearly everything, a small path limit that forces cut blocks, or back-edge loop cutting), and
+//! instruments it with them in three modes: exact counters (`bl`), sampling (`pep`,
+//! `sampled: true`) and streaming (`kbl`, `stream: true`). Every output must validate, every map
+//! must list every function as instrumented or skipped for a reason, the same in every mode (but
+//! `kbl`'s skip of functions with more than 2^32 paths), with the counters of its mode. Then the
+//! original and the three instrumented modules run side by side under wasmtime with fuel:
 //!
 //! * instantiation (the start function) and then every exported function, in export order, with
 //!   default arguments and then once more with small or arbitrary ones;
-//! * the original gets `FUEL` per call; when it runs out, the instrumented call must run out with the
-//!   same fuel too (probes only add instructions), and a fresh pair of instances goes on with the
-//!   next call; otherwise the instrumented call gets `INSTRUMENTED_FUEL` and must return bit-identical
-//!   values or trap with the same code, and the exported globals, memories and tables must then agree;
-//!   a trap also ends the pair of instances;
-//! * the counters of every instrumented instance (the exported counter memory and the host's counts)
-//!   must decode with the map (all path IDs in range), and path flow must hold: in every function,
-//!   as many paths end at each loop header or cut block as start there, and as many start at the
-//!   entry as end at an exit — exactly for the counters read before any trap, as inequalities for
-//!   the rest (a trap leaves the paths of the unfinished frames uncounted).
+//! * the original gets `FUEL` per call; when it runs out, the `bl` and `pep` calls must run out with
+//!   the same fuel too (probes only add instructions), the `kbl` call gets `INSTRUMENTED_FUEL` (and
+//!   may end in any way but a host error), and fresh instances go on with the next call; otherwise
+//!   the instrumented calls get `INSTRUMENTED_FUEL` and must return bit-identical values or trap
+//!   with the same code, and the exported globals, memories and tables must then agree (the
+//!   profiler's own memory is not exported by the original, so it is left out); a trap also ends the
+//!   instances;
+//! * the host records what the profiler's imports receive: the counts of hash-counted functions
+//!   (`bl`), every sample (`pep`, whose sampling flag the host sets for good after instantiation, so
+//!   that every path end is sampled), and the stream's items (`kbl`: drained when the buffer is full,
+//!   and at the end with the pending repetitions as a run item);
+//! * the `bl` counters (the exported counter memory and the host's counts) must decode with the map
+//!   (all path IDs in range), and path flow must hold: in every function, as many paths end at each
+//!   loop header or cut block as start there, and as many start at the entry as end at an exit —
+//!   exactly for the counters read before any trap, as inequalities for the rest (a trap leaves the
+//!   paths of the unfinished frames uncounted);
+//! * the `bl` counts are the oracle of the other modes, compared path by path (decoded with each
+//!   mode's map, so the comparison holds whatever the numbering) for every set of instances: after
+//!   the last call when every call returned or all trapped alike (the same path ends ran up to the
+//!   trap), otherwise (out of fuel, stack overflow, an uncaught exception: each module stopped
+//!   elsewhere) before the call that ended them. `pep`'s samples equal the paths `bl` counted after
+//!   instantiation. `kbl`'s stream is decoded item by item: every item names a function counted
+//!   through the stream, runs repeat a path item, and (without exception handling, which may unwind
+//!   a frame without its exit item) activations nest — each path item belongs to the innermost open
+//!   activation, each exit item closes it, no activation is open between calls, and at a trap the
+//!   open activations are the stream-counted frames of the trap's backtrace (but those that have
+//!   not streamed a path yet, when their entry marker waits for the first, and one that trapped in
+//!   a tail call after its exit item); its path totals with the array counters (single-path
+//!   functions, and the singles of streamed ones) equal `bl`'s counts, and so do the roots of the
+//!   2-IPF that `pathprof_runtime::StreamFolder` folds from the same items;
+//! * in a call that runs out of fuel, the path ends `pep` sampled (of the functions `kbl` streams)
+//!   must be a prefix of those in `kbl`'s stream, which ran with more fuel.
 //!
 //! Knobs (environment variables):
 //! * `PATHPROF_SMITH_CASES` — number of cases (default 500);
 //! * `PATHPROF_SMITH_SEED` — base seed (default fixed, so CI is reproducible);
 //! * `PATHPROF_SMITH_CASE` — run only this case index (to reproduce a failure);
-//! * `PATHPROF_SMITH_DUMP` — a directory where every failing module (and its instrumented form) is
-//!   written (default: this test's target tmpdir).
+//! * `PATHPROF_SMITH_DUMP` — a directory where every failing module (and its instrumented forms,
+//!   `case-N.bl.wasm`, `case-N.pep.wasm`, `case-N.kbl.wasm`) is written (default: this test's target
+//!   tmpdir).
 //!
 //! The regression tests at the end are the bugs this test found, minimised.
 
 use arbitrary::Unstructured;
+use pathprof_core::dag::DagEdgeKind;
 use pathprof_core::profile::{Endpoint, FunctionProfile};
-use pathprof_wasm::map::RawCounts;
+use pathprof_wasm::instrument::{FLUSH_IMPORT_NAME, IMPORT_MODULE, IMPORT_NAME, SAMPLE_IMPORT_NAME, STREAM_RUN_TAG};
+use pathprof_wasm::map::{Counters, RawCounts, StreamLayout};
 use pathprof_wasm::{instrument, InstrumentOptions, ProfileMap};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::time::Instant;
 use wasm_smith::{InstructionKind, InstructionKinds};
 use wasmparser::{Operator, Parser, Payload};
-use wasmtime::{Engine, ExternType, Instance, Linker, Module, Ref, Store, Trap, Val};
+use wasmtime::{Caller, Engine, ExternType, Instance, Linker, Module, Ref, Store, Trap, Val, WasmBacktrace};
 
 const DEFAULT_CASES: u64 = 500;
 const DEFAULT_SEED: u64 = 0x7061_7468_7072_6f66; // "pathprof"
@@ -53,6 +81,9 @@ const EXCEPTIONS_EVERY: u64 = 25;
 /// Native stack of the thread that runs the cases; wasm may use `MAX_WASM_STACK` of it.
 const THREAD_STACK: usize = 512 << 20;
 const MAX_WASM_STACK: usize = 256 << 20;
+/// Most frames of a trap's backtrace (wasmtime reserves room for all of them at every trap); the
+/// open activations of deeper traps are not checked.
+const MAX_BACKTRACE: usize = 256;
 
 /// xorshift64* seeded through splitmix64.
 struct Rng(u64);
@@ -263,12 +294,54 @@ struct Stats {
     trap_codes: BTreeMap<String, u64>,
     flow_blocks: u64,
     flow_paths: u64,
+    /// Functions instrumented in `pep` or `kbl` mode whose plan equals `bl`'s, and the others.
+    plans_identical: u64,
+    plans_differ: u64,
+    /// `kbl` functions counted through the stream and in arrays; `bl` functions `kbl` skips.
+    stream_functions: u64,
+    stream_singles: u64,
+    stream_array_functions: u64,
+    stream_skipped: u64,
+    /// Sets of instances whose `pep` and `kbl` counts were compared with `bl`'s, and how many of
+    /// them at a trap (with the open activations of the backtrace).
+    mode_sessions: u64,
+    trap_sessions: u64,
+    open_activations: u64,
+    /// Paths (distinct per set of instances) and path ends compared.
+    sampled_paths: u64,
+    sampled_ends: u64,
+    stream_paths: u64,
+    stream_ends: u64,
+    /// Stream items decoded, run items among them, activations entered, and host drains of a full
+    /// buffer.
+    stream_items: u64,
+    stream_runs: u64,
+    stream_entries: u64,
+    stream_flushes: u64,
+    /// Traps whose backtrace may be cut, so that their open activations are not checked, and traps
+    /// of a tail call after its function's exit item.
+    deep_traps: u64,
+    tail_call_traps: u64,
+    /// Activations on the stack at a trap that had not streamed a path yet.
+    unentered_activations: u64,
+    /// Calls out of fuel whose samples and stream were compared, and the path ends compared.
+    fuel_checks: u64,
+    fuel_ends: u64,
+    fuel_flushes: u64,
 }
 
-/// Host state of an instrumented instance: the counts of hash-counted functions.
+/// Host state of an instrumented instance.
 #[derive(Default)]
 struct Host {
+    /// Calls of the count import (hash-counted functions), by `(function, path ID)`.
     counts: HashMap<(u32, u64), u64>,
+    /// Calls of the sample import, in order.
+    samples: Vec<(u32, u64)>,
+    /// Stream mode: the export name of the profiler's memory and the layout of the stream in it.
+    stream: Option<(String, StreamLayout)>,
+    /// Stream mode: the items the flush import drained, in order.
+    items: Vec<u64>,
+    flushes: u64,
 }
 
 fn engine() -> Engine {
@@ -286,7 +359,9 @@ fn engine() -> Engine {
         .wasm_function_references(true)
         .wasm_gc(true)
         .wasm_exceptions(true)
-        .wasm_backtrace_max_frames(None)
+        .wasm_threads(true)
+        .shared_memory(true)
+        .wasm_backtrace_max_frames(std::num::NonZeroUsize::new(MAX_BACKTRACE))
         .max_wasm_stack(MAX_WASM_STACK)
         .async_stack_size(MAX_WASM_STACK + (1 << 20))
         .cranelift_nan_canonicalization(false);
@@ -301,13 +376,20 @@ enum Outcome {
     Other(String),
 }
 
-fn outcome(r: wasmtime::Result<Vec<Val>>) -> Outcome {
+/// How a call ended, and at an error the functions on the stack (innermost first, indices of the
+/// module that ran).
+fn outcome(r: wasmtime::Result<Vec<Val>>) -> (Outcome, Option<Vec<u32>>) {
     match r {
-        Ok(v) => Outcome::Values(v),
-        Err(e) => match e.downcast_ref::<Trap>() {
-            Some(t) => Outcome::Trap(*t),
-            None => Outcome::Other(format!("{e:#}")),
-        },
+        Ok(v) => (Outcome::Values(v), None),
+        Err(e) => {
+            let frames =
+                e.downcast_ref::<WasmBacktrace>().map(|bt| bt.frames().iter().map(|f| f.func_index()).collect());
+            let o = match e.downcast_ref::<Trap>() {
+                Some(t) => Outcome::Trap(*t),
+                None => Outcome::Other(format!("{e:#}")),
+            };
+            (o, frames)
+        }
     }
 }
 
@@ -411,45 +493,81 @@ fn compare_state(module: &Module, a: &mut Side, b: &mut Side) -> Result<(), Stri
     Ok(())
 }
 
-/// Compares two outcomes; `Ok(true)` when the module may go on with its next call.
-fn compare_outcomes(what: &str, a: &Outcome, b: &Outcome, stats: &mut Stats) -> Result<bool, String> {
+/// Compares the original's outcome `a` with an instrumented module's `b`; `Ok(true)` when their
+/// stores are still comparable.
+fn compare_outcomes(what: &str, a: &Outcome, b: &Outcome) -> Result<bool, String> {
     match (a, b) {
         (Outcome::Values(x), Outcome::Values(y)) => {
             if x.len() != y.len() || x.iter().zip(y).any(|(p, q)| !same_val(p, q)) {
                 return Err(format!("{what}: results {x:?} vs {y:?}"));
             }
-            stats.results_matched += 1;
             Ok(true)
         }
-        (Outcome::Trap(x), Outcome::Trap(y)) if x == y => {
-            stats.traps_matched += 1;
-            *stats.trap_codes.entry(format!("{x:?}")).or_default() += 1;
-            if *x == Trap::StackOverflow {
-                // Frames differ in size, so side effects up to the overflow may differ.
-                stats.stack_overflows += 1;
-                return Ok(false);
-            }
-            Ok(true)
-        }
-        (Outcome::Other(_), Outcome::Other(_)) => {
-            // An uncaught exception, say: the stores may not be comparable any more.
-            stats.other_errors += 1;
-            Ok(false)
-        }
+        // Frames differ in size, so side effects up to a stack overflow may differ.
+        (Outcome::Trap(x), Outcome::Trap(y)) if x == y => Ok(*x != Trap::StackOverflow),
+        // An uncaught exception, say: the stores may not be comparable any more.
+        (Outcome::Other(_), Outcome::Other(_)) => Ok(false),
         _ => Err(format!("{what}: original {} vs instrumented {}", describe(a), describe(b))),
     }
 }
 
-/// Why a module failed the test, with the instrumented bytes when there are any.
-struct Failure {
-    message: String,
-    instrumented: Option<Vec<u8>>,
+/// Counts how a call (or instantiation) of the original ended, once every instrumented module
+/// ended alike.
+fn count_outcome(o: &Outcome, stats: &mut Stats) {
+    match o {
+        Outcome::Values(_) => stats.results_matched += 1,
+        Outcome::Trap(t) => {
+            stats.traps_matched += 1;
+            *stats.trap_codes.entry(format!("{t:?}")).or_default() += 1;
+            stats.stack_overflows += u64::from(*t == Trap::StackOverflow);
+        }
+        Outcome::Other(_) => stats.other_errors += 1,
+    }
 }
 
-impl Failure {
-    fn new(message: String, instrumented: Option<&[u8]>) -> Failure {
-        Failure { message, instrumented: instrumented.map(<[u8]>::to_vec) }
+/// Why a module failed the test, with the instrumented modules made so far.
+struct Failure {
+    message: String,
+    instrumented: Vec<(Mode, Vec<u8>)>,
+}
+
+/// A way of instrumenting a module; every case is instrumented in each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// Exact Ball–Larus counters (arrays and the count import): the oracle of the other modes.
+    Counts,
+    /// PEP, with the sampling flag set for good after instantiation: every later path end calls the
+    /// sample import.
+    Sampled,
+    /// k-BLPP: path ends and activation markers appended to the stream buffer.
+    Stream,
+}
+
+impl Mode {
+    const ALL: [Mode; 3] = [Mode::Counts, Mode::Sampled, Mode::Stream];
+
+    fn name(self) -> &'static str {
+        match self {
+            Mode::Counts => "bl",
+            Mode::Sampled => "pep",
+            Mode::Stream => "kbl",
+        }
     }
+
+    /// `base` with this mode selected.
+    fn options(self, base: &InstrumentOptions) -> InstrumentOptions {
+        let mut o = base.clone();
+        o.sampled = self == Mode::Sampled;
+        o.stream = self == Mode::Stream;
+        o
+    }
+}
+
+/// The module instrumented in one mode.
+struct Variant {
+    mode: Mode,
+    module: Module,
+    map: ProfileMap,
 }
 
 /// The module of case `case`, and the random source that goes on to choose its options and
@@ -488,14 +606,15 @@ fn run_case(
     check_module(engine, linker, &bytes, &options, variant, &mut rng, stats).map_err(|f| {
         let _ = std::fs::create_dir_all(dump);
         let _ = std::fs::write(dump.join(format!("case-{case}.wasm")), &bytes);
-        if let Some(out) = &f.instrumented {
-            let _ = std::fs::write(dump.join(format!("case-{case}.instrumented.wasm")), out);
+        for (mode, out) in &f.instrumented {
+            let _ = std::fs::write(dump.join(format!("case-{case}.{}.wasm", mode.name())), out);
         }
         format!("[options {variant}] {}", f.message)
     })
 }
 
-/// Instruments `bytes`, checks the map and the output, and compares runs of both modules.
+/// Instruments `bytes` in every mode, checks the maps and the outputs, and compares runs of the
+/// original and the instrumented modules.
 fn check_module(
     engine: &Engine,
     linker: &Linker<Host>,
@@ -505,34 +624,41 @@ fn check_module(
     rng: &mut Rng,
     stats: &mut Stats,
 ) -> Result<(), Failure> {
-    let fail = |msg: String, instrumented: Option<&[u8]>| Err(Failure::new(msg, instrumented));
+    let mut produced: Vec<(Mode, Vec<u8>)> = Vec::new();
+    let fail =
+        |message: String, produced: &[(Mode, Vec<u8>)]| Err(Failure { message, instrumented: produced.to_vec() });
     if let Err(e) = wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all()).validate_all(bytes) {
         // Not the instrumenter's fault; wasm-smith should not produce these.
-        return fail(format!("wasm-smith produced an invalid module: {e}"), None);
+        return fail(format!("wasm-smith produced an invalid module: {e}"), &produced);
     }
-    let out = match instrument(bytes, options) {
-        Ok(out) => out,
-        Err(e) => return fail(format!("instrument failed: {e}"), None),
-    };
-    if let Err(e) = wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all()).validate_all(&out.bytes) {
-        return fail(format!("the instrumented module does not validate: {e}"), Some(&out.bytes));
+    let mut maps = Vec::new();
+    for mode in Mode::ALL {
+        let out = match instrument(bytes, &mode.options(options)) {
+            Ok(out) => out,
+            Err(e) => return fail(format!("[{}] instrument failed: {e}", mode.name()), &produced),
+        };
+        produced.push((mode, out.bytes));
+        let validated = wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all())
+            .validate_all(&produced.last().unwrap().1);
+        if let Err(e) = validated {
+            return fail(format!("[{}] the instrumented module does not validate: {e}", mode.name()), &produced);
+        }
+        maps.push(out.map);
     }
+    let map = &maps[0];
 
     // Every function is instrumented unless it uses what the instrumenter does not support.
     let facts = body_facts(bytes);
-    if facts.len() != out.map.functions.len() {
-        return fail(
-            format!("map has {} functions, module {}", out.map.functions.len(), facts.len()),
-            Some(&out.bytes),
-        );
+    if facts.len() != map.functions.len() {
+        return fail(format!("map has {} functions, module {}", map.functions.len(), facts.len()), &produced);
     }
-    for (f, fact) in out.map.functions.iter().zip(&facts) {
+    for (f, fact) in map.functions.iter().zip(&facts) {
         match (&f.probes, fact.unsupported) {
             (Some(p), false) => {
                 stats.instrumented_functions += 1;
                 stats.loops += fact.loops as u64;
                 stats.br_tables += fact.br_tables as u64;
-                if p.counters == pathprof_wasm::map::Counters::Hash {
+                if p.counters == Counters::Hash {
                     stats.hash_functions += 1;
                 }
                 if p.register_bits == 64 {
@@ -545,15 +671,12 @@ fn check_module(
             (None, true) => {
                 stats.skipped_functions += 1;
                 let Some(reason) = &f.skip_reason else {
-                    return fail(format!("function {} skipped without a reason", f.index), Some(&out.bytes));
+                    return fail(format!("function {} skipped without a reason", f.index), &produced);
                 };
                 *stats.skip_reasons.entry(reason.clone()).or_default() += 1;
             }
             (Some(_), true) => {
-                return fail(
-                    format!("function {} uses unsupported operators but was instrumented", f.index),
-                    Some(&out.bytes),
-                )
+                return fail(format!("function {} uses unsupported operators but was instrumented", f.index), &produced)
             }
             (None, false)
                 if variant == "cuts"
@@ -563,22 +686,90 @@ fn check_module(
                 stats.skipped_functions += 1;
                 *stats.skip_reasons.entry("too many paths for the small limit".into()).or_default() += 1;
             }
-            (None, false) => {
-                return fail(format!("function {} was skipped: {:?}", f.index, f.skip_reason), Some(&out.bytes))
+            (None, false) => return fail(format!("function {} was skipped: {:?}", f.index, f.skip_reason), &produced),
+        }
+    }
+    for (mode, other) in Mode::ALL.iter().zip(&maps).skip(1) {
+        check_mode_map(*mode, other, map, stats)
+            .map_err(|e| Failure { message: format!("[{}] {e}", mode.name()), instrumented: produced.clone() })?;
+    }
+
+    let original = match Module::new(engine, bytes) {
+        Ok(m) => m,
+        Err(e) => return fail(format!("wasmtime rejects the original: {e:#}"), &produced),
+    };
+    let mut variants = Vec::new();
+    for ((mode, out), map) in produced.iter().zip(maps) {
+        match Module::new(engine, out) {
+            Ok(module) => variants.push(Variant { mode: *mode, module, map }),
+            Err(e) => {
+                return fail(format!("[{}] wasmtime rejects the instrumented module: {e:#}", mode.name()), &produced)
             }
         }
     }
-
-    let (orig_module, inst_module) = match (Module::new(engine, bytes), Module::new(engine, &out.bytes)) {
-        (Ok(a), Ok(b)) => (a, b),
-        (Err(e), _) => return fail(format!("wasmtime rejects the original: {e:#}"), Some(&out.bytes)),
-        (_, Err(e)) => return fail(format!("wasmtime rejects the instrumented module: {e:#}"), Some(&out.bytes)),
-    };
     // An exception caught in a skipped function may unwind instrumented frames, whose paths are then
     // left uncounted without any trap: balance is exact only in modules without exception handling.
     let exact = !facts.iter().any(|f| f.unsupported);
-    compare_runs(linker, engine, (&orig_module, &inst_module), &out.map, exact, rng, stats)
-        .map_err(|e| Failure::new(e, Some(&out.bytes)))
+    compare_runs(linker, engine, &original, &variants, exact, rng, stats)
+        .map_err(|message| Failure { message, instrumented: produced.clone() })
+}
+
+/// Checks the map of `mode` against `bl`'s: the same functions are instrumented (but that `kbl`
+/// skips functions whose path IDs need 64 bits), with the counters of the mode; counts plans that
+/// differ from `bl`'s.
+fn check_mode_map(mode: Mode, map: &ProfileMap, bl: &ProfileMap, stats: &mut Stats) -> Result<(), String> {
+    let import = match mode {
+        Mode::Sampled => SAMPLE_IMPORT_NAME,
+        _ => FLUSH_IMPORT_NAME,
+    };
+    if map.count_import.as_ref().is_some_and(|(m, n)| m != IMPORT_MODULE || n != import) {
+        return Err(format!("import {:?}", map.count_import));
+    }
+    if (mode == Mode::Sampled) != map.sample_flag.is_some() || (mode == Mode::Stream) != map.stream.is_some() {
+        return Err(format!("sampling flag {:?}, stream {:?}", map.sample_flag, map.stream));
+    }
+    if map.functions.len() != bl.functions.len() {
+        return Err(format!("map has {} functions, bl's {}", map.functions.len(), bl.functions.len()));
+    }
+    for (f, g) in map.functions.iter().zip(&bl.functions) {
+        let i = f.index;
+        if i != g.index {
+            return Err(format!("function {i} in place of bl's {}", g.index));
+        }
+        let (p, q) = match (&f.probes, &g.probes) {
+            (Some(p), Some(q)) => (p, q),
+            (None, None) => continue,
+            (None, Some(q))
+                if mode == Mode::Stream
+                    && q.register_bits == 64
+                    && f.skip_reason.as_deref().is_some_and(|r| r.contains("2^32")) =>
+            {
+                stats.stream_skipped += 1;
+                continue;
+            }
+            _ => return Err(format!("function {i}: {:?} but in bl {:?}", f.skip_reason, g.skip_reason)),
+        };
+        if !p.loop_counters.is_empty() {
+            return Err(format!("function {i} has loop counters"));
+        }
+        // An activation of a function without loops or cuts ends one path.
+        let one_path = p.plan.dag.edges.iter().all(|e| matches!(e.kind, DagEdgeKind::Real(_)));
+        match (mode, p.counters) {
+            (Mode::Sampled, Counters::Sampled) => {}
+            (Mode::Stream, Counters::Stream { singles }) => {
+                stats.stream_functions += 1;
+                stats.stream_singles += u64::from(singles.is_some());
+            }
+            (Mode::Stream, Counters::Array { .. }) if one_path => stats.stream_array_functions += 1,
+            (_, c) => return Err(format!("function {i} has counters {c:?}")),
+        }
+        if p.plan == q.plan {
+            stats.plans_identical += 1;
+        } else {
+            stats.plans_differ += 1;
+        }
+    }
+    Ok(())
 }
 
 /// One planned call of an export.
@@ -631,20 +822,36 @@ fn plan_calls(module: &Module, rng: &mut Rng, stats: &mut Stats) -> Vec<Call> {
     calls
 }
 
-/// How one pair of instances ended.
+/// How one set of instances ended.
 struct SessionEnd {
-    /// The call a new pair of instances starts with (`None`: no call is left).
+    /// The call new instances start with (`None`: no call is left).
     next: Option<usize>,
-    /// Counts of the instrumented instance before the call that ended the pair: whole paths only.
+    /// `bl` counts before the call that ended the instances: whole paths only.
     whole: RawCounts,
-    /// Counts of the instrumented instance at the end (with the partial paths of a trap).
+    /// `bl` counts at the end (with the partial paths of a trap).
     all: RawCounts,
 }
 
-/// The counters of an instrumented instance.
+/// How the last call of a set of instances ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stop {
+    /// Every call returned.
+    Completed,
+    /// The original and every instrumented module trapped alike (not a stack overflow), at the same
+    /// point of the program: the paths ended up to the trap compare.
+    Trap,
+    /// The original ran out of fuel, and so did `bl` and `pep`, each elsewhere: what they counted
+    /// before the call compares, and `pep`'s samples in the call are a prefix of `kbl`'s stream.
+    OutOfFuel,
+    /// A stack overflow or another error: only what was counted before the call compares.
+    Cut,
+}
+
+/// The counters of an instrumented instance: its counter arrays (a sampled module's shared memory
+/// has none) and the calls of the count import.
 fn read_counts(map: &ProfileMap, side: &mut Side) -> Result<RawCounts, String> {
     let mut counts = RawCounts::new();
-    if let Some(name) = &map.memory_export {
+    if let (Some(name), None) = (&map.memory_export, map.sample_flag) {
         let mem = side
             .instance
             .get_memory(&mut side.store, name)
@@ -657,79 +864,583 @@ fn read_counts(map: &ProfileMap, side: &mut Side) -> Result<RawCounts, String> {
     Ok(counts)
 }
 
-/// Makes the calls from `first` on a fresh pair of instances, until one of them ends the pair:
-/// the original runs out of fuel, or a call does not return normally.
+/// What an instrumented instance had counted at some point.
+struct Snapshot {
+    /// The counters of [`read_counts`].
+    counts: RawCounts,
+    /// The number of samples, or of stream items the host had drained.
+    len: usize,
+    /// Stream mode: the items in the buffer, whether it was full (only possible when the call ran
+    /// out of fuel before the flush import), and the pending repetitions of the last item.
+    buffer: Vec<u64>,
+    full: bool,
+    run: u64,
+}
+
+fn snapshot(map: &ProfileMap, side: &mut Side) -> Result<Snapshot, String> {
+    let counts = read_counts(map, side)?;
+    let host = side.store.data();
+    let len = if map.stream.is_some() { host.items.len() } else { host.samples.len() };
+    let mut s = Snapshot { counts, len, buffer: Vec::new(), full: false, run: 0 };
+    if let (Some(layout), Some(name)) = (map.stream, &map.memory_export) {
+        let mem = side
+            .instance
+            .get_memory(&mut side.store, name)
+            .ok_or_else(|| format!("stream memory {name:?} is not exported"))?;
+        let data = mem.data(&side.store);
+        let n = word(data, layout.index, 4);
+        if n > u64::from(layout.capacity) {
+            return Err(format!("the stream buffer holds {n} items"));
+        }
+        s.full = n == u64::from(layout.capacity);
+        s.buffer.extend((0..n).map(|i| word(data, layout.buffer + 8 * i as u32, 8)));
+        s.run = word(data, layout.run, 8);
+    }
+    Ok(s)
+}
+
+/// The stream of a stream instance at snapshot `s`, from item `from` on: the items drained, then
+/// those in the buffer, then the pending repetitions as a run item (as the runtime drains it at the
+/// end). After running out of fuel (`torn`), the instance may have stopped between appending the
+/// run item and clearing the count, which is then left out.
+fn stream_items(host: &Host, s: &Snapshot, from: usize, torn: bool) -> Vec<u64> {
+    let mut items: Vec<u64> = host.items[..s.len].iter().chain(&s.buffer).skip(from).copied().collect();
+    let last = s.buffer.last().or(host.items[..s.len].last());
+    if s.run > 0 && !(torn && last.is_some_and(|&i| i >> 62 == 3)) {
+        items.push(STREAM_RUN_TAG | s.run);
+    }
+    items
+}
+
+/// The little-endian word of `bytes` bytes at `at`.
+fn word(data: &[u8], at: u32, bytes: usize) -> u64 {
+    let mut b = [0u8; 8];
+    b[..bytes].copy_from_slice(&data[at as usize..at as usize + bytes]);
+    u64::from_le_bytes(b)
+}
+
+/// A store for an instrumented module, with its fuel for instantiation.
+fn instrumented_store(engine: &Engine, v: &Variant) -> Store<Host> {
+    let stream = v.map.stream.and_then(|layout| Some((v.map.memory_export.clone()?, layout)));
+    let mut store = Store::new(engine, Host { stream, ..Host::default() });
+    store.set_fuel(INSTRUMENTED_FUEL).unwrap();
+    store
+}
+
+/// Sets the sampling flag of a sampled instance for good: every path end then calls the host.
+fn arm_sampling(map: &ProfileMap, side: &mut Side) -> Result<(), String> {
+    let (Some(offset), Some(name)) = (map.sample_flag, &map.memory_export) else {
+        return Err("no sampling flag in a shared memory".into());
+    };
+    let memory = side
+        .instance
+        .get_shared_memory(&mut side.store, name)
+        .ok_or_else(|| format!("shared memory {name:?} is not exported"))?;
+    for (cell, byte) in memory.data()[offset as usize..offset as usize + 4].iter().zip(1u32.to_le_bytes()) {
+        // SAFETY: the memory is only used by this thread, which is not running the instance now.
+        unsafe { *cell.get() = byte };
+    }
+    Ok(())
+}
+
+/// Makes the calls from `first` on fresh instances of the original and of every variant, until a
+/// call ends them (the original runs out of fuel, or a call does not return normally); compares
+/// outcomes and state call by call, and then the counts of the modes (see [`check_modes`] and
+/// [`check_out_of_fuel`]).
+#[allow(clippy::too_many_arguments)]
 fn session(
     linker: &Linker<Host>,
     engine: &Engine,
-    modules: (&Module, &Module),
-    map: &ProfileMap,
+    original: &Module,
+    variants: &[Variant],
     calls: &[Call],
     first: usize,
+    exact: bool,
     stats: &mut Stats,
 ) -> Result<SessionEnd, String> {
-    let (orig_module, inst_module) = modules;
     let mut sa = Store::new(engine, Host::default());
-    let mut sb = Store::new(engine, Host::default());
     sa.set_fuel(FUEL).unwrap();
-    sb.set_fuel(INSTRUMENTED_FUEL).unwrap();
-    let ia = match linker.instantiate(&mut sa, orig_module) {
+    let ia = match linker.instantiate(&mut sa, original) {
         Ok(i) => i,
         Err(e) => {
-            let o = outcome(Err(e));
+            let (o, _) = outcome(Err(e));
             if let Outcome::Trap(Trap::OutOfFuel) = o {
                 stats.out_of_fuel += 1;
             } else {
-                let ob = outcome(linker.instantiate(&mut sb, inst_module).map(|_| Vec::new()));
+                for v in variants {
+                    let mut sb = instrumented_store(engine, v);
+                    let (ob, _) = outcome(linker.instantiate(&mut sb, &v.module).map(|_| Vec::new()));
+                    compare_outcomes(&format!("[{}] instantiation", v.mode.name()), &o, &ob)?;
+                }
                 stats.instantiation_traps += u64::from(matches!(o, Outcome::Trap(_)));
-                compare_outcomes("instantiation", &o, &ob, stats)?;
+                count_outcome(&o, stats);
             }
-            // Every new pair would end the same way.
+            // Every new set of instances would end the same way.
             return Ok(SessionEnd { next: None, whole: RawCounts::new(), all: RawCounts::new() });
         }
     };
-    let ib = linker
-        .instantiate(&mut sb, inst_module)
-        .map_err(|e| format!("the original instantiates but the instrumented module fails: {e:#}"))?;
     let mut a = Side { store: sa, instance: ia };
-    let mut b = Side { store: sb, instance: ib };
-    compare_state(orig_module, &mut a, &mut b).map_err(|e| format!("after instantiation: {e}"))?;
-
+    let mut sides = Vec::with_capacity(variants.len());
+    for v in variants {
+        let mode = v.mode.name();
+        let mut store = instrumented_store(engine, v);
+        let instance = linker
+            .instantiate(&mut store, &v.module)
+            .map_err(|e| format!("[{mode}] the original instantiates but the instrumented module fails: {e:#}"))?;
+        let mut b = Side { store, instance };
+        if v.mode == Mode::Sampled {
+            arm_sampling(&v.map, &mut b).map_err(|e| format!("[{mode}] {e}"))?;
+        }
+        compare_state(original, &mut a, &mut b).map_err(|e| format!("[{mode}] after instantiation: {e}"))?;
+        sides.push(b);
+    }
+    let snapshots = |sides: &mut [Side]| -> Result<Vec<Snapshot>, String> {
+        variants
+            .iter()
+            .zip(sides)
+            .map(|(v, s)| snapshot(&v.map, s).map_err(|e| format!("[{}] {e}", v.mode.name())))
+            .collect()
+    };
+    let instantiated = snapshots(&mut sides)?;
+    let mut before = Vec::new();
+    let mut frames = vec![None; variants.len()];
+    let mut next = None;
+    let mut stop = Stop::Completed;
     for (k, call) in calls.iter().enumerate().skip(first) {
-        let whole = read_counts(map, &mut b)?;
+        before = snapshots(&mut sides)?;
         let name = &call.name;
-        let what = format!("call {name:?}{:?}", call.params);
         let fa = a.instance.get_func(&mut a.store, name).unwrap();
-        let fb = b.instance.get_func(&mut b.store, name).ok_or_else(|| format!("function {name:?} is not exported"))?;
         a.store.set_fuel(FUEL).unwrap();
         let mut ra = vec![Val::I32(0); call.results];
-        let oa = outcome(fa.call(&mut a.store, &call.params, &mut ra).map(|()| ra));
+        let (oa, _) = outcome(fa.call(&mut a.store, &call.params, &mut ra).map(|()| ra));
         let out_of_fuel = matches!(oa, Outcome::Trap(Trap::OutOfFuel));
-        // Probes only add instructions, so with the same fuel the instrumented call must run out
-        // too; with more, it must end as the original did.
-        b.store.set_fuel(if out_of_fuel { FUEL } else { INSTRUMENTED_FUEL }).unwrap();
-        let mut rb = vec![Val::I32(0); call.results];
-        let ob = outcome(fb.call(&mut b.store, &call.params, &mut rb).map(|()| rb));
+        for (i, (v, b)) in variants.iter().zip(&mut sides).enumerate() {
+            let what = format!("[{}] call {name:?}{:?}", v.mode.name(), call.params);
+            let fb = b
+                .instance
+                .get_func(&mut b.store, name)
+                .ok_or_else(|| format!("{what}: the function is not exported"))?;
+            // Probes only add instructions, so with the same fuel the instrumented call must run out
+            // too; with more, it must end as the original did. `kbl` always gets more, so that it runs
+            // at least as far as the original and `pep` (see `check_out_of_fuel`).
+            let fuel = if out_of_fuel && v.mode != Mode::Stream { FUEL } else { INSTRUMENTED_FUEL };
+            b.store.set_fuel(fuel).unwrap();
+            let mut rb = vec![Val::I32(0); call.results];
+            let (ob, f) = outcome(fb.call(&mut b.store, &call.params, &mut rb).map(|()| rb));
+            frames[i] = f;
+            if out_of_fuel && v.mode == Mode::Stream {
+                // It may return or trap where the original ran out of fuel; its path ends are compared
+                // with the samples of `pep` by `check_out_of_fuel`. Only a failing host (the flush
+                // import) or an uncaught exception ends it otherwise.
+                if exact && matches!(ob, Outcome::Other(_)) {
+                    return Err(format!("{what}: the original runs out of fuel, `kbl` ends with {}", describe(&ob)));
+                }
+            } else if out_of_fuel {
+                if !matches!(ob, Outcome::Trap(Trap::OutOfFuel)) {
+                    return Err(format!(
+                        "{what}: the original runs out of fuel, the instrumented module ends with {}",
+                        describe(&ob)
+                    ));
+                }
+            } else if compare_outcomes(&what, &oa, &ob)? {
+                compare_state(original, &mut a, b).map_err(|e| format!("after {what}: {e}"))?;
+            }
+        }
         if out_of_fuel {
             stats.out_of_fuel += 1;
-            if !matches!(ob, Outcome::Trap(Trap::OutOfFuel)) {
-                return Err(format!(
-                    "{what}: the original runs out of fuel, the instrumented module ends with {}",
-                    describe(&ob)
-                ));
-            }
         } else {
             stats.calls_compared += 1;
-            if compare_outcomes(&what, &oa, &ob, stats)? {
-                compare_state(orig_module, &mut a, &mut b).map_err(|e| format!("after {what}: {e}"))?;
-            }
+            count_outcome(&oa, stats);
         }
         if !matches!(oa, Outcome::Values(_)) {
-            return Ok(SessionEnd { next: Some(k + 1), whole, all: read_counts(map, &mut b)? });
+            next = Some(k + 1);
+            stop = match oa {
+                Outcome::Trap(Trap::OutOfFuel) => Stop::OutOfFuel,
+                Outcome::Trap(t) if t != Trap::StackOverflow => Stop::Trap,
+                _ => Stop::Cut,
+            };
+            break;
         }
     }
-    let all = read_counts(map, &mut b)?;
-    Ok(SessionEnd { next: None, whole: all.clone(), all })
+    let after = snapshots(&mut sides)?;
+    let at = if matches!(stop, Stop::OutOfFuel | Stop::Cut) { &before } else { &after };
+    check_modes(variants, &sides, at, &instantiated[0].counts, stop, &frames, exact, stats)?;
+    if stop == Stop::OutOfFuel && exact {
+        check_out_of_fuel(variants, &sides, &before, &after, stats)?;
+    }
+    let all = after.into_iter().next().expect("bl is a variant").counts;
+    let whole = match (next, before.into_iter().next()) {
+        (Some(_), Some(s)) => s.counts,
+        _ => all.clone(),
+    };
+    Ok(SessionEnd { next, whole, all })
+}
+
+/// A path, decoded: function, start, end and blocks.
+type PathKey = (u32, Endpoint, Endpoint, Vec<u32>);
+
+/// Decodes `counts` with `map`, keeping the functions that `keep` accepts.
+fn decode(map: &ProfileMap, counts: &RawCounts, keep: &dyn Fn(u32) -> bool) -> Result<BTreeMap<PathKey, u64>, String> {
+    let mut out = BTreeMap::new();
+    for p in map.function_profiles(counts).map_err(|e| format!("decoding the counters: {e}"))? {
+        if !keep(p.index) {
+            continue;
+        }
+        for path in p.paths {
+            *out.entry((p.index, path.start, path.end, path.blocks)).or_default() += path.count.0;
+        }
+    }
+    Ok(out)
+}
+
+/// Compares the decoded paths of `mode` with `bl`'s.
+fn compare_paths(mode: &str, bl: &BTreeMap<PathKey, u64>, other: &BTreeMap<PathKey, u64>) -> Result<(), String> {
+    let keys: std::collections::BTreeSet<&PathKey> = bl.keys().chain(other.keys()).collect();
+    for key in keys {
+        let (x, y) = (bl.get(key).copied().unwrap_or(0), other.get(key).copied().unwrap_or(0));
+        if x != y {
+            return Err(format!(
+                "[{mode}] function {} path {:?} → {:?} over blocks {:?}: counted {y} times, {x} times in bl",
+                key.0, key.1, key.2, key.3
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `counts - base`, by `(function, path ID)`; an error when a count went down.
+fn subtract(counts: &RawCounts, base: &RawCounts) -> Result<RawCounts, String> {
+    let mut flat: HashMap<(u32, u64), i128> = HashMap::new();
+    for (sign, c) in [(1, counts), (-1, base)] {
+        for (&f, list) in c {
+            for &(id, n) in list {
+                *flat.entry((f, id)).or_default() += sign * i128::from(n);
+            }
+        }
+    }
+    let mut out = RawCounts::new();
+    for ((f, id), n) in flat {
+        if n < 0 {
+            return Err(format!("bl count of function {f} path {id} went down after instantiation"));
+        }
+        if n > 0 {
+            out.entry(f).or_default().push((id, n as u64));
+        }
+    }
+    Ok(out)
+}
+
+/// Whether `map` counts each function (by index) through the stream.
+fn streamed(map: &ProfileMap) -> Vec<bool> {
+    let mut out = vec![false; map.functions.last().map_or(0, |f| f.index as usize + 1)];
+    for f in &map.functions {
+        out[f.index as usize] = matches!(&f.probes, Some(p) if matches!(p.counters, Counters::Stream { .. }));
+    }
+    out
+}
+
+/// Compares what the `pep` and `kbl` instances counted with the oracle, `bl`'s counts, at the same
+/// point `at` (snapshots of every variant, `bl` first; between calls, or at a trap): `pep` samples
+/// every path end after instantiation (`instantiated` are `bl`'s counts then); `kbl`'s stream must
+/// decode (see [`decode_stream`]) to `bl`'s counts with its array counters (single-path functions,
+/// singles of streamed ones), and its activations must agree with the stack (see
+/// [`check_activations`]; `frames` are the backtraces of a trap, innermost first).
+#[allow(clippy::too_many_arguments)]
+fn check_modes(
+    variants: &[Variant],
+    sides: &[Side],
+    at: &[Snapshot],
+    instantiated: &RawCounts,
+    stop: Stop,
+    frames: &[Option<Vec<u32>>],
+    exact: bool,
+    stats: &mut Stats,
+) -> Result<(), String> {
+    let bl = &variants[0].map;
+    stats.mode_sessions += 1;
+    stats.trap_sessions += u64::from(stop == Stop::Trap);
+    for (i, v) in variants.iter().enumerate().skip(1) {
+        let mode = v.mode.name();
+        let both = |f: u32| {
+            let probed = |m: &ProfileMap| m.functions.iter().any(|g| g.index == f && g.probes.is_some());
+            probed(bl) && probed(&v.map)
+        };
+        let host = sides[i].store.data();
+        match v.mode {
+            Mode::Counts => unreachable!("bl is the first variant"),
+            Mode::Sampled => {
+                let mut counts = at[i].counts.clone();
+                for &(f, id) in &host.samples[..at[i].len] {
+                    counts.entry(f).or_default().push((id, 1));
+                }
+                let expected = decode(bl, &subtract(&at[0].counts, instantiated)?, &both)?;
+                let got = decode(&v.map, &counts, &both).map_err(|e| format!("[{mode}] {e}"))?;
+                compare_paths(mode, &expected, &got)?;
+                stats.sampled_paths += got.len() as u64;
+                stats.sampled_ends += got.values().sum::<u64>();
+            }
+            Mode::Stream => {
+                stats.stream_flushes += host.flushes;
+                if at[i].full {
+                    return Err(format!("[{mode}] the stream buffer is full, the flush import was not called"));
+                }
+                let items = stream_items(host, &at[i], 0, false);
+                let tally = decode_stream(&items, &streamed(&v.map), exact).map_err(|e| format!("[{mode}] {e}"))?;
+                let mut counts = at[i].counts.clone();
+                for (&(f, id), &n) in &tally.paths {
+                    counts.entry(f).or_default().push((id, n));
+                }
+                let expected = decode(bl, &at[0].counts, &both)?;
+                let got = decode(&v.map, &counts, &both).map_err(|e| format!("[{mode}] {e}"))?;
+                compare_paths(mode, &expected, &got)?;
+                stats.stream_paths += got.len() as u64;
+                stats.stream_ends += got.values().sum::<u64>();
+                stats.stream_items += items.len() as u64;
+                stats.stream_runs += tally.runs;
+                stats.stream_entries += tally.entries.values().sum::<u64>();
+                check_activations(&v.map, &tally, items.last().copied(), stop, frames[i].as_deref(), exact, stats)
+                    .map_err(|e| format!("[{mode}] {e}"))?;
+                check_folder(&items, &tally).map_err(|e| format!("[{mode}] {e}"))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// After a call that ran out of fuel (in a module without exception handling), checks that the path
+/// ends `pep` sampled in the call and those `kbl` streamed are prefixes of the same sequence, the
+/// program's: `pep` ran with the original's fuel, `kbl` with `INSTRUMENTED_FUEL`, enough to go at
+/// least as far as the original (as every call that returns checks), so the samples of the
+/// functions counted through the stream must be a prefix of the stream's path items (which must
+/// decode, from no open activation).
+fn check_out_of_fuel(
+    variants: &[Variant],
+    sides: &[Side],
+    before: &[Snapshot],
+    after: &[Snapshot],
+    stats: &mut Stats,
+) -> Result<(), String> {
+    let pep = variants.iter().position(|v| v.mode == Mode::Sampled).expect("a pep variant");
+    let kbl = variants.iter().position(|v| v.mode == Mode::Stream).expect("a kbl variant");
+    let streamed = streamed(&variants[kbl].map);
+    let samples = &sides[pep].store.data().samples[before[pep].len..after[pep].len];
+    let sampled = run_lengths(
+        samples.iter().filter(|(f, _)| streamed.get(*f as usize).copied().unwrap_or(false)).map(|&key| (key, 1)),
+    );
+    let ends: u64 = sampled.iter().map(|x| x.1).sum();
+    // The call's items (it starts with no activation open and no repetition pending), up to the one
+    // that ends as many paths as `pep` sampled: the rest has nothing to compare with.
+    let host = sides[kbl].store.data();
+    let start = before[kbl].len + before[kbl].buffer.len() + usize::from(before[kbl].run > 0);
+    let mut items = stream_items(host, &after[kbl], start, true);
+    let mut seen = 0;
+    if let Some(cut) = items.iter().position(|&item| {
+        seen += match item >> 62 {
+            1 => 0,
+            3 => item & !STREAM_RUN_TAG,
+            _ => 1,
+        };
+        seen >= ends
+    }) {
+        items.truncate(cut + 1);
+    }
+    let tally = decode_stream(&items, &streamed, true).map_err(|e| format!("[kbl] in the call: {e}"))?;
+    if !is_prefix(&sampled, &tally.sequence) {
+        let at = sampled
+            .iter()
+            .zip(&tally.sequence)
+            .position(|(x, y)| x != y)
+            .unwrap_or(sampled.len().min(tally.sequence.len()));
+        return Err(format!(
+            "[kbl] the call's path ends differ from pep's samples at run {at}: (path, times) {:?} vs {:?}",
+            tally.sequence.get(at),
+            sampled.get(at)
+        ));
+    }
+    check_folder(&items, &tally).map_err(|e| format!("[kbl] {e}"))?;
+    stats.fuel_checks += 1;
+    stats.fuel_ends += ends;
+    stats.stream_items += items.len() as u64;
+    stats.stream_runs += tally.runs;
+    // The buffers the host drained while `kbl` streamed these items.
+    let capacity = variants[kbl].map.stream.map_or(1, |l| l.capacity as usize);
+    stats.fuel_flushes += ((start + items.len()).min(host.items.len()) / capacity - start / capacity) as u64;
+    Ok(())
+}
+
+/// A sequence of path ends with each repetition as one `(path, times)` pair.
+fn run_lengths(ends: impl IntoIterator<Item = ((u32, u64), u64)>) -> Vec<((u32, u64), u64)> {
+    let mut out: Vec<((u32, u64), u64)> = Vec::new();
+    for (key, n) in ends {
+        match out.last_mut() {
+            Some((k, m)) if *k == key => *m += n,
+            _ => out.push((key, n)),
+        }
+    }
+    out
+}
+
+/// Whether the sequence `x` is a prefix of `y` (both by [`run_lengths`]).
+fn is_prefix(x: &[((u32, u64), u64)], y: &[((u32, u64), u64)]) -> bool {
+    let Some(((key, n), init)) = x.split_last() else { return true };
+    init.len() < y.len() && init == &y[..init.len()] && y[init.len()].0 == *key && *n <= y[init.len()].1
+}
+
+/// A k-BLPP stream, decoded.
+#[derive(Default)]
+struct StreamTally {
+    /// Path ends by `(function, path ID)`, with the repetitions of run items.
+    paths: HashMap<(u32, u64), u64>,
+    /// The path ends in order, by [`run_lengths`].
+    sequence: Vec<((u32, u64), u64)>,
+    /// Activations entered and exited, by function.
+    entries: BTreeMap<u32, u64>,
+    exits: BTreeMap<u32, u64>,
+    /// The functions of the activations open at the end, outermost first (only with `exact`).
+    open: Vec<u32>,
+    runs: u64,
+}
+
+/// Decodes a stream (see [`StreamLayout`]). Every item must name a function of `streamed`; a run
+/// item must follow a path item that did not end an activation, or another run (entries and exits
+/// are never repeated: every activation enters before it exits); with `exact` (no exception unwound
+/// a frame without its exit item), activations must nest: every path item belongs to the innermost
+/// open activation, whose function an exit item must name.
+fn decode_stream(items: &[u64], streamed: &[bool], exact: bool) -> Result<StreamTally, String> {
+    let mut t = StreamTally::default();
+    let mut repeated: Option<(u32, u64)> = None;
+    let mut ends = Vec::new();
+    for (i, &item) in items.iter().enumerate() {
+        let body = item & !STREAM_RUN_TAG;
+        let tag = item >> 62;
+        if tag == 3 {
+            let Some(key) = repeated.filter(|_| body > 0) else {
+                return Err(format!("stream item {i} ({item:#x}): a run after {:#x}", items[i.saturating_sub(1)]));
+            };
+            *t.paths.entry(key).or_default() += body;
+            ends.push((key, body));
+            t.runs += 1;
+            continue;
+        }
+        let (f, id) = if tag == 1 { (body as u32, 0) } else { ((body >> 32) as u32, body & 0xffff_ffff) };
+        if !streamed.get(f as usize).copied().unwrap_or(false) || (tag == 1 && body >> 32 != 0) {
+            return Err(format!("stream item {i} ({item:#x}): not a function counted through the stream"));
+        }
+        if tag == 1 {
+            *t.entries.entry(f).or_default() += 1;
+            if exact {
+                t.open.push(f);
+            }
+            repeated = None;
+            continue;
+        }
+        if exact && t.open.last() != Some(&f) {
+            return Err(format!(
+                "stream item {i} ({item:#x}): a path of function {f} in an activation of {:?}",
+                t.open.last()
+            ));
+        }
+        *t.paths.entry((f, id)).or_default() += 1;
+        ends.push(((f, id), 1));
+        if tag == 2 {
+            *t.exits.entry(f).or_default() += 1;
+            t.open.pop();
+            repeated = None;
+        } else {
+            repeated = Some((f, id));
+        }
+    }
+    t.sequence = run_lengths(ends);
+    Ok(t)
+}
+
+/// Activations of the stream: with `exact`, none is open between calls, and at a trap the open
+/// ones are the stream-counted frames of the backtrace (`frames`, innermost first, function indices
+/// of the instrumented module; not checked when it may have been cut at `MAX_BACKTRACE`), but for
+/// frames of functions with singles that have not streamed a path yet (their entry marker comes
+/// before the first), and the innermost when it trapped in a tail call after its exit item
+/// (`last_item` of the stream); otherwise no function exits more often than it entered.
+#[allow(clippy::too_many_arguments)]
+fn check_activations(
+    map: &ProfileMap,
+    tally: &StreamTally,
+    last_item: Option<u64>,
+    stop: Stop,
+    frames: Option<&[u32]>,
+    exact: bool,
+    stats: &mut Stats,
+) -> Result<(), String> {
+    if !exact {
+        for (f, &n) in &tally.exits {
+            let entered = tally.entries.get(f).copied().unwrap_or(0);
+            if n > entered {
+                return Err(format!("function {f} exits {n} times but entered {entered} times"));
+            }
+        }
+        return Ok(());
+    }
+    if stop != Stop::Trap {
+        if !tally.open.is_empty() {
+            return Err(format!("activations of functions {:?} are open between calls", tally.open));
+        }
+        return Ok(());
+    }
+    let Some(frames) = frames else { return Err("a trap without a backtrace".into()) };
+    if frames.len() >= MAX_BACKTRACE {
+        stats.deep_traps += 1;
+        return Ok(());
+    }
+    let counters =
+        |f: u32| map.functions.iter().find(|g| g.index == f).and_then(|g| g.probes.as_ref()).map(|p| p.counters);
+    // Defined functions follow the profiler's import, when there is one.
+    let shift = u32::from(map.count_import.is_some());
+    let first_defined = map.functions.first().map_or(0, |f| f.index) + shift;
+    let on_stack: Vec<u32> = frames
+        .iter()
+        .rev()
+        .filter(|&&i| i >= first_defined && matches!(counters(i - shift), Some(Counters::Stream { .. })))
+        .map(|&i| i - shift)
+        .collect();
+    let mut open = tally.open.iter().peekable();
+    for (k, &f) in on_stack.iter().enumerate() {
+        if open.peek() == Some(&&f) {
+            open.next();
+            stats.open_activations += 1;
+        } else if matches!(counters(f), Some(Counters::Stream { singles: Some(_) })) {
+            stats.unentered_activations += 1;
+        } else if k + 1 == on_stack.len()
+            && last_item.is_some_and(|item| item >> 62 == 2 && (item & !STREAM_RUN_TAG) >> 32 == u64::from(f))
+        {
+            // A tail call that traps (a bad table index, say) does so in its caller's frame, whose
+            // exit item was appended just before: the last item of the stream.
+            stats.tail_call_traps += 1;
+        } else {
+            return Err(format!(
+                "at the trap, the stream leaves {:?} open, the backtrace has {on_stack:?}",
+                tally.open
+            ));
+        }
+    }
+    if open.next().is_some() {
+        return Err(format!("at the trap, the stream leaves {:?} open, the backtrace has {on_stack:?}", tally.open));
+    }
+    Ok(())
+}
+
+/// The roots of the 2-IPF that the runtime's [`pathprof_runtime::StreamFolder`] folds from `items`
+/// are the path totals of the stream.
+fn check_folder(items: &[u64], tally: &StreamTally) -> Result<(), String> {
+    let mut folder = pathprof_runtime::StreamFolder::new(pathprof_core::kpath::Activations::new(2));
+    folder.fold(items);
+    let roots: HashMap<u64, u64> =
+        folder.activations.forest().to_kipf().roots.iter().map(|r| (r.path, r.count)).collect();
+    let totals: HashMap<u64, u64> = tally.paths.iter().map(|(&(f, id), &n)| (u64::from(f) << 32 | id, n)).collect();
+    if roots != totals {
+        let differs =
+            totals.iter().find(|(l, n)| roots.get(l) != Some(n)).map(|(l, n)| (*l, *n, roots.get(l).copied()));
+        return Err(format!("the 2-IPF's roots differ from the stream's paths: (label, stream, root) {differs:?}"));
+    }
+    Ok(())
 }
 
 /// Adds up the counts of the same path.
@@ -747,25 +1458,25 @@ fn merge_counts(counts: &mut RawCounts) {
     }
 }
 
-/// Runs the calls of `plan_calls` on pairs of instances and checks the counters: they decode, and
-/// their flow balances (`exact`) or at least does not go negative.
+/// Runs the calls of `plan_calls` on sets of instances (see [`session`]) and checks the `bl`
+/// counters: they decode, and their flow balances (`exact`) or at least does not go negative.
 fn compare_runs(
     linker: &Linker<Host>,
     engine: &Engine,
-    modules: (&Module, &Module),
-    map: &ProfileMap,
+    original: &Module,
+    variants: &[Variant],
     exact: bool,
     rng: &mut Rng,
     stats: &mut Stats,
 ) -> Result<(), String> {
-    let (orig_module, inst_module) = modules;
-    let calls = plan_calls(orig_module, rng, stats);
+    let map = &variants[0].map;
+    let calls = plan_calls(original, rng, stats);
     // Counts of every instance, and of every instance up to its first abnormal call.
     let mut all: RawCounts = HashMap::new();
     let mut whole: RawCounts = HashMap::new();
     let mut first = 0;
     loop {
-        let end = session(linker, engine, (orig_module, inst_module), map, &calls, first, stats)?;
+        let end = session(linker, engine, original, variants, &calls, first, exact, stats)?;
         stats.sessions += 1;
         for (f, list) in end.all {
             all.entry(f).or_default().extend(list);
@@ -848,24 +1559,48 @@ fn check_flow(profiles: &[FunctionProfile], exact: bool, stats: &mut Stats) -> R
     Ok(())
 }
 
-/// A linker that defines the count import of instrumented modules: a host function that counts
-/// `(function, path)` pairs in the store.
+/// A linker that defines the profiler's imports of every mode — the count import counts
+/// `(function, path)` pairs in the store, the sample import records them in order, the flush import
+/// drains the full stream buffer into the store's items — and the functions of `HOST_IMPORTS`.
 fn linker(engine: &Engine) -> Linker<Host> {
     let mut linker: Linker<Host> = Linker::new(engine);
     linker
-        .func_wrap(
-            pathprof_wasm::instrument::IMPORT_MODULE,
-            pathprof_wasm::instrument::IMPORT_NAME,
-            |mut caller: wasmtime::Caller<'_, Host>, f: i32, id: i64| {
-                *caller.data_mut().counts.entry((f as u32, id as u64)).or_default() += 1;
-            },
-        )
+        .func_wrap(IMPORT_MODULE, IMPORT_NAME, |mut caller: Caller<'_, Host>, f: i32, id: i64| {
+            *caller.data_mut().counts.entry((f as u32, id as u64)).or_default() += 1;
+        })
         .unwrap();
+    linker
+        .func_wrap(IMPORT_MODULE, SAMPLE_IMPORT_NAME, |mut caller: Caller<'_, Host>, f: i32, id: i64| {
+            caller.data_mut().samples.push((f as u32, id as u64));
+        })
+        .unwrap();
+    linker.func_wrap(IMPORT_MODULE, FLUSH_IMPORT_NAME, flush_stream).unwrap();
     // The functions of `HOST_IMPORTS`.
     linker.func_wrap("env", "f_i32", |x: i32| x.wrapping_mul(3).wrapping_add(1)).unwrap();
     linker.func_wrap("env", "f_void", || {}).unwrap();
     linker.func_wrap("env", "f_multi", |a: i64, b: f64| (a as i32, a ^ b.to_bits() as i64)).unwrap();
     linker
+}
+
+/// The flush import: appends the items of the stream buffer, which must be full, to the store's
+/// items and empties the buffer. The memory comes from the caller, so that a start function may
+/// fill the buffer too.
+fn flush_stream(mut caller: Caller<'_, Host>) -> wasmtime::Result<()> {
+    let Some((name, layout)) = caller.data().stream.clone() else {
+        wasmtime::bail!("flush_stream called by a module without a stream");
+    };
+    let Some(memory) = caller.get_export(&name).and_then(|e| e.into_memory()) else {
+        wasmtime::bail!("the stream memory {name:?} is not exported");
+    };
+    let (data, host) = memory.data_and_store_mut(&mut caller);
+    let n = word(data, layout.index, 4);
+    if n != u64::from(layout.capacity) {
+        wasmtime::bail!("flush_stream called with {n} items in the buffer");
+    }
+    host.items.extend((0..n).map(|i| word(data, layout.buffer + 8 * i as u32, 8)));
+    host.flushes += 1;
+    data[layout.index as usize..layout.index as usize + 4].fill(0);
+    Ok(())
 }
 
 fn run_all() {
@@ -904,7 +1639,11 @@ fn run_all() {
          {} calls compared ({} results matched, {} traps matched [{} ], {} stack overflows, {} other errors matched), \
          {} instantiation traps, {} out-of-fuel skips, {} uncallable exports; {} distinct paths \
          counted ({} ending at a loop header/cut block); flow checked on {} instances: {} functions, \
-         {} paths, {} loop-header/cut blocks; {} failures",
+         {} paths, {} loop-header/cut blocks; pep and kbl: {} functions with bl's plan, {} with another; \
+         kbl: {} functions streamed ({} with singles), {} in arrays, {} skipped; counts compared with bl on {} instances \
+         ({} at a trap, {} open activations matched with the backtrace, {} not entered yet, {} in tail calls, {} deeper traps): pep {} paths ({} ends \
+         sampled), kbl {} paths ({} ends); {} calls out of fuel with {} path ends of pep and kbl alike (over {} full buffers); {} stream \
+         items ({} runs, {} activations, {} full buffers); {} failures",
         stats.cases,
         stats.exception_cases,
         stats.import_cases,
@@ -933,6 +1672,29 @@ fn run_all() {
         stats.flow_functions,
         stats.flow_paths,
         stats.flow_blocks,
+        stats.plans_identical,
+        stats.plans_differ,
+        stats.stream_functions,
+        stats.stream_singles,
+        stats.stream_array_functions,
+        stats.stream_skipped,
+        stats.mode_sessions,
+        stats.trap_sessions,
+        stats.open_activations,
+        stats.unentered_activations,
+        stats.tail_call_traps,
+        stats.deep_traps,
+        stats.sampled_paths,
+        stats.sampled_ends,
+        stats.stream_paths,
+        stats.stream_ends,
+        stats.fuel_checks,
+        stats.fuel_ends,
+        stats.fuel_flushes,
+        stats.stream_items,
+        stats.stream_runs,
+        stats.stream_entries,
+        stats.stream_flushes,
         failures.len(),
     );
     assert!(
@@ -946,6 +1708,11 @@ fn run_all() {
         assert!(stats.loops > 0 && stats.br_tables > 0, "no loops or br_tables were generated");
         assert!(stats.exception_cases > 0 && stats.skip_reasons.keys().any(|r| r.contains("exception")));
         assert!(stats.calls_compared > 0 && stats.flow_blocks > 0, "nothing was compared");
+        assert!(
+            stats.sampled_ends > 0 && stats.fuel_ends > 0 && stats.fuel_flushes > 0 && stats.open_activations > 0,
+            "pep and kbl were hardly compared"
+        );
+        assert!(stats.stream_runs > 0, "no stream repeated a path");
     }
 }
 
