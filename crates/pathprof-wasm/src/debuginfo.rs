@@ -12,9 +12,14 @@ use wasmparser::{Parser, Payload};
 
 type Reader = EndianRcSlice<LittleEndian>;
 
-/// Line information of a module, if it has any.
+/// Line information of a module, if it has any: the rows of its line programs that carry a line,
+/// sorted by address.
 pub struct LineTable {
-    ctx: Context<Reader>,
+    /// `(start, end, file, line)`, addresses relative to the code section's contents.
+    rows: Vec<(u64, u64, u32, u32)>,
+    /// The furthest end of the rows up to each one (rows of different sequences may overlap).
+    reach: Vec<u64>,
+    files: Vec<String>,
     code_start: u64,
 }
 
@@ -41,31 +46,50 @@ impl LineTable {
         };
         let dwarf = gimli::Dwarf::load(load).ok()?;
         let ctx = Context::from_dwarf(dwarf).ok()?;
-        Some(LineTable { ctx, code_start: code_start? })
+        let mut files: Vec<String> = Vec::new();
+        let mut file_ids: HashMap<String, u32> = HashMap::new();
+        let mut rows = Vec::new();
+        // Rows with line 0 (compiler-generated code) carry no source position; they are left out.
+        for (addr, len, loc) in ctx.find_location_range(0, u64::MAX).ok()? {
+            let (Some(file), Some(line)) = (loc.file, loc.line) else { continue };
+            if line == 0 {
+                continue;
+            }
+            let file = short_name(file);
+            let id = match file_ids.get(file) {
+                Some(&id) => id,
+                None => {
+                    files.push(file.to_string());
+                    file_ids.insert(file.to_string(), files.len() as u32 - 1);
+                    files.len() as u32 - 1
+                }
+            };
+            rows.push((addr, addr.saturating_add(len.max(1)), id, line));
+        }
+        rows.sort_unstable_by_key(|r| (r.0, r.1));
+        let reach = rows
+            .iter()
+            .scan(0, |furthest, r| {
+                *furthest = r.1.max(*furthest);
+                Some(*furthest)
+            })
+            .collect();
+        Some(LineTable { rows, reach, files, code_start: code_start? })
     }
 
     /// `file:line` of the instruction at file offset `offset`.
     pub fn line(&self, offset: u64) -> Option<String> {
-        let addr = offset.checked_sub(self.code_start)?;
-        let loc = self.ctx.find_location(addr).ok()??;
-        match (loc.file, loc.line) {
-            (Some(file), Some(line)) if line > 0 => Some(format!("{}:{line}", short_name(file))),
-            _ => None,
-        }
+        self.first_line(offset, offset + 1)
     }
 
     /// The line of the first instruction in `[start, end)` that has one.
     pub fn first_line(&self, start: u64, end: u64) -> Option<String> {
-        let addr_start = start.checked_sub(self.code_start)?;
-        let addr_end = end.checked_sub(self.code_start)?;
-        if addr_end <= addr_start {
-            return self.line(start);
-        }
-        // Rows with line 0 (compiler-generated code) carry no source position; skip them.
-        self.ctx.find_location_range(addr_start, addr_end).ok()?.find_map(|(_, _, loc)| match (loc.file, loc.line) {
-            (Some(file), Some(line)) if line > 0 => Some(format!("{}:{line}", short_name(file))),
-            _ => None,
-        })
+        let a = start.checked_sub(self.code_start)?;
+        let b = end.checked_sub(self.code_start)?.max(a + 1);
+        // The first row that ends after `a`, if it starts before `b`.
+        let from = self.reach.partition_point(|&end| end <= a);
+        let &(_, _, file, line) = self.rows[from..].iter().take_while(|r| r.0 < b).find(|r| r.1 > a)?;
+        Some(format!("{}:{line}", self.files[file as usize]))
     }
 }
 
