@@ -3,18 +3,8 @@
 
 mod common;
 
-use common::{check_balance, corpus_dir, run_in};
+use common::{check_balance, corpus_dir, expected, run_in};
 use std::path::{Path, PathBuf};
-
-/// The expected output files of `wasm`: `<stem>.{stdout,stderr}.expected`, else `default.*`.
-fn expected(wasm: &Path, stream: &str) -> Option<PathBuf> {
-    let dir = wasm.parent().unwrap();
-    let stem = wasm.file_stem().unwrap().to_string_lossy();
-    [format!("{stem}.{stream}.expected"), format!("default.{stream}.expected")]
-        .into_iter()
-        .map(|n| dir.join(n))
-        .find(|p| p.is_file())
-}
 
 fn programs(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();

@@ -13,10 +13,10 @@
 
 mod common;
 
-use common::{corpus_dir, run_in, Run};
+use common::{corpus_dir, expected, run_in, Run};
 use pathprof_core::profile::{Endpoint, FunctionProfile, KipfNodeProfile, Profile};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 /// Programs whose path profile is the same in every run (checked over repeated runs; none of them
@@ -51,16 +51,6 @@ const KS: [usize; 6] = [1, 2, 3, 4, 7, 8];
 
 /// Depth of the single run of each nondeterministic program.
 const K_SINGLE: usize = 8;
-
-/// `<stem>.<stream>.expected` beside the program, else `default.<stream>.expected`.
-fn expected(wasm: &Path, stream: &str) -> Option<PathBuf> {
-    let dir = wasm.parent().unwrap();
-    let stem = wasm.file_stem().unwrap().to_string_lossy();
-    [format!("{stem}.{stream}.expected"), format!("default.{stream}.expected")]
-        .into_iter()
-        .map(|n| dir.join(n))
-        .find(|p| p.is_file())
-}
 
 /// Runs `wasm` in its own folder with `extra` options, and checks its exit status and its output
 /// against the expected files.

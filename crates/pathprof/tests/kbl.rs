@@ -3,32 +3,8 @@
 
 mod common;
 
-use common::{function, run_wat};
+use common::{function, run_wat, KBL_LOOP};
 use pathprof_core::profile::{FunctionProfile, KipfNodeProfile};
-
-/// `work(n)` ends, in order: the entry path, then the even and the odd iteration alternately, n in
-/// all, then the exit path.
-const LOOP: &str = r#"
-(module
-  (func $work (export "work") (param $n i32) (result i32)
-    (local $i i32) (local $acc i32)
-    (block $done
-      (loop $top
-        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
-        (if (i32.and (local.get $i) (i32.const 1))
-          (then (local.set $acc (i32.add (local.get $acc) (call $odd))))
-          (else (local.set $acc (i32.add (local.get $acc) (i32.const 1)))))
-        (local.set $i (i32.add (local.get $i) (i32.const 1)))
-        (br $top)))
-    (local.get $acc))
-  (func $odd (result i32)
-    (local $j i32)
-    (loop $l
-      (local.set $j (i32.add (local.get $j) (i32.const 1)))
-      (br_if $l (i32.lt_u (local.get $j) (i32.const 3))))
-    (local.get $j))
-  (func (export "_start") (drop (call $work (i32.const 10)))))
-"#;
 
 /// Count of the sequence of paths `seq` (path IDs) in `f`'s k-IPF.
 fn count(f: &FunctionProfile, seq: &[u64]) -> u64 {
@@ -55,9 +31,9 @@ fn path_id(f: &FunctionProfile, pred: impl Fn(&pathprof_core::profile::PathCount
 
 #[test]
 fn kipf_of_a_loop_by_hand() {
-    let run = run_wat(LOOP, &["--mode", "kbl", "-k", "3"], &[]);
+    let run = run_wat(KBL_LOOP, &["--mode", "kbl", "-k", "3"], &[]);
     assert!(run.output.status.success(), "{}", String::from_utf8_lossy(&run.output.stderr));
-    let bl = run_wat(LOOP, &[], &[]);
+    let bl = run_wat(KBL_LOOP, &[], &[]);
     let work = function(&run.profile, "work");
     assert_eq!(work.kipf.as_ref().unwrap().k, 3);
     use pathprof_core::profile::Endpoint;
@@ -108,7 +84,7 @@ fn kipf_of_a_loop_by_hand() {
 fn k_is_checked() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m.wasm");
-    std::fs::write(&path, wat::parse_str(LOOP).unwrap()).unwrap();
+    std::fs::write(&path, wat::parse_str(KBL_LOOP).unwrap()).unwrap();
     for k in ["0", "65"] {
         let out = common::pathprof()
             .current_dir(dir.path())

@@ -4,36 +4,11 @@
 
 mod common;
 
-use common::{function, run_wat};
+use common::{function, run_wat, KBL_LOOP};
 use pathprof_core::profile::{Endpoint, FunctionProfile, KipfStats, Profile};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Output;
-
-/// `work(10)` runs, in order: the entry path E, then the even round V and the odd round O alternately,
-/// five of each, then the exit path X. `$odd`, called in odd rounds, runs its entry path, two rounds
-/// and its exit path each time.
-const LOOP: &str = r#"
-(module
-  (func $work (export "work") (param $n i32) (result i32)
-    (local $i i32) (local $acc i32)
-    (block $done
-      (loop $top
-        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
-        (if (i32.and (local.get $i) (i32.const 1))
-          (then (local.set $acc (i32.add (local.get $acc) (call $odd))))
-          (else (local.set $acc (i32.add (local.get $acc) (i32.const 1)))))
-        (local.set $i (i32.add (local.get $i) (i32.const 1)))
-        (br $top)))
-    (local.get $acc))
-  (func $odd (result i32)
-    (local $j i32)
-    (loop $l
-      (local.set $j (i32.add (local.get $j) (i32.const 1)))
-      (br_if $l (i32.lt_u (local.get $j) (i32.const 3))))
-    (local.get $j))
-  (func (export "_start") (drop (call $work (i32.const 10)))))
-"#;
 
 /// A profile written to a temporary folder, for `report` and `export` to read.
 struct Saved {
@@ -117,7 +92,7 @@ fn odd_paths(odd: &FunctionProfile) -> [u64; 3] {
 
 #[test]
 fn folded_stacks_of_a_loop_by_hand() {
-    let saved = profile_of(LOOP, &["--mode", "kbl", "-k", "3"]);
+    let saved = profile_of(KBL_LOOP, &["--mode", "kbl", "-k", "3"]);
     let text = folded(&saved, &[]);
     let mut by_function: BTreeMap<String, BTreeMap<Vec<u64>, u64>> = BTreeMap::new();
     for line in text.lines() {
@@ -157,7 +132,7 @@ fn folded_stacks_of_a_loop_by_hand() {
     assert!(only.lines().all(|l| l.starts_with("odd [1];path ")), "{only}");
 
     // With k = 1 the stacks are the Ball–Larus paths.
-    let saved = profile_of(LOOP, &["--mode", "kbl", "-k", "1"]);
+    let saved = profile_of(KBL_LOOP, &["--mode", "kbl", "-k", "1"]);
     let work = function(&saved.profile, "work");
     let lines: BTreeMap<Vec<u64>, u64> =
         folded(&saved, &["--function", "work"]).lines().map(parse_line).map(|(_, ids, c)| (ids, c)).collect();
@@ -167,7 +142,7 @@ fn folded_stacks_of_a_loop_by_hand() {
 
 #[test]
 fn forest_statistics_by_hand() {
-    let saved = profile_of(LOOP, &["--mode", "kbl", "-k", "3"]);
+    let saved = profile_of(KBL_LOOP, &["--mode", "kbl", "-k", "3"]);
     let stats = |name: &str| function(&saved.profile, name).kipf.as_ref().unwrap().stats();
     // work: internal E, EV, V, VO, O, OV; leaves EVO, VOV, VOX, OVO (depth 3), OX (2), X (1).
     let work = stats("work");
@@ -211,7 +186,7 @@ fn forest_statistics_by_hand() {
 
 #[test]
 fn report_shows_the_hottest_sequences() {
-    let saved = profile_of(LOOP, &["--mode", "kbl", "-k", "3"]);
+    let saved = profile_of(KBL_LOOP, &["--mode", "kbl", "-k", "3"]);
     let [e, v, o, x] = work_paths(function(&saved.profile, "work"));
     let text = stdout_of(&pathprof_on(&saved, &["report", "--function", "work", "--top", "4"]));
     let section = &text[text.find("hottest sequences of 2 to 3 paths").unwrap_or_else(|| panic!("{text}"))..];
@@ -254,7 +229,7 @@ fn report_shows_the_hottest_sequences() {
     assert!(!first["paths"][0]["blocks"].as_array().unwrap().is_empty());
 
     // k = 1: no sequences of several paths.
-    let one = profile_of(LOOP, &["--mode", "kbl", "-k", "1"]);
+    let one = profile_of(KBL_LOOP, &["--mode", "kbl", "-k", "1"]);
     let text = stdout_of(&pathprof_on(&one, &["report"]));
     assert!(
         text.contains("k-iteration paths (k = 1)") && text.contains("no sequence of 2 or more paths ran"),
@@ -263,7 +238,7 @@ fn report_shows_the_hottest_sequences() {
 
     // Profiles of other modes report as before.
     for mode in ["bl", "pep"] {
-        let other = profile_of(LOOP, &["--mode", mode, "--every", "1"]);
+        let other = profile_of(KBL_LOOP, &["--mode", mode, "--every", "1"]);
         let text = stdout_of(&pathprof_on(&other, &["report"]));
         assert!(!text.contains("k-iteration") && !text.contains("hottest sequences"), "{text}");
         let json: serde_json::Value =
@@ -293,7 +268,7 @@ fn source_lines_of_a_c_loop_nest() {
 
 #[test]
 fn svg_flame_graph() {
-    let saved = profile_of(LOOP, &["--mode", "kbl", "-k", "3"]);
+    let saved = profile_of(KBL_LOOP, &["--mode", "kbl", "-k", "3"]);
     let svg_path = saved.dir.path().join("flame.svg");
     let folded_path = saved.dir.path().join("both.folded");
     let out = pathprof_on(
@@ -314,7 +289,7 @@ fn svg_flame_graph() {
 
 #[test]
 fn export_needs_a_kbl_profile() {
-    let bl = profile_of(LOOP, &[]);
+    let bl = profile_of(KBL_LOOP, &[]);
     for flag in ["--folded", "--svg"] {
         let out_path = bl.dir.path().join("out");
         let out = pathprof_on(&bl, &["export", flag, out_path.to_str().unwrap()]);
@@ -325,7 +300,7 @@ fn export_needs_a_kbl_profile() {
         assert!(out.stdout.is_empty());
         assert!(!out_path.exists());
     }
-    let kbl = profile_of(LOOP, &["--mode", "kbl"]);
+    let kbl = profile_of(KBL_LOOP, &["--mode", "kbl"]);
     let out = pathprof_on(&kbl, &["export", "--folded", "-", "--function", "nope"]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(String::from_utf8(out.stderr).unwrap().lines().count(), 1);
@@ -337,7 +312,7 @@ fn export_needs_a_kbl_profile() {
 /// With k = 64 the forest nests 64 levels deep; the profile is read back, reported and exported.
 #[test]
 fn deepest_forests_read_back() {
-    let saved = profile_of(&LOOP.replace("(i32.const 10)", "(i32.const 200)"), &["--mode", "kbl", "-k", "64"]);
+    let saved = profile_of(&KBL_LOOP.replace("(i32.const 10)", "(i32.const 200)"), &["--mode", "kbl", "-k", "64"]);
     let work = function(&saved.profile, "work");
     // 202 paths in one activation: 202 − 63 windows of 64 paths.
     fn at_depth(nodes: &[pathprof_core::profile::KipfNodeProfile], depth: usize) -> u64 {

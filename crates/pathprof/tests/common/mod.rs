@@ -100,3 +100,38 @@ pub fn corpus_dir() -> Option<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus");
     dir.is_dir().then(|| dir.canonicalize().unwrap())
 }
+
+/// `work(10)` runs, in order: the entry path E, then the even round V and the odd round O alternately,
+/// five of each, then the exit path X. `$odd`, called in odd rounds, runs its entry path, two rounds
+/// and its exit path each time.
+pub const KBL_LOOP: &str = r#"
+(module
+  (func $work (export "work") (param $n i32) (result i32)
+    (local $i i32) (local $acc i32)
+    (block $done
+      (loop $top
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (if (i32.and (local.get $i) (i32.const 1))
+          (then (local.set $acc (i32.add (local.get $acc) (call $odd))))
+          (else (local.set $acc (i32.add (local.get $acc) (i32.const 1)))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $top)))
+    (local.get $acc))
+  (func $odd (result i32)
+    (local $j i32)
+    (loop $l
+      (local.set $j (i32.add (local.get $j) (i32.const 1)))
+      (br_if $l (i32.lt_u (local.get $j) (i32.const 3))))
+    (local.get $j))
+  (func (export "_start") (drop (call $work (i32.const 10)))))
+"#;
+
+/// The expected output files of `wasm`: `<stem>.{stdout,stderr}.expected`, else `default.*`.
+pub fn expected(wasm: &Path, stream: &str) -> Option<PathBuf> {
+    let dir = wasm.parent().unwrap();
+    let stem = wasm.file_stem().unwrap().to_string_lossy();
+    [format!("{stem}.{stream}.expected"), format!("default.{stream}.expected")]
+        .into_iter()
+        .map(|n| dir.join(n))
+        .find(|p| p.is_file())
+}
