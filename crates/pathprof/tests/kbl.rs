@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{function, run_wat, KBL_LOOP};
+use common::{function, kbl_loop_work_paths, path_id, run_wat, KBL_LOOP};
 use pathprof_core::profile::{FunctionProfile, KipfNodeProfile};
 
 /// Count of the sequence of paths `seq` (path IDs) in `f`'s k-IPF.
@@ -22,13 +22,6 @@ fn count(f: &FunctionProfile, seq: &[u64]) -> u64 {
     c
 }
 
-/// The one path of `f` that satisfies `pred`.
-fn path_id(f: &FunctionProfile, pred: impl Fn(&pathprof_core::profile::PathCount) -> bool) -> u64 {
-    let ids: Vec<u64> = f.paths.iter().filter(|p| pred(p)).map(|p| p.id.0).collect();
-    assert_eq!(ids.len(), 1, "{ids:?}");
-    ids[0]
-}
-
 #[test]
 fn kipf_of_a_loop_by_hand() {
     let run = run_wat(KBL_LOOP, &["--mode", "kbl", "-k", "3"], &[]);
@@ -36,20 +29,7 @@ fn kipf_of_a_loop_by_hand() {
     let bl = run_wat(KBL_LOOP, &[], &[]);
     let work = function(&run.profile, "work");
     assert_eq!(work.kipf.as_ref().unwrap().k, 3);
-    use pathprof_core::profile::Endpoint;
-    let header = work.blocks.iter().find(|b| b.loop_header).unwrap().id;
-    let entry = path_id(work, |p| p.start == Endpoint::Entry);
-    let exit = path_id(work, |p| p.end == Endpoint::Exit);
-    let rounds: Vec<u64> = work
-        .paths
-        .iter()
-        .filter(|p| p.start == Endpoint::Block(header) && p.end == Endpoint::Block(header))
-        .map(|p| p.id.0)
-        .collect();
-    assert_eq!(rounds.len(), 2);
-    // i = 0 is even: the entry path is followed by the even round.
-    let even = *rounds.iter().find(|&&r| count(work, &[entry, r]) == 1).expect("entry then even");
-    let odd = *rounds.iter().find(|&&r| r != even).unwrap();
+    let [entry, even, odd, exit] = kbl_loop_work_paths(work);
     assert_eq!(count(work, &[entry]), 1);
     assert_eq!(count(work, &[even]), 5);
     assert_eq!(count(work, &[odd]), 5);

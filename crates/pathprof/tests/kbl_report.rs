@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{function, run_wat, KBL_LOOP};
+use common::{function, kbl_loop_work_paths, run_wat, KBL_LOOP};
 use pathprof_core::profile::{Endpoint, FunctionProfile, KipfStats, Profile};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -58,30 +58,6 @@ fn parse_line(line: &str) -> (String, Vec<u64>, u64) {
     (function, ids, count.parse().unwrap())
 }
 
-/// The paths of `work`: entry, even round, odd round, exit (as in tests/kbl.rs).
-fn work_paths(work: &FunctionProfile) -> [u64; 4] {
-    let one = |pred: &dyn Fn(&pathprof_core::profile::PathCount) -> bool| {
-        let ids: Vec<u64> = work.paths.iter().filter(|p| pred(p)).map(|p| p.id.0).collect();
-        assert_eq!(ids.len(), 1, "{ids:?}");
-        ids[0]
-    };
-    let header = work.blocks.iter().find(|b| b.loop_header).unwrap().id;
-    let entry = one(&|p| p.start == Endpoint::Entry);
-    let exit = one(&|p| p.end == Endpoint::Exit);
-    let rounds: Vec<u64> = work
-        .paths
-        .iter()
-        .filter(|p| p.start == Endpoint::Block(header) && p.end == Endpoint::Block(header))
-        .map(|p| p.id.0)
-        .collect();
-    assert_eq!(rounds.len(), 2);
-    let kipf = work.kipf.as_ref().unwrap();
-    let after_entry = kipf.roots.iter().find(|r| r.path.0 == entry).unwrap().children[0].path.0;
-    let even = *rounds.iter().find(|&&r| r == after_entry).expect("entry then even");
-    let odd = *rounds.iter().find(|&&r| r != even).unwrap();
-    [entry, even, odd, exit]
-}
-
 /// The paths of `$odd`: entry, round, exit.
 fn odd_paths(odd: &FunctionProfile) -> [u64; 3] {
     let by = |s: Endpoint, e: Endpoint| odd.paths.iter().find(|p| p.start == s && p.end == e).unwrap().id.0;
@@ -113,7 +89,7 @@ fn folded_stacks_of_a_loop_by_hand() {
     }
     // work runs E V O V O V O V O V O X: with k = 3, a sequence's self count is how often it ran
     // without a third path (or the end of the activation) after it.
-    let [e, v, o, x] = work_paths(function(&saved.profile, "work"));
+    let [e, v, o, x] = kbl_loop_work_paths(function(&saved.profile, "work"));
     let expected: BTreeMap<Vec<u64>, u64> =
         [(vec![e, v, o], 1), (vec![v, o, v], 4), (vec![v, o, x], 1), (vec![o, v, o], 4), (vec![o, x], 1), (vec![x], 1)]
             .into_iter()
@@ -187,7 +163,7 @@ fn forest_statistics_by_hand() {
 #[test]
 fn report_shows_the_hottest_sequences() {
     let saved = profile_of(KBL_LOOP, &["--mode", "kbl", "-k", "3"]);
-    let [e, v, o, x] = work_paths(function(&saved.profile, "work"));
+    let [e, v, o, x] = kbl_loop_work_paths(function(&saved.profile, "work"));
     let text = stdout_of(&pathprof_on(&saved, &["report", "--function", "work", "--top", "4"]));
     let section = &text[text.find("hottest sequences of 2 to 3 paths").unwrap_or_else(|| panic!("{text}"))..];
     let rows: Vec<(u64, String)> = section

@@ -135,3 +135,30 @@ pub fn expected(wasm: &Path, stream: &str) -> Option<PathBuf> {
         .map(|n| dir.join(n))
         .find(|p| p.is_file())
 }
+
+/// The one path of `f` that satisfies `pred`.
+pub fn path_id(f: &FunctionProfile, pred: impl Fn(&pathprof_core::profile::PathCount) -> bool) -> u64 {
+    let ids: Vec<u64> = f.paths.iter().filter(|p| pred(p)).map(|p| p.id.0).collect();
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    ids[0]
+}
+
+/// The paths of `work` in [`KBL_LOOP`]'s kbl profile: entry, even round, odd round, exit. `i = 0` is
+/// even, so the even round is the one that follows the entry path.
+pub fn kbl_loop_work_paths(work: &FunctionProfile) -> [u64; 4] {
+    let header = work.blocks.iter().find(|b| b.loop_header).unwrap().id;
+    let entry = path_id(work, |p| p.start == Endpoint::Entry);
+    let exit = path_id(work, |p| p.end == Endpoint::Exit);
+    let rounds: Vec<u64> = work
+        .paths
+        .iter()
+        .filter(|p| p.start == Endpoint::Block(header) && p.end == Endpoint::Block(header))
+        .map(|p| p.id.0)
+        .collect();
+    assert_eq!(rounds.len(), 2);
+    let kipf = work.kipf.as_ref().unwrap();
+    let after_entry = kipf.roots.iter().find(|r| r.path.0 == entry).unwrap().children[0].path.0;
+    let even = *rounds.iter().find(|&&r| r == after_entry).expect("entry then even");
+    let odd = *rounds.iter().find(|&&r| r != even).unwrap();
+    [entry, even, odd, exit]
+}
