@@ -128,9 +128,8 @@ pub struct RunOutcome {
     pub samples: u64,
     /// Stream mode: the k-IPF of the run (labels are `function << 32 | path ID`).
     pub kipf: Option<pathprof_core::kpath::Kipf>,
-    /// Stream mode: how the k-SF was built, and its number of nodes.
+    /// Stream mode: how the k-SF was built.
     pub ksf: Option<KsfFacts>,
-    pub ksf_nodes: usize,
     /// Stream mode: the first [`RunConfig::record_stream`] items of the stream.
     pub stream: Vec<u64>,
 }
@@ -169,39 +168,34 @@ struct Stream {
 /// Decodes a k-BLPP stream (see `pathprof_wasm::map::StreamLayout`) into per-activation k-SFs.
 pub struct StreamFolder {
     pub activations: pathprof_core::kpath::Activations,
-    /// The last path item, which a run item repeats.
+    /// The last item, which a run item repeats.
     last: u64,
 }
 
 impl StreamFolder {
     pub fn new(activations: pathprof_core::kpath::Activations) -> Self {
-        StreamFolder { activations, last: 1 << 62 }
+        StreamFolder { activations, last: pathprof_wasm::instrument::STREAM_ENTER }
     }
 
     /// Folds the next items of the stream.
     pub fn fold(&mut self, items: &[u64]) {
+        use pathprof_wasm::instrument::{STREAM_ENTER, STREAM_PATH_EXIT, STREAM_RUN_TAG};
         for &item in items {
-            match item >> 62 {
-                0 => {
-                    self.activations.path(item);
-                    self.last = item;
-                }
-                1 => {
-                    self.activations.enter();
-                    self.last = item;
-                }
-                2 => {
-                    self.activations.path(item & !(3 << 62));
+            match item & STREAM_RUN_TAG {
+                0 => self.activations.path(item),
+                STREAM_ENTER => self.activations.enter(),
+                STREAM_PATH_EXIT => {
+                    self.activations.path(item & !STREAM_RUN_TAG);
                     self.activations.exit();
-                    self.last = item;
                 }
                 _ => {
-                    let n = item & !(3 << 62);
-                    match self.last >> 62 {
+                    let n = item & !STREAM_RUN_TAG;
+                    match self.last & STREAM_RUN_TAG {
                         0 => self.activations.path_run(self.last, n),
-                        2 => {
+                        // Nested activations of one function may end with the same exit path in a row.
+                        STREAM_PATH_EXIT => {
                             for _ in 0..n {
-                                self.activations.path(self.last & !(3 << 62));
+                                self.activations.path(self.last & !STREAM_RUN_TAG);
                                 self.activations.exit();
                             }
                         }
@@ -212,8 +206,10 @@ impl StreamFolder {
                             }
                         }
                     }
+                    continue;
                 }
             }
+            self.last = item;
         }
     }
 }
@@ -559,7 +555,6 @@ pub fn run_module(
         ticks,
         samples,
         kipf,
-        ksf_nodes: ksf.map_or(0, |f| f.nodes),
         ksf,
         stream: recorded,
     })

@@ -438,7 +438,7 @@ fn measure(
             }
             v.times.push(out.bench_region_seconds.unwrap_or(out.wall_seconds));
             v.hash_entries = out.hash_entries;
-            v.ksf_nodes = v.ksf_nodes.max(out.ksf_nodes);
+            v.ksf_nodes = v.ksf_nodes.max(out.ksf.map_or(0, |f| f.nodes));
         }
     }
     Ok(())
