@@ -100,9 +100,9 @@ pub struct InstrumentOptions {
     /// shared, so that the host's timer thread may set it), and calls the sample import while the host
     /// keeps it set.
     pub sampled: bool,
-    /// Stream the path IDs instead of counting them (k-BLPP, seed 000 §3): every path end appends its
-    /// ID to a buffer in the profiler's memory, function entries and exits append markers, and a full
-    /// buffer is handed to the host.
+    /// Stream the path IDs instead of counting them (k-BLPP, seed 000 §3): path ends append their IDs
+    /// to a buffer in the profiler's memory, with activation-entry markers and exit paths tagged as
+    /// such (see `map::StreamLayout`), and a full buffer is handed to the host.
     pub stream: bool,
     /// Count a loop's only path around in a local (see [loops](mod@crate::instrument#loops)).
     pub loop_counters: bool,
@@ -877,6 +877,7 @@ impl Emitter<'_> {
         self.f.instruction(&Instruction::I64Store(arg));
     }
 
+    /// The `i64` word at byte `slot` of the profiler's memory.
     fn slot(&self, slot: u32) -> MemArg {
         MemArg { offset: slot as u64, align: 3, memory_index: self.memory }
     }
@@ -985,13 +986,9 @@ impl Emitter<'_> {
         self.f.instruction(&Instruction::End);
     }
 
-    fn stream_word(&self, offset: u32) -> MemArg {
-        MemArg { offset: u64::from(offset), align: 3, memory_index: self.memory }
-    }
-
     /// Appends the repetitions of the last item still pending, if any, as a [`STREAM_RUN_TAG`] item.
     fn flush_run(&mut self) {
-        let run = self.stream_word(STREAM_RUN);
+        let run = self.slot(STREAM_RUN);
         self.f.instruction(&Instruction::I32Const(0));
         self.f.instruction(&Instruction::I64Load(run));
         self.f.instruction(&Instruction::I64Eqz);
@@ -1015,7 +1012,7 @@ impl Emitter<'_> {
         self.append(&[Instruction::LocalGet(self.t)]);
         self.f.instruction(&Instruction::I32Const(0));
         self.f.instruction(&Instruction::LocalGet(self.t));
-        self.f.instruction(&Instruction::I64Store(self.stream_word(STREAM_LAST)));
+        self.f.instruction(&Instruction::I64Store(self.slot(STREAM_LAST)));
     }
 
     /// In stream mode without singles, the activation-entry marker, at the function's entry.
@@ -1034,14 +1031,14 @@ impl Emitter<'_> {
     /// Stream mode: appends the path whose ID is in `r`, tagged with `tag`, or counts a repetition of
     /// the last item.
     fn stream_path(&mut self, tag: u64) {
-        let run = self.stream_word(STREAM_RUN);
+        let run = self.slot(STREAM_RUN);
         self.f.instruction(&Instruction::LocalGet(self.r));
         self.f.instruction(&Instruction::I64ExtendI32U);
         self.f.instruction(&Instruction::I64Const((tag | u64::from(self.func_index) << 32) as i64));
         self.f.instruction(&Instruction::I64Or);
         self.f.instruction(&Instruction::LocalTee(self.t));
         self.f.instruction(&Instruction::I32Const(0));
-        self.f.instruction(&Instruction::I64Load(self.stream_word(STREAM_LAST)));
+        self.f.instruction(&Instruction::I64Load(self.slot(STREAM_LAST)));
         self.f.instruction(&Instruction::I64Eq);
         self.f.instruction(&Instruction::If(BlockType::Empty));
         self.f.instruction(&Instruction::I32Const(0));
