@@ -349,6 +349,25 @@ impl KSlabForest {
         }
     }
 
+    /// Every node as the sequence of labels from its root down to it, with its count: the forest
+    /// itself (seed 000 Fig. 5), for inspection.
+    pub fn node_sequences(&self) -> Vec<(Vec<u64>, u64)> {
+        let mut out = Vec::with_capacity(self.nodes.len());
+        let mut stack: Vec<(u32, Vec<u64>)> =
+            self.roots.iter().filter(|&&r| r != NONE).map(|&r| (r, Vec::new())).collect();
+        while let Some((node, mut prefix)) = stack.pop() {
+            prefix.push(self.labels[self.nodes[node as usize].label as usize]);
+            let mut c = self.nodes[node as usize].first_child;
+            while c != NONE {
+                stack.push((c, prefix.clone()));
+                c = self.nodes[c as usize].next_sibling;
+            }
+            out.push((prefix, self.count(node)));
+        }
+        out.sort();
+        out
+    }
+
     /// Converts the forest into the k-IPF (`make_k_ipf` of seed 000 Fig. 7). The roots' counts are the
     /// exact totals of their labels, also when the bound dropped path IDs.
     pub fn to_kipf(&self) -> Kipf {

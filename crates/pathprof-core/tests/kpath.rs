@@ -220,3 +220,47 @@ proptest! {
         prop_assert_eq!(one.forest().to_kipf(), runs.forest().to_kipf());
     }
 }
+
+/// Seed 000 Example 3: the 4-SF of the stream of Fig. 3 is the prefix forest of its list L (Fig. 5):
+/// one tree for the slab ⟨6,2,0⟩ with the next slab below it, and so on.
+#[test]
+fn seed_000_four_slab_forest() {
+    let mut f = KSlabForest::new(4);
+    for item in stream("* 6 2 0 0 2 2 0 0 2 2 0 0 2 3") {
+        f.push(item);
+    }
+    // L = ⟨6,2,0,0,2,2⟩ ⟨0,2,2,0,0,2⟩ ⟨0,0,2,2,0,0⟩ ⟨2,0,0,2,3⟩ and their prefixes; the last slab ⟨2,3⟩
+    // is also a tree's upper part, with nothing below it.
+    let lists: [&[u64]; 5] = [&[6, 2, 0, 0, 2, 2], &[0, 2, 2, 0, 0, 2], &[0, 0, 2, 2, 0, 0], &[2, 0, 0, 2, 3], &[2, 3]];
+    // Each path ID is counted once: those of the first slab in its own nodes, those of every later slab
+    // in the nodes below the slab before it.
+    let counted: [&[u64]; 14] = [
+        &[6],
+        &[6, 2],
+        &[6, 2, 0],
+        &[6, 2, 0, 0],
+        &[6, 2, 0, 0, 2],
+        &[6, 2, 0, 0, 2, 2],
+        &[0, 2, 2, 0],
+        &[0, 2, 2, 0, 0],
+        &[0, 2, 2, 0, 0, 2],
+        &[0, 0, 2, 2],
+        &[0, 0, 2, 2, 0],
+        &[0, 0, 2, 2, 0, 0],
+        &[2, 0, 0, 2],
+        &[2, 0, 0, 2, 3],
+    ];
+    let mut want: Vec<(Vec<u64>, u64)> = Vec::new();
+    for l in lists {
+        for n in 1..=l.len() {
+            let seq = l[..n].to_vec();
+            if !want.iter().any(|(s, _)| *s == seq) {
+                let count = u64::from(counted.contains(&&seq[..]));
+                want.push((seq, count));
+            }
+        }
+    }
+    want.sort();
+    assert_eq!(f.node_sequences(), want);
+    assert_eq!(f.node_sequences().iter().map(|(_, c)| c).sum::<u64>(), 14);
+}
