@@ -6,7 +6,7 @@
 //! [`RunConfig`]. When the program traps or calls `proc_exit`, the counters are read all the same and
 //! the number of activations still on the stack is taken from the trap's backtrace.
 
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, bail, ensure, Result};
 use pathprof_wasm::map::RawCounts;
 use pathprof_wasm::ProfileMap;
 use std::collections::HashMap;
@@ -48,7 +48,7 @@ pub struct RunConfig {
 
 /// Sampling of path ends (PEP, seed 004 §3.3): simplified Arnold–Grove sampling driven by a timer.
 ///
-/// At every tick a timer thread sets the module's sampling flag, a word of its shared profiler memory.
+/// At every tick a timer thread sets the module's sampling flag, a word of its profiler memory.
 /// Path ends — at loop headers and function exits, where the JVM has its yieldpoints — test the flag
 /// and call the host while it is set; the host lets a rotating stride of `1..=stride` path ends go by,
 /// records the next `samples` ones and clears the flag. With `every`, the flag stays set and every
@@ -67,20 +67,35 @@ impl Default for Sampling {
     }
 }
 
-/// The sampling flag in the instance's shared profiler memory.
-#[derive(Clone)]
+/// The sampling flag: a word of the instance's profiler memory, at a fixed address because that
+/// memory never grows (its minimum is its maximum, and no instruction grows it).
+#[derive(Clone, Copy)]
 struct Flag {
-    memory: wasmtime::SharedMemory,
-    offset: usize,
+    word: *const std::sync::atomic::AtomicU32,
 }
 
+// SAFETY: the word lives in the instance's profiler memory, which outlives every holder of the flag:
+// the store owns the memory and the sampler, and the timer thread is joined before the call into the
+// instance returns.
+unsafe impl Send for Flag {}
+
 impl Flag {
+    /// The flag at `offset` of `memory`.
+    fn new(memory: &wasmtime::Memory, store: &impl wasmtime::AsContext, offset: usize) -> Result<Flag> {
+        let data = memory.data(store);
+        ensure!(
+            offset.is_multiple_of(4) && offset + 4 <= data.len(),
+            "the sampling flag lies outside the profiler's memory"
+        );
+        Ok(Flag { word: data[offset..].as_ptr() as *const std::sync::atomic::AtomicU32 })
+    }
+
     fn set(&self, armed: bool) {
-        let cell = &self.memory.data()[self.offset..self.offset + 4];
-        // SAFETY: the flag is a 4-byte-aligned word (the map puts it at an offset multiple of 8 of a
-        // page-aligned memory) of a shared memory, which WebAssembly lets several threads access
-        // concurrently; an atomic store is a valid way to write it.
-        let word = unsafe { &*(cell.as_ptr() as *const std::sync::atomic::AtomicU32) };
+        // SAFETY: the word is 4-byte aligned and inside the memory (checked in `new`), and the memory
+        // neither moves nor is freed while the flag is in use (see `Send`). Compiled code reads it
+        // with plain loads while this thread stores to it atomically, which is how Wasmtime itself
+        // publishes its epoch counter to compiled code.
+        let word = unsafe { &*self.word };
         word.store(u32::from(armed), std::sync::atomic::Ordering::Relaxed);
     }
 }
@@ -323,7 +338,7 @@ impl Host {
 pub fn engine() -> Result<Engine> {
     let mut config = Config::new();
     config.wasm_multi_memory(true);
-    // The profiler's memory is shared in sampled mode.
+    // Programs may declare shared memories and use atomics.
     config.wasm_threads(true);
     config.shared_memory(true);
     Ok(Engine::new(&config)?)
@@ -447,16 +462,15 @@ pub fn run_module(
                 (map.and_then(|m| m.sample_flag), map.and_then(|m| m.memory_export.as_ref()))
             {
                 let memory = instance
-                    .get_shared_memory(&mut store, name)
-                    .ok_or_else(|| anyhow!("the instrumented module does not export its shared memory ({name})"))?;
-                let flag = Flag { memory, offset: offset as usize };
+                    .get_memory(&mut store, name)
+                    .ok_or_else(|| anyhow!("the instrumented module does not export its memory ({name})"))?;
+                let flag = Flag::new(&memory, &store, offset as usize)?;
                 if let Some(every) = config.sampling.every {
                     store.data_mut().sampler.skip = every.max(1) - 1;
                     flag.set(true);
                 }
                 if timer {
-                    ticker =
-                        Some(Ticker::start(flag.clone(), store.data().sampler.ticks.clone(), config.sampling.tick));
+                    ticker = Some(Ticker::start(flag, store.data().sampler.ticks.clone(), config.sampling.tick));
                 }
                 store.data_mut().sampler.flag = Some(flag);
             }
@@ -506,7 +520,7 @@ pub fn run_module(
     let mut counts = RawCounts::new();
     let open_activations;
     if let Some(map) = map {
-        // A sampled module has no counter arrays (and its memory is shared).
+        // A sampled module has no counter arrays.
         if let (Some(instance), Some(export), None) = (instance, &map.memory_export, map.sample_flag) {
             let memory = instance
                 .get_memory(&mut store, export)

@@ -34,7 +34,8 @@
 use crate::cfg::{self, FuncCfg, SiteKind};
 use crate::debuginfo::LineTable;
 use crate::map::{Counters, FunctionMap, LoopCounter, Probes, ProfileMap, MAP_FORMAT, MAP_VERSION};
-use crate::module::{features, ModuleError, ModuleInfo};
+use crate::module::{validate, ModuleError, ModuleInfo};
+use crate::parallel::parallel_map;
 use pathprof_core::dag::{DagEdgeKind, LoopCut};
 use pathprof_core::estimate;
 use pathprof_core::profile::{BlockInfo, Endpoint, PathCount};
@@ -96,9 +97,8 @@ pub struct InstrumentOptions {
     /// frequencies replace the static estimate for the spanning tree and smart numbering.
     pub edge_profile: HashMap<u32, Vec<PathCount>>,
     /// Sample the paths instead of counting them (PEP, seed 004 §3.2–3.3): the path register is
-    /// computed as for counting, but a path end only tests a flag in the profiler's memory (then
-    /// shared, so that the host's timer thread may set it), and calls the sample import while the host
-    /// keeps it set.
+    /// computed as for counting, but a path end only tests a flag in the profiler's memory (which the
+    /// host's timer thread sets), and calls the sample import while the host keeps it set.
     pub sampled: bool,
     /// Stream the path IDs instead of counting them (k-BLPP, seed 000 §3): path ends append their IDs
     /// to a buffer in the profiler's memory, with activation-entry markers and exit paths tagged as
@@ -170,38 +170,6 @@ fn analyse(body: &wasmparser::FunctionBody<'_>, index: u32, options: &Instrument
     }
     let plan = FunctionPlan::build(&fcfg.cfg, &opts).map_err(|e| e.to_string());
     Ok((fcfg, plan))
-}
-
-/// `f` applied to every item, on as many threads as the machine has cores, results in order.
-fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(usize, &T) -> R + Sync) -> Vec<R> {
-    /// Items a thread takes at a time.
-    const BATCH: usize = 16;
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len().div_ceil(BATCH));
-    if threads <= 1 {
-        return items.iter().enumerate().map(|(i, x)| f(i, x)).collect();
-    }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut done: Vec<(usize, R)> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut out = Vec::new();
-                    loop {
-                        let start = next.fetch_add(BATCH, std::sync::atomic::Ordering::Relaxed);
-                        if start >= items.len() {
-                            return out;
-                        }
-                        for (i, x) in items.iter().enumerate().skip(start).take(BATCH) {
-                            out.push((i, f(i, x)));
-                        }
-                    }
-                })
-            })
-            .collect();
-        workers.into_iter().flat_map(|w| w.join().expect("analysis threads do not panic")).collect()
-    });
-    done.sort_unstable_by_key(|&(i, _)| i);
-    done.into_iter().map(|(_, r)| r).collect()
 }
 
 /// Rewrites `bytes` with path probes.
@@ -356,9 +324,7 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
         .parse_core_module(&mut module, Parser::new(0), bytes)
         .map_err(|e| ModuleError::Invalid(format!("cannot re-encode: {e}")))?;
     let out = module.finish();
-    wasmparser::Validator::new_with_features(features())
-        .validate_all(&out)
-        .map_err(|e| ModuleError::Invalid(format!("the instrumented module does not validate: {e}")))?;
+    validate(&out).map_err(|e| ModuleError::Invalid(format!("the instrumented module does not validate: {e}")))?;
     let map = ProfileMap {
         format: MAP_FORMAT.to_string(),
         version: MAP_VERSION,
@@ -477,7 +443,7 @@ struct Rewriter<'a> {
     /// Offset of the first increment table: the end of the counter arrays, 8-aligned.
     tables_base: u64,
     emitted: Vec<SectionId>,
-    /// Sampled mode: the profiler's memory is shared and holds the sampling flag at offset 0.
+    /// Sampled mode: the profiler's memory holds the sampling flag at offset 0.
     sampled: bool,
     stream: bool,
 }
@@ -503,10 +469,11 @@ impl Rewriter<'_> {
         if self.needs_memory() {
             memories.memory(MemoryType {
                 minimum: self.memory_pages,
-                // A shared memory needs a maximum; this one never grows.
-                maximum: self.sampled.then_some(self.memory_pages),
+                // The memory never grows, so its base never moves: code may keep it in a register,
+                // and the host's timer thread may write the sampling flag through a fixed address.
+                maximum: Some(self.memory_pages),
                 memory64: false,
-                shared: self.sampled,
+                shared: false,
                 page_size_log2: None,
             });
         }

@@ -5,13 +5,15 @@
 //! * [`debuginfo`] — source lines of code offsets from DWARF;
 //! * [`instrument`](mod@instrument) — rewrites the module with Ball–Larus path probes (wasm-encoder's `reencode`),
 //!   counters in a memory of the profiler's own, and validates the result;
-//! * [`map`] — what is needed to decode the counters of an instrumented module into a profile.
+//! * [`map`] — what is needed to decode the counters of an instrumented module into a profile;
+//! * [`parallel`] — independent per-function work spread over the cores.
 
 pub mod cfg;
 pub mod debuginfo;
 pub mod instrument;
 pub mod map;
 pub mod module;
+pub mod parallel;
 
 pub use instrument::{instrument, InstrumentOptions, Instrumented};
 pub use map::ProfileMap;

@@ -95,8 +95,9 @@ pub struct ProfileMap {
     /// `(module, name)` of the count import (absent when no function uses hash counters), or of the
     /// sample import in sampled mode.
     pub count_import: Option<(String, String)>,
-    /// Sampled mode: byte offset of the `i32` sampling flag in the profiler's memory, which is then
-    /// shared (path ends call the sample import while the flag is non-zero).
+    /// Sampled mode: byte offset of the `i32` sampling flag in the profiler's memory (path ends call
+    /// the sample import while the flag is non-zero). The memory never grows, so the flag's address
+    /// is fixed for the life of the instance.
     #[serde(default)]
     pub sample_flag: Option<u32>,
     /// Stream mode: the stream buffer; the count import then drains it.

@@ -3,7 +3,8 @@
 use std::collections::HashMap;
 use std::ops::Range;
 use wasmparser::{
-    CompositeInnerType, Encoding, FuncType, KnownCustom, Name, Parser, Payload, TypeRef, Validator, WasmFeatures,
+    CompositeInnerType, Encoding, FuncToValidate, FuncType, KnownCustom, Name, Parser, Payload, TypeRef, ValidPayload,
+    Validator, WasmFeatures,
 };
 
 /// Why a module cannot be profiled.
@@ -40,6 +41,29 @@ pub fn features() -> WasmFeatures {
     WasmFeatures::all()
 }
 
+/// Validates a module as `Validator::validate_all` does, with the function bodies validated on all
+/// cores.
+pub fn validate(bytes: &[u8]) -> Result<(), wasmparser::BinaryReaderError> {
+    let mut validator = Validator::new_with_features(features());
+    let mut funcs = Vec::new();
+    for payload in Parser::new(0).parse_all(bytes) {
+        if let ValidPayload::Func(func, body) = validator.payload(&payload?)? {
+            funcs.push((func, body));
+        }
+    }
+    let results = crate::parallel::parallel_map(&funcs, |_, (func, body)| {
+        let func = FuncToValidate {
+            resources: func.resources.clone(),
+            index: func.index,
+            ty: func.ty,
+            features: func.features,
+        };
+        func.into_validator(Default::default()).validate(body)
+    });
+    // The first invalid body in module order, as a sequential validation reports it.
+    results.into_iter().collect()
+}
+
 impl ModuleInfo {
     /// Validates `bytes` and reads the facts pathprof needs.
     pub fn read(bytes: &[u8]) -> Result<ModuleInfo, ModuleError> {
@@ -50,7 +74,7 @@ impl ModuleInfo {
         if bytes[6..8] != [0, 0] {
             return Err(ModuleError::Component);
         }
-        Validator::new_with_features(features()).validate_all(bytes).map_err(|e| {
+        validate(bytes).map_err(|e| {
             let msg = e.to_string();
             if msg.contains("unexpected end") || msg.contains("malformed") || msg.contains("magic") {
                 ModuleError::Malformed(msg)

@@ -847,8 +847,8 @@ enum Stop {
     Cut,
 }
 
-/// The counters of an instrumented instance: its counter arrays (a sampled module's shared memory
-/// has none) and the calls of the count import.
+/// The counters of an instrumented instance: its counter arrays (a sampled module's memory has
+/// none) and the calls of the count import.
 fn read_counts(map: &ProfileMap, side: &mut Side) -> Result<RawCounts, String> {
     let mut counts = RawCounts::new();
     if let (Some(name), None) = (&map.memory_export, map.sample_flag) {
@@ -930,16 +930,11 @@ fn instrumented_store(engine: &Engine, v: &Variant) -> Store<Host> {
 /// Sets the sampling flag of a sampled instance for good: every path end then calls the host.
 fn arm_sampling(map: &ProfileMap, side: &mut Side) -> Result<(), String> {
     let (Some(offset), Some(name)) = (map.sample_flag, &map.memory_export) else {
-        return Err("no sampling flag in a shared memory".into());
+        return Err("no sampling flag in the profiler's memory".into());
     };
-    let memory = side
-        .instance
-        .get_shared_memory(&mut side.store, name)
-        .ok_or_else(|| format!("shared memory {name:?} is not exported"))?;
-    for (cell, byte) in memory.data()[offset as usize..offset as usize + 4].iter().zip(1u32.to_le_bytes()) {
-        // SAFETY: the memory is only used by this thread, which is not running the instance now.
-        unsafe { *cell.get() = byte };
-    }
+    let memory =
+        side.instance.get_memory(&mut side.store, name).ok_or_else(|| format!("memory {name:?} is not exported"))?;
+    memory.data_mut(&mut side.store)[offset as usize..offset as usize + 4].copy_from_slice(&1u32.to_le_bytes());
     Ok(())
 }
 
