@@ -5,6 +5,7 @@
 //! which the frontend found them; it fixes the default Ball–Larus numbering, so it must be
 //! deterministic. Several edges between the same pair of blocks are allowed (a multigraph).
 
+use crate::graph::Adjacency;
 use serde::{Deserialize, Serialize};
 
 /// Index of a basic block in its function.
@@ -50,12 +51,8 @@ impl Cfg {
     }
 
     /// Out-edges of every block, in edge order.
-    pub fn out_edges(&self) -> Vec<Vec<CfgEdgeId>> {
-        let mut out = vec![Vec::new(); self.num_blocks as usize];
-        for (i, e) in self.edges.iter().enumerate() {
-            out[e.from as usize].push(i as CfgEdgeId);
-        }
-        out
+    pub fn out_edges(&self) -> Adjacency {
+        Adjacency::group(self.num_blocks as usize, self.edges.iter().enumerate().map(|(i, e)| (e.from, i as CfgEdgeId)))
     }
 
     /// Blocks reachable from the entry.
@@ -123,23 +120,26 @@ impl Cfg {
     /// Loop nesting depth of every block (0 outside loops), from the natural loops of the back edges.
     pub fn loop_depths(&self) -> Vec<u32> {
         let n = self.num_blocks as usize;
-        let mut preds = vec![Vec::new(); n];
-        for e in &self.edges {
-            if let Succ::Block(w) = e.to {
-                preds[w as usize].push(e.from);
-            }
-        }
+        let preds = Adjacency::group(
+            n,
+            self.edges.iter().filter_map(|e| match e.to {
+                Succ::Block(w) => Some((w, e.from)),
+                Succ::Exit => None,
+            }),
+        );
         // Natural loop of each header: union over its back edges.
         let mut depth = vec![0u32; n];
-        let mut by_header: Vec<Vec<BlockId>> = vec![Vec::new(); n];
-        for e in self.back_edges() {
-            let edge = self.edges[e as usize];
-            if let Succ::Block(h) = edge.to {
-                by_header[h as usize].push(edge.from);
-            }
-        }
+        let back = self.back_edges();
+        let by_header = Adjacency::group(
+            n,
+            back.iter().filter_map(|&e| match self.edges[e as usize] {
+                CfgEdge { from, to: Succ::Block(h) } => Some((h, from)),
+                _ => None,
+            }),
+        );
         let mut in_loop = vec![false; n];
-        for (h, tails) in by_header.iter().enumerate() {
+        for h in 0..n {
+            let tails = &by_header[h];
             if tails.is_empty() {
                 continue;
             }

@@ -13,6 +13,7 @@
 //! paths than a 64-bit register can number. Blocks unreachable from the entry are left out.
 
 use crate::cfg::{BlockId, Cfg, CfgEdgeId, Succ};
+use crate::graph::Adjacency;
 use serde::{Deserialize, Serialize};
 
 /// Index of a DAG node: blocks keep their ids, `s` and `t` follow them.
@@ -130,12 +131,11 @@ impl Dag {
     }
 
     /// Out-edges of every node, in edge order.
-    pub fn out_edges(&self) -> Vec<Vec<DagEdgeId>> {
-        let mut out = vec![Vec::new(); self.num_nodes() as usize];
-        for (i, e) in self.edges.iter().enumerate() {
-            out[e.from as usize].push(i as DagEdgeId);
-        }
-        out
+    pub fn out_edges(&self) -> Adjacency {
+        Adjacency::group(
+            self.num_nodes() as usize,
+            self.edges.iter().enumerate().map(|(i, e)| (e.from, i as DagEdgeId)),
+        )
     }
 
     /// Nodes in topological order (`s` first, `t` last); only nodes reachable from `s` and `t`.

@@ -3,6 +3,7 @@
 //! The data flows one way through these modules:
 //!
 //! * [`cfg`] — a control-flow graph of basic blocks, as any frontend builds it;
+//! * [`graph`] — flat adjacency lists, through which the graphs' edges are walked;
 //! * [`dag`] — the Ball–Larus DAG: paths start at the entry and at cut blocks (loop headers, and merge
 //!   blocks cut to keep path IDs within 64 bits) and end at exits and cut blocks;
 //! * [`estimate`] — static edge-frequency estimates from loop depth, used until a profile exists;
@@ -21,6 +22,7 @@ pub mod accuracy;
 pub mod cfg;
 pub mod dag;
 pub mod estimate;
+pub mod graph;
 pub mod kpath;
 pub mod numbering;
 pub mod placement;

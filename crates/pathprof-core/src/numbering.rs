@@ -45,7 +45,8 @@ impl Numbering {
     pub fn with_priority(dag: &Dag, priority: &[f64], limit: u64) -> Result<Numbering, Overflow> {
         assert_eq!(priority.len(), dag.edges.len());
         let nn = dag.num_nodes() as usize;
-        let mut order = dag.out_edges();
+        let out = dag.out_edges();
+        let mut order: Vec<Vec<DagEdgeId>> = out.iter().map(<[u32]>::to_vec).collect();
         for list in &mut order {
             list.sort_by(|&a, &b| priority[b as usize].total_cmp(&priority[a as usize]).then(a.cmp(&b)));
         }

@@ -173,9 +173,26 @@ fn analyse(body: &wasmparser::FunctionBody<'_>, index: u32, options: &Instrument
 }
 
 /// Rewrites `bytes` with path probes.
+///
+/// The source lines of the blocks are read from DWARF on a thread of their own, while the module is
+/// analysed and rewritten.
 pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumented, ModuleError> {
+    std::thread::scope(|scope| {
+        let lines = scope.spawn(|| LineTable::read(bytes));
+        let mut instrumented = rewrite(bytes, options)?;
+        let lines = lines.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        if let Some(lines) = lines {
+            for block in instrumented.map.functions.iter_mut().flat_map(|f| &mut f.blocks) {
+                block.line = lines.first_line(block.offset, block.end);
+            }
+        }
+        Ok(instrumented)
+    })
+}
+
+/// [`instrument`] without the source lines.
+fn rewrite(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumented, ModuleError> {
     let info = ModuleInfo::read(bytes)?;
-    let lines = LineTable::read(bytes);
     let mut functions = Vec::new();
     let mut probes: Vec<Option<FuncProbe>> = Vec::new();
     let mut layout = Layout::default();
@@ -203,7 +220,7 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
         let (blocks, plan, skip) = match analysis {
             Err(reason) => (Vec::new(), None, Some(reason)),
             Ok((fcfg, plan)) => {
-                let blocks = block_infos(&fcfg, lines.as_ref());
+                let blocks = block_infos(&fcfg);
                 match plan {
                     Ok(plan) => (blocks, Some((fcfg, plan)), None),
                     Err(reason) => (blocks, None, Some(reason)),
@@ -295,11 +312,15 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
     } else {
         None
     };
+    let shift = FunctionShift { first_shifted: import_type.map(|_| info.num_imported_funcs) };
+    let context = BodyContext { info: &info, shift, tables_base: layout.counters.next_multiple_of(8) };
+    let bodies = parallel_map(&bodies, |k, body| probes[k].as_ref().map(|p| context.emit(k, p, body)));
     let mut rewriter = Rewriter {
         sampled: options.sampled,
         stream: options.stream,
         info: &info,
-        probes,
+        shift,
+        bodies,
         next_body: 0,
         import_type,
         new_types,
@@ -316,7 +337,6 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
             }
             segments
         },
-        tables_base: layout.counters.next_multiple_of(8),
         emitted: Vec::new(),
     };
     let mut module = Module::new();
@@ -344,7 +364,8 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
     Ok(Instrumented { bytes: out, map })
 }
 
-fn block_infos(fcfg: &FuncCfg, lines: Option<&LineTable>) -> Vec<BlockInfo> {
+/// The blocks of a function, their source lines still unknown.
+fn block_infos(fcfg: &FuncCfg) -> Vec<BlockInfo> {
     fcfg.blocks
         .iter()
         .enumerate()
@@ -352,7 +373,7 @@ fn block_infos(fcfg: &FuncCfg, lines: Option<&LineTable>) -> Vec<BlockInfo> {
             id: id as u32,
             offset: b.offset,
             end: b.end,
-            line: lines.and_then(|l| l.first_line(b.offset, b.end)),
+            line: None,
             loop_header: b.loop_header,
         })
         .collect()
@@ -432,7 +453,9 @@ impl FuncProbe {
 
 struct Rewriter<'a> {
     info: &'a ModuleInfo,
-    probes: Vec<Option<FuncProbe>>,
+    shift: FunctionShift,
+    /// The instrumented body of every defined function that has probes.
+    bodies: Vec<Option<Result<Vec<u8>, ReencodeError<Infallible>>>>,
     next_body: usize,
     import_type: Option<u32>,
     new_types: Vec<Vec<ValType>>,
@@ -440,8 +463,6 @@ struct Rewriter<'a> {
     memory_export: Option<String>,
     /// Data segments of the profiler's memory: `(offset, bytes)`.
     profiler_data: Vec<(u32, Vec<u8>)>,
-    /// Offset of the first increment table: the end of the counter arrays, 8-aligned.
-    tables_base: u64,
     emitted: Vec<SectionId>,
     /// Sampled mode: the profiler's memory holds the sampling flag at offset 0.
     sampled: bool,
@@ -499,140 +520,6 @@ impl Rewriter<'_> {
             SectionId::Data => !self.profiler_data.is_empty(),
             _ => false,
         }
-    }
-
-    fn emit_body(&mut self, k: usize, func: &FunctionBody) -> Result<Function, ReencodeError<Infallible>> {
-        let p = self.probes[k].take().expect("checked by the caller");
-        let index = self.info.num_imported_funcs + k as u32;
-        let ty = self.info.func_type(index).expect("validated");
-        let mut locals = Vec::new();
-        let mut num_locals = ty.params().len() as u32;
-        for pair in func.get_locals_reader()? {
-            let (count, t) = pair?;
-            num_locals += count;
-            locals.push((count, self.val_type(t)?));
-        }
-        let reg_ty = if p.bits == 32 { ValType::I32 } else { ValType::I64 };
-        let r = num_locals;
-        let s = num_locals + 1;
-        let a = num_locals + 2;
-        locals.push((1, reg_ty));
-        locals.push((2, ValType::I32));
-        if !p.loops.is_empty() {
-            locals.push((p.loops.len() as u32, ValType::I64));
-        }
-        let t = num_locals + 3 + p.loops.len() as u32;
-        if let Counters::Stream { .. } = p.counters {
-            locals.push((1, ValType::I64));
-            // Whether the activation's entry marker was written.
-            locals.push((1, ValType::I32));
-        }
-        let mut f = Function::new(locals);
-        let mut e = Emitter {
-            f: &mut f,
-            r,
-            s,
-            a,
-            bits: p.bits,
-            memory: self.profiler_memory(),
-            counters: p.counters,
-            func_index: index,
-            count_import: self.info.num_imported_funcs,
-            tables_base: self.tables_base,
-            first_loop_local: num_locals + 3,
-            t,
-            entered: t + 1,
-            loops: &p.loops,
-        };
-        e.f.instruction(&Instruction::Block(p.wrapper));
-        e.enter();
-        e.set(p.entry_inc);
-
-        let mut before: Vec<Option<&SiteKind>> = vec![None; p.fcfg.num_ops];
-        for site in &p.fcfg.sites {
-            before[site.op] = Some(&site.kind);
-        }
-        let mut after: Vec<Option<u32>> = vec![None; p.fcfg.num_ops];
-        for &(op, b) in &p.fcfg.block_starts {
-            if p.cut.get(b as usize).copied().unwrap_or(false) {
-                after[op] = Some(b);
-            }
-        }
-        let mut reader = func.get_operators_reader()?;
-        let mut depth: u32 = 0;
-        let mut i = 0usize;
-        while !reader.eof() {
-            let op = reader.read()?;
-            match before[i] {
-                Some(SiteKind::Edge(edge)) => match p.header_edge[*edge as usize] {
-                    Some(how) => e.count_edge(how, p.edge_inc[*edge as usize]),
-                    None => e.add(p.edge_inc[*edge as usize]),
-                },
-                Some(SiteKind::Cond(t, nt)) => match p.header_edge[*t as usize] {
-                    Some(how) => e.count_cond(how, p.edge_inc[*t as usize], p.edge_inc[*nt as usize]),
-                    None => e.add_select(p.edge_inc[*t as usize], p.edge_inc[*nt as usize]),
-                },
-                Some(SiteKind::Table(_)) => {
-                    if let Some(&off) = p.tables.get(&i) {
-                        let n = match &op {
-                            Operator::BrTable { targets } => targets.len(),
-                            _ => unreachable!("table sites are br_table operators"),
-                        };
-                        e.add_from_table(off, n);
-                    }
-                }
-                Some(SiteKind::TailCall(edge)) => {
-                    e.add(p.edge_inc[*edge as usize]);
-                    e.count_exit();
-                    e.flush_loops();
-                }
-                None => {}
-            }
-            let last = i + 1 == p.fcfg.num_ops;
-            match op {
-                Operator::Return => {
-                    e.f.instruction(&Instruction::Br(depth));
-                }
-                Operator::End if last => {
-                    e.f.instruction(&Instruction::End);
-                    e.flush_loops();
-                    e.count_exit();
-                    e.f.instruction(&Instruction::End);
-                }
-                Operator::Call { .. } | Operator::CallIndirect { .. } | Operator::CallRef { .. } => {
-                    // A callee may re-enter this function, whose activations share the slots; the
-                    // host functions of an import cannot, and a trap or exit there leaves the slots
-                    // as they are.
-                    let import = matches!(op, Operator::Call { function_index } if function_index < self.info.num_imported_funcs);
-                    if !import {
-                        e.flush_loops();
-                    }
-                    let ins = self.instruction(op)?;
-                    e.f.instruction(&ins);
-                }
-                other => {
-                    match other {
-                        Operator::Block { .. }
-                        | Operator::Loop { .. }
-                        | Operator::If { .. }
-                        | Operator::Try { .. }
-                        | Operator::TryTable { .. } => depth += 1,
-                        Operator::End => depth -= 1,
-                        _ => {}
-                    }
-                    let ins = self.instruction(other)?;
-                    e.f.instruction(&ins);
-                }
-            }
-            if let Some(b) = after[i] {
-                if !p.edge_counted[b as usize] {
-                    e.count();
-                }
-                e.set(p.start_inc[b as usize]);
-            }
-            i += 1;
-        }
-        Ok(f)
     }
 }
 
@@ -1095,11 +982,175 @@ impl Emitter<'_> {
     }
 }
 
+/// What every instrumented body is emitted from: the module's facts and the profiler's additions
+/// that bodies refer to. Bodies are independent of one another and are emitted on all cores.
+struct BodyContext<'a> {
+    info: &'a ModuleInfo,
+    shift: FunctionShift,
+    tables_base: u64,
+}
+
+impl BodyContext<'_> {
+    /// The instrumented body (locals and instructions) of defined function `k`.
+    fn emit(&self, k: usize, p: &FuncProbe, func: &FunctionBody) -> Result<Vec<u8>, ReencodeError<Infallible>> {
+        let mut shift = self.shift;
+        let index = self.info.num_imported_funcs + k as u32;
+        let ty = self.info.func_type(index).expect("validated");
+        let mut locals = Vec::new();
+        let mut num_locals = ty.params().len() as u32;
+        for pair in func.get_locals_reader()? {
+            let (count, t) = pair?;
+            num_locals += count;
+            locals.push((count, shift.val_type(t)?));
+        }
+        let reg_ty = if p.bits == 32 { ValType::I32 } else { ValType::I64 };
+        let r = num_locals;
+        let s = num_locals + 1;
+        let a = num_locals + 2;
+        locals.push((1, reg_ty));
+        locals.push((2, ValType::I32));
+        if !p.loops.is_empty() {
+            locals.push((p.loops.len() as u32, ValType::I64));
+        }
+        let t = num_locals + 3 + p.loops.len() as u32;
+        if let Counters::Stream { .. } = p.counters {
+            locals.push((1, ValType::I64));
+            // Whether the activation's entry marker was written.
+            locals.push((1, ValType::I32));
+        }
+        let mut f = Function::new(locals);
+        let mut e = Emitter {
+            f: &mut f,
+            r,
+            s,
+            a,
+            bits: p.bits,
+            memory: self.info.num_memories,
+            counters: p.counters,
+            func_index: index,
+            count_import: self.info.num_imported_funcs,
+            tables_base: self.tables_base,
+            first_loop_local: num_locals + 3,
+            t,
+            entered: t + 1,
+            loops: &p.loops,
+        };
+        e.f.instruction(&Instruction::Block(p.wrapper));
+        e.enter();
+        e.set(p.entry_inc);
+
+        let mut before: Vec<Option<&SiteKind>> = vec![None; p.fcfg.num_ops];
+        for site in &p.fcfg.sites {
+            before[site.op] = Some(&site.kind);
+        }
+        let mut after: Vec<Option<u32>> = vec![None; p.fcfg.num_ops];
+        for &(op, b) in &p.fcfg.block_starts {
+            if p.cut.get(b as usize).copied().unwrap_or(false) {
+                after[op] = Some(b);
+            }
+        }
+        let mut reader = func.get_operators_reader()?;
+        let mut depth: u32 = 0;
+        let mut i = 0usize;
+        while !reader.eof() {
+            let op = reader.read()?;
+            match before[i] {
+                Some(SiteKind::Edge(edge)) => match p.header_edge[*edge as usize] {
+                    Some(how) => e.count_edge(how, p.edge_inc[*edge as usize]),
+                    None => e.add(p.edge_inc[*edge as usize]),
+                },
+                Some(SiteKind::Cond(t, nt)) => match p.header_edge[*t as usize] {
+                    Some(how) => e.count_cond(how, p.edge_inc[*t as usize], p.edge_inc[*nt as usize]),
+                    None => e.add_select(p.edge_inc[*t as usize], p.edge_inc[*nt as usize]),
+                },
+                Some(SiteKind::Table(_)) => {
+                    if let Some(&off) = p.tables.get(&i) {
+                        let n = match &op {
+                            Operator::BrTable { targets } => targets.len(),
+                            _ => unreachable!("table sites are br_table operators"),
+                        };
+                        e.add_from_table(off, n);
+                    }
+                }
+                Some(SiteKind::TailCall(edge)) => {
+                    e.add(p.edge_inc[*edge as usize]);
+                    e.count_exit();
+                    e.flush_loops();
+                }
+                None => {}
+            }
+            let last = i + 1 == p.fcfg.num_ops;
+            match op {
+                Operator::Return => {
+                    e.f.instruction(&Instruction::Br(depth));
+                }
+                Operator::End if last => {
+                    e.f.instruction(&Instruction::End);
+                    e.flush_loops();
+                    e.count_exit();
+                    e.f.instruction(&Instruction::End);
+                }
+                Operator::Call { .. } | Operator::CallIndirect { .. } | Operator::CallRef { .. } => {
+                    // A callee may re-enter this function, whose activations share the slots; the
+                    // host functions of an import cannot, and a trap or exit there leaves the slots
+                    // as they are.
+                    let import = matches!(op, Operator::Call { function_index } if function_index < self.info.num_imported_funcs);
+                    if !import {
+                        e.flush_loops();
+                    }
+                    let ins = shift.instruction(op)?;
+                    e.f.instruction(&ins);
+                }
+                other => {
+                    match other {
+                        Operator::Block { .. }
+                        | Operator::Loop { .. }
+                        | Operator::If { .. }
+                        | Operator::Try { .. }
+                        | Operator::TryTable { .. } => depth += 1,
+                        Operator::End => depth -= 1,
+                        _ => {}
+                    }
+                    let ins = shift.instruction(other)?;
+                    e.f.instruction(&ins);
+                }
+            }
+            if let Some(b) = after[i] {
+                if !p.edge_counted[b as usize] {
+                    e.count();
+                }
+                e.set(p.start_inc[b as usize]);
+            }
+            i += 1;
+        }
+        Ok(f.into_raw_body())
+    }
+}
+
+/// Re-encodes instructions of the original module for the instrumented one, where the profiler's
+/// import (when there is one) comes after the program's imports and shifts the defined functions.
+#[derive(Clone, Copy)]
+struct FunctionShift {
+    /// Index of the first defined function, when the profiler adds an import.
+    first_shifted: Option<u32>,
+}
+
+impl Reencode for FunctionShift {
+    type Error = Infallible;
+
+    fn function_index(&mut self, func: u32) -> Result<u32, ReencodeError<Infallible>> {
+        Ok(match self.first_shifted {
+            Some(first) if func >= first => func + 1,
+            _ => func,
+        })
+    }
+}
+
 impl Reencode for Rewriter<'_> {
     type Error = Infallible;
 
     fn function_index(&mut self, func: u32) -> Result<u32, ReencodeError<Infallible>> {
-        Ok(if self.import_type.is_some() && func >= self.info.num_imported_funcs { func + 1 } else { func })
+        self.shift.function_index(func)
     }
 
     fn parse_type_section(&mut self, types: &mut TypeSection, section: wasmparser::TypeSectionReader<'_>) -> Res {
@@ -1164,12 +1215,13 @@ impl Reencode for Rewriter<'_> {
     fn parse_function_body(&mut self, code: &mut CodeSection, func: FunctionBody<'_>) -> Res {
         let k = self.next_body;
         self.next_body += 1;
-        if self.probes[k].is_none() {
-            return wasm_encoder::reencode::utils::parse_function_body(self, code, func);
+        match self.bodies[k].take() {
+            Some(body) => {
+                code.raw(&body?);
+                Ok(())
+            }
+            None => wasm_encoder::reencode::utils::parse_function_body(self, code, func),
         }
-        let f = self.emit_body(k, &func)?;
-        code.function(&f);
-        Ok(())
     }
 
     fn parse_custom_section(&mut self, module: &mut Module, section: wasmparser::CustomSectionReader<'_>) -> Res {

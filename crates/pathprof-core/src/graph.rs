@@ -1,0 +1,87 @@
+//! Adjacency lists stored flat (compressed rows): the lists of all nodes in one vector, so building
+//! them costs two allocations whatever the size of the graph. The CFG, the DAG and the analyses over
+//! them (numbering, placement, loop nesting) walk their edges through these.
+
+use std::ops::{Index, IndexMut};
+
+/// Items grouped by node; `adjacency[v]` is the slice of node `v`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Adjacency {
+    /// `start[v]..start[v + 1]` is node `v`'s range of `items`.
+    start: Vec<u32>,
+    items: Vec<u32>,
+}
+
+impl Adjacency {
+    /// Groups `(node, item)` pairs by node, keeping their order within each node; nodes are below
+    /// `nodes`.
+    pub fn group(nodes: usize, pairs: impl Iterator<Item = (u32, u32)> + Clone) -> Adjacency {
+        let mut start = vec![0u32; nodes + 1];
+        for (v, _) in pairs.clone() {
+            start[v as usize + 1] += 1;
+        }
+        for v in 0..nodes {
+            start[v + 1] += start[v];
+        }
+        let mut next = start.clone();
+        let mut items = vec![0u32; start[nodes] as usize];
+        for (v, item) in pairs {
+            items[next[v as usize] as usize] = item;
+            next[v as usize] += 1;
+        }
+        Adjacency { start, items }
+    }
+
+    /// The slice of node `v`, or `None` when there is no such node.
+    pub fn get(&self, v: usize) -> Option<&[u32]> {
+        (v < self.len()).then(|| &self[v])
+    }
+
+    /// The slices of all nodes, in node order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &[u32]> + '_ {
+        (0..self.len()).map(|v| &self[v])
+    }
+
+    /// Number of nodes.
+    pub fn len(&self) -> usize {
+        self.start.len() - 1
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Index<usize> for Adjacency {
+    type Output = [u32];
+
+    fn index(&self, v: usize) -> &[u32] {
+        &self.items[self.start[v] as usize..self.start[v + 1] as usize]
+    }
+}
+
+impl IndexMut<usize> for Adjacency {
+    fn index_mut(&mut self, v: usize) -> &mut [u32] {
+        &mut self.items[self.start[v] as usize..self.start[v + 1] as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_in_order() {
+        let pairs = [(2, 10), (0, 11), (2, 12), (3, 13), (0, 14)];
+        let a = Adjacency::group(5, pairs.iter().copied());
+        assert_eq!(a.len(), 5);
+        assert_eq!(&a[0], &[11, 14]);
+        assert_eq!(&a[1], &[] as &[u32]);
+        assert_eq!(&a[2], &[10, 12]);
+        assert_eq!(&a[3], &[13]);
+        assert_eq!(&a[4], &[] as &[u32]);
+        assert_eq!(a.get(3), Some(&[13][..]));
+        assert_eq!(a.get(5), None);
+        assert_eq!(a.iter().map(<[u32]>::len).collect::<Vec<_>>(), [2, 0, 2, 1, 0]);
+    }
+}
