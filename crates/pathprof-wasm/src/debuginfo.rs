@@ -5,12 +5,9 @@
 //! `file:line` for a byte offset of the module file.
 
 use addr2line::Context;
-use gimli::{EndianRcSlice, LittleEndian, SectionId};
+use gimli::{EndianSlice, LittleEndian, SectionId};
 use std::collections::HashMap;
-use std::rc::Rc;
 use wasmparser::{Parser, Payload};
-
-type Reader = EndianRcSlice<LittleEndian>;
 
 /// Line information of a module, if it has any: the rows of its line programs that carry a line,
 /// sorted by address.
@@ -26,12 +23,13 @@ pub struct LineTable {
 impl LineTable {
     /// Reads the DWARF sections of `bytes`; `None` when there are none or they cannot be read.
     pub fn read(bytes: &[u8]) -> Option<LineTable> {
-        let mut sections: HashMap<String, Vec<u8>> = HashMap::new();
+        // The sections are read where they lie in `bytes`.
+        let mut sections: HashMap<&str, &[u8]> = HashMap::new();
         let mut code_start = None;
         for payload in Parser::new(0).parse_all(bytes) {
             match payload.ok()? {
                 Payload::CustomSection(c) if c.name().starts_with(".debug_") => {
-                    sections.insert(c.name().to_string(), c.data().to_vec());
+                    sections.insert(c.name(), c.data());
                 }
                 Payload::CodeSectionStart { range, .. } => code_start = Some(range.start as u64),
                 _ => {}
@@ -40,14 +38,15 @@ impl LineTable {
         if !sections.contains_key(".debug_info") {
             return None;
         }
-        let load = |id: SectionId| -> Result<Reader, gimli::Error> {
-            let data = sections.get(id.name()).cloned().unwrap_or_default();
-            Ok(EndianRcSlice::new(Rc::from(data.into_boxed_slice()), LittleEndian))
+        let load = |id: SectionId| -> Result<EndianSlice<'_, LittleEndian>, gimli::Error> {
+            Ok(EndianSlice::new(sections.get(id.name()).copied().unwrap_or_default(), LittleEndian))
         };
         let dwarf = gimli::Dwarf::load(load).ok()?;
         let ctx = Context::from_dwarf(dwarf).ok()?;
         let mut files: Vec<String> = Vec::new();
         let mut file_ids: HashMap<String, u32> = HashMap::new();
+        // Consecutive rows mostly share their file: the last one is looked up without hashing.
+        let mut last: Option<(&str, u32)> = None;
         let mut rows = Vec::new();
         // Rows with line 0 (compiler-generated code) carry no source position; they are left out.
         for (addr, len, loc) in ctx.find_location_range(0, u64::MAX).ok()? {
@@ -56,14 +55,18 @@ impl LineTable {
                 continue;
             }
             let file = short_name(file);
-            let id = match file_ids.get(file) {
-                Some(&id) => id,
-                None => {
-                    files.push(file.to_string());
-                    file_ids.insert(file.to_string(), files.len() as u32 - 1);
-                    files.len() as u32 - 1
-                }
+            let id = match last {
+                Some((name, id)) if name == file => id,
+                _ => match file_ids.get(file) {
+                    Some(&id) => id,
+                    None => {
+                        files.push(file.to_string());
+                        file_ids.insert(file.to_string(), files.len() as u32 - 1);
+                        files.len() as u32 - 1
+                    }
+                },
             };
+            last = Some((file, id));
             rows.push((addr, addr.saturating_add(len.max(1)), id, line));
         }
         rows.sort_unstable_by_key(|r| (r.0, r.1));
