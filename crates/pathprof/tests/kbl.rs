@@ -166,3 +166,51 @@ fn single_path_activations_stay_out_of_the_stream() {
     // Streamed: two entries, and the 4 + 3 paths of the two activations that looped.
     assert_eq!(run.profile.kbl.as_ref().unwrap().stream_items.0, 2 + 7 + 2);
 }
+
+/// `deep(n)` loops once around and then, when `n > 0`, calls `deep(n - 1)` on its way out: the
+/// activations nest, and the exit paths of `deep(1)` … `deep(4)` come back to back in the stream, the
+/// same item four times, which the module sends as one item and a run.
+const NESTED_EXITS: &str = r#"
+(module
+  (func $deep (export "deep") (param $n i32)
+    (local $i i32)
+    (loop $top
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $top (i32.lt_u (local.get $i) (i32.const 2))))
+    (if (local.get $n) (then (call $deep (i32.sub (local.get $n) (i32.const 1))))))
+  (func (export "_start") (call $deep (i32.const 4))))
+"#;
+
+/// A run of identical exit items closes as many activations, each with its own sequences.
+#[test]
+fn back_to_back_exits_of_nested_activations() {
+    let run = run_wat(NESTED_EXITS, &["--mode", "kbl", "-k", "3"], &[]);
+    assert!(run.output.status.success(), "{}", String::from_utf8_lossy(&run.output.stderr));
+    let deep = function(&run.profile, "deep");
+    use pathprof_core::profile::Endpoint;
+    let header = deep.blocks.iter().find(|b| b.loop_header).unwrap().id;
+    let into = path_id(deep, |p| p.start == Endpoint::Entry);
+    let round = path_id(deep, |p| p.start == Endpoint::Block(header) && p.end == Endpoint::Block(header));
+    // Out of the loop: with the call (one block more) or without.
+    let mut outs: Vec<&pathprof_core::profile::PathCount> =
+        deep.paths.iter().filter(|p| p.start == Endpoint::Block(header) && p.end == Endpoint::Exit).collect();
+    outs.sort_by_key(|p| p.blocks.len());
+    assert_eq!(outs.len(), 2);
+    let (leaf, call) = (outs[0].id.0, outs[1].id.0);
+    assert_eq!(count(deep, &[into]), 5);
+    assert_eq!(count(deep, &[round]), 5);
+    assert_eq!(count(deep, &[leaf]), 1);
+    assert_eq!(count(deep, &[call]), 4);
+    // Every activation: into, round, out.
+    assert_eq!(count(deep, &[into, round]), 5);
+    assert_eq!(count(deep, &[into, round, call]), 4);
+    assert_eq!(count(deep, &[into, round, leaf]), 1);
+    assert_eq!(count(deep, &[round, call]), 4);
+    assert_eq!(count(deep, &[round, leaf]), 1);
+    // Nothing crosses from one activation into another, in the stream's order or the nesting's.
+    for (a, b) in [(round, into), (leaf, call), (call, call), (round, round)] {
+        assert_eq!(count(deep, &[a, b]), 0, "{a} then {b}");
+    }
+    // Five entries, fifteen paths and five exits.
+    assert_eq!(run.profile.kbl.as_ref().unwrap().stream_items.0, 5 + 15 + 5);
+}
