@@ -11,6 +11,8 @@ use pathprof_wasm::map::RawCounts;
 use pathprof_wasm::ProfileMap;
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmtime::{Caller, Config, Linker, Store, Val, ValType, WasmBacktrace};
 pub use wasmtime::{Engine, Module};
@@ -67,36 +69,110 @@ impl Default for Sampling {
     }
 }
 
-/// The sampling flag: a word of the instance's profiler memory, at a fixed address because that
-/// memory never grows (its minimum is its maximum, and no instruction grows it).
-#[derive(Clone, Copy)]
-struct Flag {
-    word: *const std::sync::atomic::AtomicU32,
+/// A word of the instance's profiler memory, at a fixed address because that memory never grows (its
+/// minimum is its maximum, and no instruction grows it): the timer thread may use it while the
+/// program runs.
+struct Word<T> {
+    at: *const T,
 }
 
-// SAFETY: the word lives in the instance's profiler memory, which outlives every holder of the flag:
+impl<T> Clone for Word<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Word<T> {}
+
+// SAFETY: the word lives in the instance's profiler memory, which outlives every holder of the word:
 // the store owns the memory and the sampler, and the timer thread is joined before the call into the
 // instance returns.
-unsafe impl Send for Flag {}
+unsafe impl<T> Send for Word<T> {}
 
-impl Flag {
-    /// The flag at `offset` of `memory`.
-    fn new(memory: &wasmtime::Memory, store: &impl wasmtime::AsContext, offset: usize) -> Result<Flag> {
+impl<T> Word<T> {
+    /// The word at `offset` of `memory`.
+    fn new(memory: &wasmtime::Memory, store: &impl wasmtime::AsContext, offset: u32) -> Result<Word<T>> {
         let data = memory.data(store);
+        let (offset, size) = (offset as usize, std::mem::size_of::<T>());
         ensure!(
-            offset.is_multiple_of(4) && offset + 4 <= data.len(),
-            "the sampling flag lies outside the profiler's memory"
+            offset.is_multiple_of(size) && offset + size <= data.len(),
+            "a sampling word lies outside the profiler's memory"
         );
-        Ok(Flag { word: data[offset..].as_ptr() as *const std::sync::atomic::AtomicU32 })
+        Ok(Word { at: data[offset..].as_ptr() as *const T })
     }
 
+    fn get(&self) -> &T {
+        // SAFETY: the word is aligned and inside the memory (checked in `new`; the memory is
+        // page-aligned), and the memory neither moves nor is freed while the word is in use (see
+        // `Send`). Compiled code reads and writes it while this thread accesses it atomically, which
+        // is how Wasmtime itself publishes its epoch counter to compiled code.
+        unsafe { &*self.at }
+    }
+}
+
+/// The sampling flag: the number of samples still to take (a path end samples while it is not 0).
+type Flag = Word<AtomicU32>;
+
+impl Flag {
     fn set(&self, armed: bool) {
-        // SAFETY: the word is 4-byte aligned and inside the memory (checked in `new`), and the memory
-        // neither moves nor is freed while the flag is in use (see `Send`). Compiled code reads it
-        // with plain loads while this thread stores to it atomically, which is how Wasmtime itself
-        // publishes its epoch counter to compiled code.
-        let word = unsafe { &*self.word };
-        word.store(u32::from(armed), std::sync::atomic::Ordering::Relaxed);
+        self.get().store(u32::from(armed), Ordering::Relaxed);
+    }
+}
+
+/// The sample buffer of a module whose path ends do not call the host (see
+/// `pathprof_wasm::map::SampleBufferLayout`).
+#[derive(Clone, Copy)]
+struct SampleBuffer {
+    flag: Flag,
+    skip: Word<AtomicU32>,
+    index: Word<AtomicU32>,
+    first: Word<AtomicU64>,
+    slots: u32,
+}
+
+impl SampleBuffer {
+    fn new(
+        memory: &wasmtime::Memory,
+        store: &impl wasmtime::AsContext,
+        flag: Flag,
+        layout: pathprof_wasm::map::SampleBufferLayout,
+    ) -> Result<SampleBuffer> {
+        ensure!(
+            layout.atomic || cfg!(target_arch = "x86_64"),
+            "this module's sample buffer relies on x86-64's store order; instrument it on this machine"
+        );
+        let slots = layout.slots.max(1);
+        // The last slot must lie inside the memory too.
+        Word::<AtomicU64>::new(memory, store, layout.buffer + 8 * (slots - 1))?;
+        Ok(SampleBuffer {
+            flag,
+            skip: Word::new(memory, store, layout.skip)?,
+            index: Word::new(memory, store, layout.index)?,
+            first: Word::new(memory, store, layout.buffer)?,
+            slots,
+        })
+    }
+
+    /// Moves the samples out of the buffer into `out`. Only while the flag is 0, when the module
+    /// writes none.
+    fn take(&self, out: &mut Vec<u64>) {
+        let n = self.index.get().load(Ordering::Relaxed).min(self.slots) as usize;
+        // SAFETY: the slots follow the first one, and the last lies inside the memory (checked in
+        // `new`); see `Word::get`.
+        out.extend((0..n).map(|i| unsafe { &*self.first.at.add(i) }.load(Ordering::Relaxed)));
+        self.index.get().store(0, Ordering::Relaxed);
+    }
+
+    /// If the module took all the samples asked for, moves them into `out` and asks for the next
+    /// `samples` after `skip` path ends; otherwise leaves the module to finish.
+    fn rearm(&self, out: &mut Vec<u64>, skip: u32, samples: u32) -> bool {
+        if self.flag.get().load(Ordering::Acquire) != 0 {
+            return false;
+        }
+        self.take(out);
+        self.skip.get().store(skip, Ordering::Relaxed);
+        self.flag.get().store(samples.clamp(1, self.slots), Ordering::Release);
+        true
     }
 }
 
@@ -457,25 +533,42 @@ pub fn run_module(
                     stream.memory = memory;
                 }
             }
-            let mut ticker = None;
+            let (mut ticker, mut sample_buffer) = (None, None);
             if let (Some(offset), Some(name)) =
                 (map.and_then(|m| m.sample_flag), map.and_then(|m| m.memory_export.as_ref()))
             {
                 let memory = instance
                     .get_memory(&mut store, name)
                     .ok_or_else(|| anyhow!("the instrumented module does not export its memory ({name})"))?;
-                let flag = Flag::new(&memory, &store, offset as usize)?;
+                let flag = Flag::new(&memory, &store, offset)?;
+                if let Some(layout) = map.and_then(|m| m.sample_buffer) {
+                    ensure!(
+                        config.sampling.every.is_none(),
+                        "this module keeps its samples in a buffer for the timer; sampling every N path ends needs one instrumented without it"
+                    );
+                    sample_buffer = Some(SampleBuffer::new(&memory, &store, flag, layout)?);
+                }
                 if let Some(every) = config.sampling.every {
                     store.data_mut().sampler.skip = every.max(1) - 1;
                     flag.set(true);
                 }
                 if timer {
-                    ticker = Some(Ticker::start(flag, store.data().sampler.ticks.clone(), config.sampling.tick));
+                    let ticks = store.data().sampler.ticks.clone();
+                    ticker = Some(Ticker::start(flag, sample_buffer, ticks, &config.sampling));
                 }
                 store.data_mut().sampler.flag = Some(flag);
             }
             let r = call_entry(&mut store, &instance, config, &mut results);
-            drop(ticker);
+            let mut buffered = ticker.map(Ticker::finish).unwrap_or_default();
+            // The samples of the last tick (the program no longer writes any).
+            if let Some(b) = &sample_buffer {
+                b.take(&mut buffered);
+            }
+            let host = store.data_mut();
+            host.sampler.taken += buffered.len() as u64;
+            for item in buffered {
+                *host.hash_counts.entry(((item >> 32) as u32, item & 0xffff_ffff)).or_insert(0) += 1;
+            }
             (Some(instance), r)
         }
     };
@@ -574,30 +667,50 @@ pub fn run_module(
     })
 }
 
-/// The timer: a thread that counts a tick and sets the sampling flag every `tick`, until dropped.
+/// The timer: a thread that counts a tick every `tick` until stopped. At each tick it sets the
+/// sampling flag or, for a module with a sample buffer, collects the samples of the last tick and
+/// asks for the next (after a stride rotating through `1..=stride` path ends).
 struct Ticker {
-    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<Vec<u64>>>,
 }
 
 impl Ticker {
-    fn start(flag: Flag, ticks: std::sync::Arc<std::sync::atomic::AtomicU64>, tick: Duration) -> Ticker {
-        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    fn start(flag: Flag, buffer: Option<SampleBuffer>, ticks: Arc<AtomicU64>, sampling: &Sampling) -> Ticker {
+        let stop = Arc::new(AtomicBool::new(false));
         let done = stop.clone();
+        let Sampling { samples, stride, tick, .. } = sampling.clone();
         let thread = std::thread::spawn(move || {
-            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+            let mut taken = Vec::new();
+            let mut last = 0;
+            while !done.load(Ordering::Relaxed) {
                 std::thread::sleep(tick);
-                ticks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                flag.set(true);
+                ticks.fetch_add(1, Ordering::Relaxed);
+                match &buffer {
+                    None => flag.set(true),
+                    Some(b) => {
+                        let next = last % stride.max(1) + 1;
+                        if b.rearm(&mut taken, next - 1, samples) {
+                            last = next;
+                        }
+                    }
+                }
             }
+            taken
         });
         Ticker { stop, thread: Some(thread) }
+    }
+
+    /// Stops the timer; returns the samples it collected from a sample buffer.
+    fn finish(mut self) -> Vec<u64> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.take().and_then(|t| t.join().ok()).unwrap_or_default()
     }
 }
 
 impl Drop for Ticker {
     fn drop(&mut self) {
-        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.stop.store(true, Ordering::Relaxed);
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }

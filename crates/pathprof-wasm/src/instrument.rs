@@ -33,7 +33,7 @@
 
 use crate::cfg::{self, FuncCfg, SiteKind};
 use crate::debuginfo::LineTable;
-use crate::map::{Counters, FunctionMap, LoopCounter, Probes, ProfileMap, MAP_FORMAT, MAP_VERSION};
+use crate::map::{Counters, FunctionMap, LoopCounter, Probes, ProfileMap, SampleBufferLayout, MAP_FORMAT, MAP_VERSION};
 use crate::module::{validate, ModuleError, ModuleInfo};
 use crate::parallel::parallel_map;
 use pathprof_core::dag::{DagEdgeKind, LoopCut};
@@ -100,6 +100,10 @@ pub struct InstrumentOptions {
     /// computed as for counting, but a path end only tests a flag in the profiler's memory (which the
     /// host's timer thread sets), and calls the sample import while the host keeps it set.
     pub sampled: bool,
+    /// Sampled mode: with `Some(slots)`, samples are written to a buffer of that many `u64` slots in
+    /// the profiler's memory instead of calling the host, so that no instrumented function calls
+    /// out (see `map::SampleBufferLayout`); the host's timer thread drains it.
+    pub sample_buffer: Option<u32>,
     /// Stream the path IDs instead of counting them (k-BLPP, seed 000 §3): path ends append their IDs
     /// to a buffer in the profiler's memory, with activation-entry markers and exit paths tagged as
     /// such (see `map::StreamLayout`), and a full buffer is handed to the host.
@@ -117,6 +121,7 @@ impl Default for InstrumentOptions {
             edge_profile: HashMap::new(),
             loop_counters: true,
             sampled: false,
+            sample_buffer: None,
             stream: false,
         }
     }
@@ -200,8 +205,18 @@ fn rewrite(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumented, Mo
     let mut needs_import = false;
     // Sampled mode: the flag is the first word of the profiler's memory; stream mode: the index and
     // the buffer come first.
+    let sample_buffer = options.sample_buffer.filter(|_| options.sampled).map(|slots| SampleBufferLayout {
+        skip: SAMPLE_SKIP,
+        index: SAMPLE_INDEX,
+        buffer: SAMPLE_BUFFER,
+        slots: slots.max(1),
+        atomic: !cfg!(target_arch = "x86_64"),
+    });
     if options.sampled {
-        layout.counters = 8;
+        layout.counters = match sample_buffer {
+            Some(b) => u64::from(b.buffer) + 8 * u64::from(b.slots),
+            None => 8,
+        };
     }
     if options.stream {
         layout.counters = u64::from(STREAM_BUFFER + 8 * STREAM_CAPACITY);
@@ -254,7 +269,7 @@ fn rewrite(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumented, Mo
             });
             Counters::Stream { singles }
         } else if options.sampled {
-            needs_import = true;
+            needs_import |= sample_buffer.is_none();
             Counters::Sampled
         } else if fits_array {
             let offset = layout.counters as u32;
@@ -313,7 +328,7 @@ fn rewrite(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumented, Mo
         None
     };
     let shift = FunctionShift { first_shifted: import_type.map(|_| info.num_imported_funcs) };
-    let context = BodyContext { info: &info, shift, tables_base: layout.counters.next_multiple_of(8) };
+    let context = BodyContext { info: &info, shift, tables_base: layout.counters.next_multiple_of(8), sample_buffer };
     let bodies = parallel_map(&bodies, |k, body| probes[k].as_ref().map(|p| context.emit(k, p, body)));
     let mut rewriter = Rewriter {
         sampled: options.sampled,
@@ -352,6 +367,7 @@ fn rewrite(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumented, Mo
         count_import: needs_import
             .then(|| (IMPORT_MODULE.to_string(), import_name(options.sampled, options.stream).to_string())),
         sample_flag: options.sampled.then_some(0),
+        sample_buffer,
         stream: options.stream.then_some(crate::map::StreamLayout {
             index: STREAM_INDEX,
             last: STREAM_LAST,
@@ -534,6 +550,13 @@ enum HeaderEdge {
     Loop(usize),
 }
 
+/// Sampled mode with a sample buffer: byte offsets of the `i32` path ends still to let go by, the
+/// `i32` number of samples in the buffer, and the buffer (the flag, at 0, counts the samples still
+/// to take).
+pub const SAMPLE_SKIP: u32 = 4;
+pub const SAMPLE_INDEX: u32 = 8;
+pub const SAMPLE_BUFFER: u32 = 16;
+
 /// Tag of a stream item that marks an activation's entry; the low bits carry the function index.
 pub const STREAM_ENTER: u64 = 1 << 62;
 /// Tag of a stream item that ends a path at the function's exit, and so also the activation.
@@ -650,6 +673,8 @@ struct Emitter<'f> {
     /// Stream mode with singles: an `i32` local, non-zero once the entry marker is written.
     entered: u32,
     loops: &'f [LoopCounter],
+    /// Sampled mode: the buffer samples go to, instead of the sample import.
+    sample_buffer: Option<SampleBufferLayout>,
 }
 
 impl Emitter<'_> {
@@ -907,6 +932,66 @@ impl Emitter<'_> {
     }
 
     /// `counter[r]++` in the array at `offset`.
+    /// Sampled mode with a buffer (see `map::SampleBufferLayout`): while the flag is set, lets
+    /// `skip` path ends go by, then appends `function << 32 | r` to the buffer and decrements the
+    /// flag, last, so that the host sees the sample once it sees the flag change.
+    fn sample_to_buffer(&mut self) {
+        let layout = self.sample_buffer.expect("called in sampled mode with a buffer");
+        let word = |offset: u32| MemArg { offset: u64::from(offset), align: 2, memory_index: self.memory };
+        let (flag, skip, index) = (word(0), word(layout.skip), word(layout.index));
+        let f = &mut *self.f;
+        f.instruction(&Instruction::I32Const(0));
+        f.instruction(&Instruction::I32Load(flag));
+        f.instruction(&Instruction::If(BlockType::Empty));
+        if layout.atomic {
+            // Orders the flag's load before those of the words the host wrote before setting it.
+            f.instruction(&Instruction::AtomicFence);
+        }
+        f.instruction(&Instruction::I32Const(0));
+        f.instruction(&Instruction::I32Load(skip));
+        f.instruction(&Instruction::If(BlockType::Empty));
+        // skip -= 1
+        f.instruction(&Instruction::I32Const(0));
+        f.instruction(&Instruction::I32Const(0));
+        f.instruction(&Instruction::I32Load(skip));
+        f.instruction(&Instruction::I32Const(1));
+        f.instruction(&Instruction::I32Sub);
+        f.instruction(&Instruction::I32Store(skip));
+        f.instruction(&Instruction::Else);
+        // buffer[index] = function << 32 | r
+        f.instruction(&Instruction::I32Const(0));
+        f.instruction(&Instruction::I32Load(index));
+        f.instruction(&Instruction::I32Const(3));
+        f.instruction(&Instruction::I32Shl);
+        f.instruction(&Instruction::I64Const((u64::from(self.func_index) << 32) as i64));
+        f.instruction(&Instruction::LocalGet(self.r));
+        if self.bits == 32 {
+            f.instruction(&Instruction::I64ExtendI32U);
+        }
+        f.instruction(&Instruction::I64Or);
+        f.instruction(&Instruction::I64Store(MemArg {
+            offset: u64::from(layout.buffer),
+            align: 3,
+            memory_index: self.memory,
+        }));
+        // index += 1
+        f.instruction(&Instruction::I32Const(0));
+        f.instruction(&Instruction::I32Const(0));
+        f.instruction(&Instruction::I32Load(index));
+        f.instruction(&Instruction::I32Const(1));
+        f.instruction(&Instruction::I32Add);
+        f.instruction(&Instruction::I32Store(index));
+        // flag -= 1, last
+        f.instruction(&Instruction::I32Const(0));
+        f.instruction(&Instruction::I32Const(0));
+        f.instruction(&Instruction::I32Load(flag));
+        f.instruction(&Instruction::I32Const(1));
+        f.instruction(&Instruction::I32Sub);
+        f.instruction(&if layout.atomic { Instruction::I32AtomicStore(flag) } else { Instruction::I32Store(flag) });
+        f.instruction(&Instruction::End);
+        f.instruction(&Instruction::End);
+    }
+
     fn count_in_array(&mut self, offset: u32) {
         let arg = MemArg { offset: offset as u64, align: 3, memory_index: self.memory };
         self.f.instruction(&Instruction::LocalGet(self.r));
@@ -958,6 +1043,7 @@ impl Emitter<'_> {
                     self.stream_path(tag);
                 }
             }
+            Counters::Sampled if self.sample_buffer.is_some() => self.sample_to_buffer(),
             Counters::Sampled => {
                 self.f.instruction(&Instruction::I32Const(0));
                 self.f.instruction(&Instruction::I32Load(MemArg { offset: 0, align: 2, memory_index: self.memory }));
@@ -988,6 +1074,7 @@ struct BodyContext<'a> {
     info: &'a ModuleInfo,
     shift: FunctionShift,
     tables_base: u64,
+    sample_buffer: Option<SampleBufferLayout>,
 }
 
 impl BodyContext<'_> {
@@ -1034,6 +1121,7 @@ impl BodyContext<'_> {
             t,
             entered: t + 1,
             loops: &p.loops,
+            sample_buffer: self.sample_buffer,
         };
         e.f.instruction(&Instruction::Block(p.wrapper));
         e.enter();

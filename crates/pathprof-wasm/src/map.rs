@@ -34,6 +34,30 @@ pub enum Counters {
     Stream { singles: Option<u32> },
 }
 
+/// Where a sampled module keeps its samples in the profiler's memory, when path ends do not call the
+/// host. While the flag (an `i32`, the number of samples still to take) is non-zero, a path end
+/// decrements `skip` if it is non-zero, and otherwise appends `function << 32 | path ID` at slot
+/// `index` of `buffer`, increments `index` and decrements the flag, in that order. The host reads
+/// and empties the buffer only while the flag is zero, and sets the flag last.
+///
+/// The module's stores must become visible to the host in that order. On x86-64, whose stores are
+/// seen in program order, plain loads and stores do it; elsewhere the module orders them with an
+/// atomic fence and an atomic store of the flag (`atomic`), which Cranelift compiles to code that
+/// is slower even where it does not run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SampleBufferLayout {
+    /// Byte offset of the `i32` number of path ends to let go by before the next sample.
+    pub skip: u32,
+    /// Byte offset of the `i32` number of samples in the buffer.
+    pub index: u32,
+    /// Byte offset of the buffer of little-endian `u64` samples.
+    pub buffer: u32,
+    /// Size of the buffer, in samples: the host never asks for more at a time.
+    pub slots: u32,
+    /// The path ends order their stores with atomics (see above).
+    pub atomic: bool,
+}
+
 /// Where the stream buffer of k-BLPP lives in the profiler's memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StreamLayout {
@@ -100,6 +124,9 @@ pub struct ProfileMap {
     /// is fixed for the life of the instance.
     #[serde(default)]
     pub sample_flag: Option<u32>,
+    /// Sampled mode: where path ends write their samples instead of calling the sample import.
+    #[serde(default)]
+    pub sample_buffer: Option<SampleBufferLayout>,
     /// Stream mode: the stream buffer; the count import then drains it.
     #[serde(default)]
     pub stream: Option<StreamLayout>,

@@ -76,6 +76,9 @@ const DEFAULT_SEED: u64 = 0x7061_7468_7072_6f66; // "pathprof"
 const FUEL: u64 = 100_000;
 /// Fuel of the same call in the instrumented module: probes add instructions.
 const INSTRUMENTED_FUEL: u64 = 40 * FUEL + 100_000;
+/// Sampled mode with a buffer: its size, and the path ends let go by before the first sample.
+const SAMPLE_SLOTS: u32 = 64;
+const SAMPLE_SKIP: u32 = 3;
 /// Every case with this index modulo `EXCEPTIONS_EVERY` has exception handling enabled.
 const EXCEPTIONS_EVERY: u64 = 25;
 /// Native stack of the thread that runs the cases; wasm may use `MAX_WASM_STACK` of it.
@@ -310,6 +313,7 @@ struct Stats {
     /// Paths (distinct per set of instances) and path ends compared.
     sampled_paths: u64,
     sampled_ends: u64,
+    buffered_samples: u64,
     stream_paths: u64,
     stream_ends: u64,
     /// Stream items decoded, run items among them, activations entered, and host drains of a full
@@ -539,17 +543,21 @@ enum Mode {
     /// PEP, with the sampling flag set for good after instantiation: every later path end calls the
     /// sample import.
     Sampled,
+    /// PEP with a sample buffer, asked after instantiation for `SAMPLE_SLOTS` samples after
+    /// `SAMPLE_SKIP` path ends: the buffer must hold that part of `pep`'s samples.
+    SampleBuffer,
     /// k-BLPP: path ends and activation markers appended to the stream buffer.
     Stream,
 }
 
 impl Mode {
-    const ALL: [Mode; 3] = [Mode::Counts, Mode::Sampled, Mode::Stream];
+    const ALL: [Mode; 4] = [Mode::Counts, Mode::Sampled, Mode::SampleBuffer, Mode::Stream];
 
     fn name(self) -> &'static str {
         match self {
             Mode::Counts => "bl",
             Mode::Sampled => "pep",
+            Mode::SampleBuffer => "pep-buffer",
             Mode::Stream => "kbl",
         }
     }
@@ -557,7 +565,8 @@ impl Mode {
     /// `base` with this mode selected.
     fn options(self, base: &InstrumentOptions) -> InstrumentOptions {
         let mut o = base.clone();
-        o.sampled = self == Mode::Sampled;
+        o.sampled = matches!(self, Mode::Sampled | Mode::SampleBuffer);
+        o.sample_buffer = (self == Mode::SampleBuffer).then_some(SAMPLE_SLOTS);
         o.stream = self == Mode::Stream;
         o
     }
@@ -725,8 +734,17 @@ fn check_mode_map(mode: Mode, map: &ProfileMap, bl: &ProfileMap, stats: &mut Sta
     if map.count_import.as_ref().is_some_and(|(m, n)| m != IMPORT_MODULE || n != import) {
         return Err(format!("import {:?}", map.count_import));
     }
-    if (mode == Mode::Sampled) != map.sample_flag.is_some() || (mode == Mode::Stream) != map.stream.is_some() {
-        return Err(format!("sampling flag {:?}, stream {:?}", map.sample_flag, map.stream));
+    if matches!(mode, Mode::Sampled | Mode::SampleBuffer) != map.sample_flag.is_some()
+        || (mode == Mode::SampleBuffer) != map.sample_buffer.is_some()
+        || (mode == Mode::Stream) != map.stream.is_some()
+    {
+        return Err(format!(
+            "sampling flag {:?}, buffer {:?}, stream {:?}",
+            map.sample_flag, map.sample_buffer, map.stream
+        ));
+    }
+    if mode == Mode::SampleBuffer && map.count_import.is_some() {
+        return Err(format!("a module with a sample buffer imports {:?}", map.count_import));
     }
     if map.functions.len() != bl.functions.len() {
         return Err(format!("map has {} functions, bl's {}", map.functions.len(), bl.functions.len()));
@@ -755,7 +773,7 @@ fn check_mode_map(mode: Mode, map: &ProfileMap, bl: &ProfileMap, stats: &mut Sta
         // An activation of a function without loops or cuts ends one path.
         let one_path = p.plan.dag.edges.iter().all(|e| matches!(e.kind, DagEdgeKind::Real(_)));
         match (mode, p.counters) {
-            (Mode::Sampled, Counters::Sampled) => {}
+            (Mode::Sampled | Mode::SampleBuffer, Counters::Sampled) => {}
             (Mode::Stream, Counters::Stream { singles }) => {
                 stats.stream_functions += 1;
                 stats.stream_singles += u64::from(singles.is_some());
@@ -871,17 +889,35 @@ struct Snapshot {
     /// The number of samples, or of stream items the host had drained.
     len: usize,
     /// Stream mode: the items in the buffer, whether it was full (only possible when the call ran
-    /// out of fuel before the flush import), and the pending repetitions of the last item.
+    /// out of fuel before the flush import), and the pending repetitions of the last item. Sampled
+    /// mode with a buffer: the samples in the buffer.
     buffer: Vec<u64>,
     full: bool,
     run: u64,
+    /// Sampled mode with a buffer: the flag (samples still to take) and the path ends still to skip.
+    flag: u64,
+    skip: u64,
 }
 
 fn snapshot(map: &ProfileMap, side: &mut Side) -> Result<Snapshot, String> {
     let counts = read_counts(map, side)?;
     let host = side.store.data();
     let len = if map.stream.is_some() { host.items.len() } else { host.samples.len() };
-    let mut s = Snapshot { counts, len, buffer: Vec::new(), full: false, run: 0 };
+    let mut s = Snapshot { counts, len, buffer: Vec::new(), full: false, run: 0, flag: 0, skip: 0 };
+    if let (Some(layout), Some(offset), Some(name)) = (map.sample_buffer, map.sample_flag, &map.memory_export) {
+        let mem = side
+            .instance
+            .get_memory(&mut side.store, name)
+            .ok_or_else(|| format!("memory {name:?} is not exported"))?;
+        let data = mem.data(&side.store);
+        let n = word(data, layout.index, 4);
+        if n > u64::from(layout.slots) {
+            return Err(format!("the sample buffer holds {n} samples"));
+        }
+        s.buffer.extend((0..n).map(|i| word(data, layout.buffer + 8 * i as u32, 8)));
+        s.flag = word(data, offset, 4);
+        s.skip = word(data, layout.skip, 4);
+    }
     if let (Some(layout), Some(name)) = (map.stream, &map.memory_export) {
         let mem = side
             .instance
@@ -927,14 +963,23 @@ fn instrumented_store(engine: &Engine, v: &Variant) -> Store<Host> {
     store
 }
 
-/// Sets the sampling flag of a sampled instance for good: every path end then calls the host.
+/// Sets the sampling flag of a sampled instance for good: every path end then calls the host. With a
+/// sample buffer, asks for `SAMPLE_SLOTS` samples after `SAMPLE_SKIP` path ends instead.
 fn arm_sampling(map: &ProfileMap, side: &mut Side) -> Result<(), String> {
     let (Some(offset), Some(name)) = (map.sample_flag, &map.memory_export) else {
         return Err("no sampling flag in the profiler's memory".into());
     };
     let memory =
         side.instance.get_memory(&mut side.store, name).ok_or_else(|| format!("memory {name:?} is not exported"))?;
-    memory.data_mut(&mut side.store)[offset as usize..offset as usize + 4].copy_from_slice(&1u32.to_le_bytes());
+    let data = memory.data_mut(&mut side.store);
+    let mut put = |at: u32, value: u32| data[at as usize..at as usize + 4].copy_from_slice(&value.to_le_bytes());
+    match map.sample_buffer {
+        Some(layout) => {
+            put(layout.skip, SAMPLE_SKIP);
+            put(offset, SAMPLE_SLOTS);
+        }
+        None => put(offset, 1),
+    }
     Ok(())
 }
 
@@ -983,7 +1028,7 @@ fn session(
             .instantiate(&mut store, &v.module)
             .map_err(|e| format!("[{mode}] the original instantiates but the instrumented module fails: {e:#}"))?;
         let mut b = Side { store, instance };
-        if v.mode == Mode::Sampled {
+        if matches!(v.mode, Mode::Sampled | Mode::SampleBuffer) {
             arm_sampling(&v.map, &mut b).map_err(|e| format!("[{mode}] {e}"))?;
         }
         compare_state(original, &mut a, &mut b).map_err(|e| format!("[{mode}] after instantiation: {e}"))?;
@@ -1173,6 +1218,30 @@ fn check_modes(
                 compare_paths(mode, &expected, &got)?;
                 stats.sampled_paths += got.len() as u64;
                 stats.sampled_ends += got.values().sum::<u64>();
+            }
+            Mode::SampleBuffer => {
+                let pep = variants.iter().position(|v| v.mode == Mode::Sampled).expect("a pep variant");
+                let ends: Vec<u64> = sides[pep].store.data().samples[..at[pep].len]
+                    .iter()
+                    .map(|&(f, id)| u64::from(f) << 32 | id)
+                    .collect();
+                let skipped = ends.len().min(SAMPLE_SKIP as usize);
+                let taken = (ends.len() - skipped).min(SAMPLE_SLOTS as usize);
+                let expected = &ends[skipped..skipped + taken];
+                if at[i].buffer != expected {
+                    let k = at[i].buffer.iter().zip(expected).position(|(x, y)| x != y);
+                    return Err(format!(
+                        "[{mode}] {} samples in the buffer, {} expected; first difference at {k:?}",
+                        at[i].buffer.len(),
+                        expected.len()
+                    ));
+                }
+                let words = (at[i].flag, at[i].skip);
+                let want = (u64::from(SAMPLE_SLOTS) - taken as u64, u64::from(SAMPLE_SKIP) - skipped as u64);
+                if words != want {
+                    return Err(format!("[{mode}] flag and skip {words:?}, expected {want:?}"));
+                }
+                stats.buffered_samples += taken as u64;
             }
             Mode::Stream => {
                 stats.stream_flushes += host.flushes;
@@ -1637,7 +1706,7 @@ fn run_all() {
          {} paths, {} loop-header/cut blocks; pep and kbl: {} functions with bl's plan, {} with another; \
          kbl: {} functions streamed ({} with singles), {} in arrays, {} skipped; counts compared with bl on {} instances \
          ({} at a trap, {} open activations matched with the backtrace, {} not entered yet, {} in tail calls, {} deeper traps): pep {} paths ({} ends \
-         sampled), kbl {} paths ({} ends); {} calls out of fuel with {} path ends of pep and kbl alike (over {} full buffers); {} stream \
+         sampled), pep-buffer {} samples compared, kbl {} paths ({} ends); {} calls out of fuel with {} path ends of pep and kbl alike (over {} full buffers); {} stream \
          items ({} runs, {} activations, {} full buffers); {} failures",
         stats.cases,
         stats.exception_cases,
@@ -1681,6 +1750,7 @@ fn run_all() {
         stats.deep_traps,
         stats.sampled_paths,
         stats.sampled_ends,
+        stats.buffered_samples,
         stats.stream_paths,
         stats.stream_ends,
         stats.fuel_checks,
@@ -1704,7 +1774,11 @@ fn run_all() {
         assert!(stats.exception_cases > 0 && stats.skip_reasons.keys().any(|r| r.contains("exception")));
         assert!(stats.calls_compared > 0 && stats.flow_blocks > 0, "nothing was compared");
         assert!(
-            stats.sampled_ends > 0 && stats.fuel_ends > 0 && stats.fuel_flushes > 0 && stats.open_activations > 0,
+            stats.sampled_ends > 0
+                && stats.buffered_samples > 0
+                && stats.fuel_ends > 0
+                && stats.fuel_flushes > 0
+                && stats.open_activations > 0,
             "pep and kbl were hardly compared"
         );
         assert!(stats.stream_runs > 0, "no stream repeated a path");

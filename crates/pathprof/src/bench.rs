@@ -229,7 +229,11 @@ fn instrument_for(mode: Mode, bytes: &[u8]) -> Result<(Vec<u8>, Option<pathprof_
     let options = match mode {
         Mode::None => return Ok((bytes.to_vec(), None, 0.0)),
         Mode::Bl => InstrumentOptions::default(),
-        Mode::Pep => InstrumentOptions { sampled: true, ..InstrumentOptions::default() },
+        Mode::Pep => InstrumentOptions {
+            sampled: true,
+            sample_buffer: Some(pathprof_runtime::Sampling::default().samples),
+            ..InstrumentOptions::default()
+        },
         Mode::Kbl(_) => InstrumentOptions { stream: true, ..InstrumentOptions::default() },
     };
     let t = Instant::now();

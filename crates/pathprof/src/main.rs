@@ -409,6 +409,9 @@ fn run(
         Mode::Bl | Mode::Pep | Mode::Kbl => {
             let mut options = instrument_options(&bytes, edge_profile)?;
             options.sampled = mode == Mode::Pep;
+            // Timer-driven sampling collects its samples from a buffer, without calls; `--every`
+            // calls the host at every sampled path end.
+            options.sample_buffer = config.sampling.every.is_none().then_some(config.sampling.samples);
             options.stream = mode == Mode::Kbl;
             let t = Instant::now();
             let inst = pathprof_wasm::instrument(&bytes, &options)
