@@ -50,11 +50,12 @@ pub struct RunConfig {
 
 /// Sampling of path ends (PEP, seed 004 §3.3): simplified Arnold–Grove sampling driven by a timer.
 ///
-/// At every tick a timer thread sets the module's sampling flag, a word of its profiler memory.
-/// Path ends — at loop headers and function exits, where the JVM has its yieldpoints — test the flag
-/// and call the host while it is set; the host lets a rotating stride of `1..=stride` path ends go by,
-/// records the next `samples` ones and clears the flag. With `every`, the flag stays set and every
-/// `every`-th path end is recorded, deterministically.
+/// Path ends — at loop headers and function exits, where the JVM has its yieldpoints — test the
+/// module's sampling flag, a word of its profiler memory. At every tick a timer thread collects the
+/// samples of the last tick from the module's sample buffer and asks for the next: a rotating stride
+/// of `1..=stride` path ends go by, then the next `samples` are written to the buffer (see
+/// `pathprof_wasm::map::SampleBufferLayout`). With `every`, the module is instrumented to call the
+/// host instead: the flag stays set and every `every`-th path end is recorded, deterministically.
 #[derive(Clone, Debug)]
 pub struct Sampling {
     pub samples: u32,
