@@ -43,7 +43,7 @@ enum Mode {
 /// Sampling options of `--mode pep`.
 #[derive(clap::Args, Clone, Debug)]
 struct SamplingArgs {
-    /// PEP: consecutive path ends sampled after each timer tick.
+    /// PEP: consecutive path ends sampled after each timer tick (at most 1048576).
     #[arg(long, default_value_t = 64)]
     samples: u32,
     /// PEP: after each tick, skip a rotating number of path ends in 1..=STRIDE before sampling.
@@ -62,6 +62,10 @@ impl SamplingArgs {
         if self.samples == 0 || self.stride == 0 || !self.tick_ms.is_finite() || self.tick_ms <= 0.0 {
             bail!("--samples, --stride and --tick-ms must be positive");
         }
+        // The samples of a tick are kept in the profiler's memory, 8 bytes each.
+        if self.samples > MAX_SAMPLES_PER_TICK {
+            bail!("--samples must be at most {MAX_SAMPLES_PER_TICK}");
+        }
         Ok(pathprof_runtime::Sampling {
             samples: self.samples,
             stride: self.stride,
@@ -70,6 +74,9 @@ impl SamplingArgs {
         })
     }
 }
+
+/// Most samples per timer tick.
+const MAX_SAMPLES_PER_TICK: u32 = 1 << 20;
 
 #[derive(Subcommand)]
 enum Command {

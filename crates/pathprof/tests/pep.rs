@@ -101,7 +101,7 @@ fn bad_sampling_flags_are_rejected() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m.wasm");
     std::fs::write(&path, wat::parse_str(SKEWED).unwrap()).unwrap();
-    for flags in [&["--every", "0"][..], &["--samples", "0"], &["--tick-ms", "-1"]] {
+    for flags in [&["--every", "0"][..], &["--samples", "0"], &["--samples", "1048577"], &["--tick-ms", "-1"]] {
         let out = common::pathprof()
             .current_dir(dir.path())
             .args(["run", "--quiet", "--mode", "pep", "-o", "p.json"])
