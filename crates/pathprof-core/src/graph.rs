@@ -4,18 +4,18 @@
 
 use std::ops::{Index, IndexMut};
 
-/// Items grouped by node; `adjacency[v]` is the slice of node `v`.
+/// Items (edge ids by default) grouped by node; `adjacency[v]` is the slice of node `v`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Adjacency {
+pub struct Adjacency<T = u32> {
     /// `start[v]..start[v + 1]` is node `v`'s range of `items`.
     start: Vec<u32>,
-    items: Vec<u32>,
+    items: Vec<T>,
 }
 
-impl Adjacency {
+impl<T: Copy + Default> Adjacency<T> {
     /// Groups `(node, item)` pairs by node, keeping their order within each node; nodes are below
     /// `nodes`.
-    pub fn group(nodes: usize, pairs: impl Iterator<Item = (u32, u32)> + Clone) -> Adjacency {
+    pub fn group(nodes: usize, pairs: impl Iterator<Item = (u32, T)> + Clone) -> Adjacency<T> {
         let mut start = vec![0u32; nodes + 1];
         for (v, _) in pairs.clone() {
             start[v as usize + 1] += 1;
@@ -24,7 +24,7 @@ impl Adjacency {
             start[v + 1] += start[v];
         }
         let mut next = start.clone();
-        let mut items = vec![0u32; start[nodes] as usize];
+        let mut items = vec![T::default(); start[nodes] as usize];
         for (v, item) in pairs {
             items[next[v as usize] as usize] = item;
             next[v as usize] += 1;
@@ -33,12 +33,12 @@ impl Adjacency {
     }
 
     /// The slice of node `v`, or `None` when there is no such node.
-    pub fn get(&self, v: usize) -> Option<&[u32]> {
+    pub fn get(&self, v: usize) -> Option<&[T]> {
         (v < self.len()).then(|| &self[v])
     }
 
     /// The slices of all nodes, in node order.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = &[u32]> + '_ {
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &[T]> + '_ {
         (0..self.len()).map(|v| &self[v])
     }
 
@@ -52,16 +52,16 @@ impl Adjacency {
     }
 }
 
-impl Index<usize> for Adjacency {
-    type Output = [u32];
+impl<T> Index<usize> for Adjacency<T> {
+    type Output = [T];
 
-    fn index(&self, v: usize) -> &[u32] {
+    fn index(&self, v: usize) -> &[T] {
         &self.items[self.start[v] as usize..self.start[v + 1] as usize]
     }
 }
 
-impl IndexMut<usize> for Adjacency {
-    fn index_mut(&mut self, v: usize) -> &mut [u32] {
+impl<T> IndexMut<usize> for Adjacency<T> {
+    fn index_mut(&mut self, v: usize) -> &mut [T] {
         &mut self.items[self.start[v] as usize..self.start[v + 1] as usize]
     }
 }

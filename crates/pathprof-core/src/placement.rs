@@ -12,6 +12,7 @@
 //! (not `r = 0; r += …`), and the increment of the last edge is added just before the count.
 
 use crate::dag::{Dag, DagEdgeId};
+use crate::graph::Adjacency;
 use crate::numbering::Numbering;
 use serde::{Deserialize, Serialize};
 
@@ -56,18 +57,18 @@ impl Placement {
         let mut by_weight: Vec<DagEdgeId> = (0..dag.edges.len() as u32).collect();
         by_weight.sort_by(|&a, &b| weight[b as usize].total_cmp(&weight[a as usize]).then(a.cmp(&b)));
         let mut in_tree = vec![false; dag.edges.len()];
-        // Tree adjacency: (neighbour, edge, forward?) per node.
-        let mut adj: Vec<Vec<(u32, DagEdgeId, bool)>> = vec![Vec::new(); nn as usize];
-        adj[dag.exit() as usize].push((dag.entry(), u32::MAX, true));
-        adj[dag.entry() as usize].push((dag.exit(), u32::MAX, false));
         for e in by_weight {
             let edge = dag.edges[e as usize];
-            if uf.union(edge.from, edge.to) {
-                in_tree[e as usize] = true;
-                adj[edge.from as usize].push((edge.to, e, true));
-                adj[edge.to as usize].push((edge.from, e, false));
-            }
+            in_tree[e as usize] = uf.union(edge.from, edge.to);
         }
+        // Tree adjacency: (neighbour, edge, forward?) per node; the edge `t→s` closes the tree.
+        let tree = in_tree.iter().enumerate().filter(|&(_, &t)| t).map(|(e, _)| (e as DagEdgeId, dag.edges[e]));
+        let adj = Adjacency::group(
+            nn as usize,
+            [(dag.exit(), (dag.entry(), u32::MAX, true)), (dag.entry(), (dag.exit(), u32::MAX, false))]
+                .into_iter()
+                .chain(tree.flat_map(|(e, edge)| [(edge.from, (edge.to, e, true)), (edge.to, (edge.from, e, false))])),
+        );
         // Potentials by walking the tree from s.
         let mut phi = vec![0u64; nn as usize];
         let mut seen = vec![false; nn as usize];
