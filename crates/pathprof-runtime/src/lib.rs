@@ -86,8 +86,8 @@ impl<T> Clone for Word<T> {
 impl<T> Copy for Word<T> {}
 
 // SAFETY: the word lives in the instance's profiler memory, which outlives every holder of the word:
-// the store owns the memory and the sampler, and the timer thread is joined before the call into the
-// instance returns.
+// the store owns the memory and the sampler, and the timer thread is joined as soon as the call into
+// the instance returns, before the store can be dropped.
 unsafe impl<T> Send for Word<T> {}
 
 impl<T> Word<T> {
@@ -154,8 +154,8 @@ impl SampleBuffer {
         })
     }
 
-    /// Moves the samples out of the buffer into `out`. Only while the flag is 0, when the module
-    /// writes none.
+    /// Moves the samples out of the buffer into `out`. Only while the module writes none: while the
+    /// flag is 0, or once the program no longer runs.
     fn take(&self, out: &mut Vec<u64>) {
         let n = self.index.get().load(Ordering::Relaxed).min(self.slots) as usize;
         // SAFETY: the slots follow the first one, and the last lies inside the memory (checked in
@@ -547,6 +547,12 @@ pub fn run_module(
                         config.sampling.every.is_none(),
                         "this module keeps its samples in a buffer for the timer; sampling every N path ends needs one instrumented without it"
                     );
+                    ensure!(
+                        config.sampling.samples <= layout.slots,
+                        "this module's sample buffer holds {} samples a tick, not {}",
+                        layout.slots,
+                        config.sampling.samples
+                    );
                     sample_buffer = Some(SampleBuffer::new(&memory, &store, flag, layout)?);
                 }
                 if let Some(every) = config.sampling.every {
@@ -705,7 +711,11 @@ impl Ticker {
     /// Stops the timer; returns the samples it collected from a sample buffer.
     fn finish(mut self) -> Vec<u64> {
         self.stop.store(true, Ordering::Relaxed);
-        self.thread.take().and_then(|t| t.join().ok()).unwrap_or_default()
+        match self.thread.take().map(|t| t.join()) {
+            Some(Ok(taken)) => taken,
+            Some(Err(panic)) => std::panic::resume_unwind(panic),
+            None => Vec::new(),
+        }
     }
 }
 
