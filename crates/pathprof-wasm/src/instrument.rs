@@ -98,7 +98,8 @@ pub struct InstrumentOptions {
     pub edge_profile: HashMap<u32, Vec<PathCount>>,
     /// Sample the paths instead of counting them (PEP, seed 004 §3.2–3.3): the path register is
     /// computed as for counting, but a path end only tests a flag in the profiler's memory (which the
-    /// host's timer thread sets), and calls the sample import while the host keeps it set.
+    /// host's timer thread sets), and while it is set calls the sample import or, with
+    /// `sample_buffer`, writes the sample to a buffer.
     pub sampled: bool,
     /// Sampled mode: with `Some(slots)`, samples are written to a buffer of that many `u64` slots in
     /// the profiler's memory instead of calling the host, so that no instrumented function calls
