@@ -656,6 +656,17 @@ fn plan_loops(
 }
 
 /// Emits probe code into one function.
+/// `word += delta` for an `i32` word of memory at a constant address; with `atomic`, the store is an
+/// atomic one.
+fn add_to_word(f: &mut Function, word: MemArg, delta: i32, atomic: bool) {
+    f.instruction(&Instruction::I32Const(0));
+    f.instruction(&Instruction::I32Const(0));
+    f.instruction(&Instruction::I32Load(word));
+    f.instruction(&Instruction::I32Const(delta));
+    f.instruction(&Instruction::I32Add);
+    f.instruction(&if atomic { Instruction::I32AtomicStore(word) } else { Instruction::I32Store(word) });
+}
+
 struct Emitter<'f> {
     f: &'f mut Function,
     r: u32,
@@ -951,13 +962,7 @@ impl Emitter<'_> {
         f.instruction(&Instruction::I32Const(0));
         f.instruction(&Instruction::I32Load(skip));
         f.instruction(&Instruction::If(BlockType::Empty));
-        // skip -= 1
-        f.instruction(&Instruction::I32Const(0));
-        f.instruction(&Instruction::I32Const(0));
-        f.instruction(&Instruction::I32Load(skip));
-        f.instruction(&Instruction::I32Const(1));
-        f.instruction(&Instruction::I32Sub);
-        f.instruction(&Instruction::I32Store(skip));
+        add_to_word(f, skip, -1, false);
         f.instruction(&Instruction::Else);
         // buffer[index] = function << 32 | r
         f.instruction(&Instruction::I32Const(0));
@@ -975,20 +980,9 @@ impl Emitter<'_> {
             align: 3,
             memory_index: self.memory,
         }));
-        // index += 1
-        f.instruction(&Instruction::I32Const(0));
-        f.instruction(&Instruction::I32Const(0));
-        f.instruction(&Instruction::I32Load(index));
-        f.instruction(&Instruction::I32Const(1));
-        f.instruction(&Instruction::I32Add);
-        f.instruction(&Instruction::I32Store(index));
-        // flag -= 1, last
-        f.instruction(&Instruction::I32Const(0));
-        f.instruction(&Instruction::I32Const(0));
-        f.instruction(&Instruction::I32Load(flag));
-        f.instruction(&Instruction::I32Const(1));
-        f.instruction(&Instruction::I32Sub);
-        f.instruction(&if layout.atomic { Instruction::I32AtomicStore(flag) } else { Instruction::I32Store(flag) });
+        add_to_word(f, index, 1, false);
+        // The flag last.
+        add_to_word(f, flag, -1, layout.atomic);
         f.instruction(&Instruction::End);
         f.instruction(&Instruction::End);
     }

@@ -899,37 +899,37 @@ struct Snapshot {
     skip: u64,
 }
 
+/// The bytes of exported memory `name`.
+fn memory<'a>(side: &'a mut Side, name: &str) -> Result<&'a [u8], String> {
+    let mem =
+        side.instance.get_memory(&mut side.store, name).ok_or_else(|| format!("memory {name:?} is not exported"))?;
+    Ok(mem.data(&side.store))
+}
+
+/// The `u64` items of a buffer at `buffer` whose `i32` length is at `index`, at most `capacity`.
+fn buffered(data: &[u8], index: u32, buffer: u32, capacity: u32, what: &str) -> Result<Vec<u64>, String> {
+    let n = word(data, index, 4);
+    if n > u64::from(capacity) {
+        return Err(format!("the {what} holds {n} items"));
+    }
+    Ok((0..n).map(|i| word(data, buffer + 8 * i as u32, 8)).collect())
+}
+
 fn snapshot(map: &ProfileMap, side: &mut Side) -> Result<Snapshot, String> {
     let counts = read_counts(map, side)?;
     let host = side.store.data();
     let len = if map.stream.is_some() { host.items.len() } else { host.samples.len() };
     let mut s = Snapshot { counts, len, buffer: Vec::new(), full: false, run: 0, flag: 0, skip: 0 };
     if let (Some(layout), Some(offset), Some(name)) = (map.sample_buffer, map.sample_flag, &map.memory_export) {
-        let mem = side
-            .instance
-            .get_memory(&mut side.store, name)
-            .ok_or_else(|| format!("memory {name:?} is not exported"))?;
-        let data = mem.data(&side.store);
-        let n = word(data, layout.index, 4);
-        if n > u64::from(layout.slots) {
-            return Err(format!("the sample buffer holds {n} samples"));
-        }
-        s.buffer.extend((0..n).map(|i| word(data, layout.buffer + 8 * i as u32, 8)));
+        let data = memory(side, name)?;
+        s.buffer = buffered(data, layout.index, layout.buffer, layout.slots, "sample buffer")?;
         s.flag = word(data, offset, 4);
         s.skip = word(data, layout.skip, 4);
     }
     if let (Some(layout), Some(name)) = (map.stream, &map.memory_export) {
-        let mem = side
-            .instance
-            .get_memory(&mut side.store, name)
-            .ok_or_else(|| format!("stream memory {name:?} is not exported"))?;
-        let data = mem.data(&side.store);
-        let n = word(data, layout.index, 4);
-        if n > u64::from(layout.capacity) {
-            return Err(format!("the stream buffer holds {n} items"));
-        }
-        s.full = n == u64::from(layout.capacity);
-        s.buffer.extend((0..n).map(|i| word(data, layout.buffer + 8 * i as u32, 8)));
+        let data = memory(side, name)?;
+        s.buffer = buffered(data, layout.index, layout.buffer, layout.capacity, "stream buffer")?;
+        s.full = s.buffer.len() == layout.capacity as usize;
         s.run = word(data, layout.run, 8);
     }
     Ok(s)
