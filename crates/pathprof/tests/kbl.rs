@@ -22,6 +22,15 @@ fn count(f: &FunctionProfile, seq: &[u64]) -> u64 {
     c
 }
 
+/// The IDs of the two paths of `f` that satisfy `pred`, the one through fewer blocks first.
+fn shortest_first(f: &FunctionProfile, pred: impl Fn(&pathprof_core::profile::PathCount) -> bool) -> [u64; 2] {
+    let mut paths: Vec<_> = f.paths.iter().filter(|p| pred(p)).collect();
+    paths.sort_by_key(|p| p.blocks.len());
+    assert_eq!(paths.len(), 2, "{:?}", paths.iter().map(|p| p.id.0).collect::<Vec<_>>());
+    assert!(paths[0].blocks.len() < paths[1].blocks.len(), "the two paths have as many blocks");
+    [paths[0].id.0, paths[1].id.0]
+}
+
 #[test]
 fn kipf_of_a_loop_by_hand() {
     let run = run_wat(KBL_LOOP, &["--mode", "kbl", "-k", "3"], &[]);
@@ -148,11 +157,8 @@ fn single_path_activations_stay_out_of_the_stream() {
     let into = path_id(spin, |p| p.start == Endpoint::Entry && p.end == Endpoint::Block(header));
     let out = path_id(spin, |p| p.start == Endpoint::Block(header) && p.end == Endpoint::Exit);
     // The two rounds: the one through the call has one block more.
-    let mut rounds: Vec<&pathprof_core::profile::PathCount> =
-        spin.paths.iter().filter(|p| p.start == Endpoint::Block(header) && p.end == Endpoint::Block(header)).collect();
-    rounds.sort_by_key(|p| p.blocks.len());
-    assert_eq!(rounds.len(), 2);
-    let (plain, with_call) = (rounds[0].id.0, rounds[1].id.0);
+    let [plain, with_call] =
+        shortest_first(spin, |p| p.start == Endpoint::Block(header) && p.end == Endpoint::Block(header));
     // spin(0) three times (once from spin(2)'s first round, once from its second): direct paths.
     assert_eq!(count(spin, &[direct]), 3);
     assert!(spin.kipf.as_ref().unwrap().roots.iter().find(|r| r.path.0 == direct).unwrap().children.is_empty());
@@ -192,11 +198,7 @@ fn back_to_back_exits_of_nested_activations() {
     let into = path_id(deep, |p| p.start == Endpoint::Entry);
     let round = path_id(deep, |p| p.start == Endpoint::Block(header) && p.end == Endpoint::Block(header));
     // Out of the loop: with the call (one block more) or without.
-    let mut outs: Vec<&pathprof_core::profile::PathCount> =
-        deep.paths.iter().filter(|p| p.start == Endpoint::Block(header) && p.end == Endpoint::Exit).collect();
-    outs.sort_by_key(|p| p.blocks.len());
-    assert_eq!(outs.len(), 2);
-    let (leaf, call) = (outs[0].id.0, outs[1].id.0);
+    let [leaf, call] = shortest_first(deep, |p| p.start == Endpoint::Block(header) && p.end == Endpoint::Exit);
     assert_eq!(count(deep, &[into]), 5);
     assert_eq!(count(deep, &[round]), 5);
     assert_eq!(count(deep, &[leaf]), 1);
