@@ -5,7 +5,9 @@
 //! [`FunctionPlan`] (only chords of the spanning tree carry increments):
 //!
 //! * an edge taken by `br`, `return` or a fall-through gets `r += Inc(e)` just before the operator;
-//! * `br_if` and `if` stay branch-free: `r += select(Inc(taken), Inc(not taken), cond)`;
+//! * `br_if` and `if` stay branch-free: `r += Inc(a)` before the operator, where `a` is the edge that
+//!   does not lead into the next operator (`br_if`'s taken edge, `if`'s else edge), and
+//!   `r += Inc(b) - Inc(a)` right after it, on the other edge `b`;
 //! * `br_table` adds `Inc` from a table of increments in the profiler's memory, indexed by the
 //!   clamped table index;
 //! * at the start of a loop header or cut block, the path ends (`count[r]++`) and a new one starts
@@ -29,7 +31,9 @@
 //! activations share the slot) and at every exit. Its header then counts the paths ending there on
 //! its in-edges rather than at its start — `count[K]++` at a constant address when the edge's path is
 //! known statically, `count[r + Inc]++` otherwise — which needs every in-edge to be a `br`, `br_if`
-//! or fall-through (not a `br_table` entry).
+//! or fall-through (not a `br_table` entry). When all the header's other in-edges are `br`s or the
+//! fall-through at `loop`, the counter is bumped (and mirrored) at the header's start instead, and each
+//! other in-edge takes one off: the back edge, taken on every iteration, then carries no code.
 
 use crate::cfg::{self, FuncCfg, SiteKind};
 use crate::debuginfo::LineTable;
@@ -143,6 +147,8 @@ struct FuncProbe {
     header_edge: Vec<Option<HeaderEdge>>,
     /// Headers whose in-edges count the paths ending there (the header itself only starts a path).
     edge_counted: Vec<bool>,
+    /// The loop counter that a header's start bumps, when its loop is counted there.
+    header_loop: Vec<Option<usize>>,
     loops: Vec<LoopCounter>,
     /// Increment of every CFG edge (0 for tree edges and edges out of unreachable blocks).
     edge_inc: Vec<u64>,
@@ -447,9 +453,14 @@ impl FuncProbe {
                 }
             }
         }
-        let (header_edge, edge_counted, loops) = match counters {
+        let LoopPlan { header_edge, edge_counted, header_loop, loops } = match counters {
             Counters::Array { .. } if loop_counters => plan_loops(&fcfg, plan, layout),
-            _ => (vec![None; fcfg.cfg.edges.len()], vec![false; nb], Vec::new()),
+            _ => LoopPlan {
+                header_edge: vec![None; fcfg.cfg.edges.len()],
+                edge_counted: vec![false; nb],
+                header_loop: vec![None; nb],
+                loops: Vec::new(),
+            },
         };
         FuncProbe {
             fcfg,
@@ -457,6 +468,7 @@ impl FuncProbe {
             counters,
             header_edge,
             edge_counted,
+            header_loop,
             loops,
             edge_inc,
             start_inc,
@@ -549,6 +561,16 @@ enum HeaderEdge {
     Constant(u64),
     /// The loop's only way around, free of calls: loop counter `i` (a local) counts it.
     Loop(usize),
+    /// The same, counted at the header's start instead: the edge itself carries no code.
+    Around(usize),
+}
+
+/// Which loops count in locals, and where (see the module docs, "Loops").
+struct LoopPlan {
+    header_edge: Vec<Option<HeaderEdge>>,
+    edge_counted: Vec<bool>,
+    header_loop: Vec<Option<usize>>,
+    loops: Vec<LoopCounter>,
 }
 
 /// Sampled mode with a sample buffer: byte offsets of the `i32` path ends still to let go by, the
@@ -576,22 +598,27 @@ const MAX_FLUSH_BLOCKS: usize = 24;
 /// no call: its ID `K` is a constant and a run of the loop is a run of `K`s. Its header then counts
 /// the paths ending there on its in-edges instead of at its start (only possible when no `br_table`
 /// enters it), so that the loop counter's paths are not counted twice.
-fn plan_loops(
-    fcfg: &FuncCfg,
-    plan: &FunctionPlan,
-    layout: &mut Layout,
-) -> (Vec<Option<HeaderEdge>>, Vec<bool>, Vec<LoopCounter>) {
+///
+/// When every other in-edge of the header is a `br` or the fall-through at `loop` (no `br_if`), the
+/// counter is bumped at the header's start and decremented on those other edges, so that the way
+/// around, usually the hottest edge of the loop, carries no code at all.
+fn plan_loops(fcfg: &FuncCfg, plan: &FunctionPlan, layout: &mut Layout) -> LoopPlan {
     let dag = &plan.dag;
     let nb = fcfg.blocks.len();
     let prefixes = plan.numbering.unique_prefixes(dag);
     let mut via_table = vec![false; nb];
+    let mut plain = vec![false; fcfg.cfg.edges.len()];
     for site in &fcfg.sites {
-        if let SiteKind::Table(entries) = &site.kind {
-            for &e in entries {
-                if let Succ::Block(b) = fcfg.cfg.edges[e as usize].to {
-                    via_table[b as usize] = true;
+        match &site.kind {
+            SiteKind::Table(entries) => {
+                for &e in entries {
+                    if let Succ::Block(b) = fcfg.cfg.edges[e as usize].to {
+                        via_table[b as usize] = true;
+                    }
                 }
             }
+            SiteKind::Edge(e) => plain[*e as usize] = true,
+            _ => {}
         }
     }
     // The constant ID of every path end into a header, and whether it is a call-free way around.
@@ -652,7 +679,19 @@ fn plan_loops(
             None => HeaderEdge::Dynamic,
         });
     }
-    (header_edge, edge_counted, loops)
+    // Count at the header where its other in-edges can take the decrement without a condition.
+    let mut header_loop = vec![None; nb];
+    for (c, edge) in fcfg.cfg.edges.iter().enumerate() {
+        let (Some(HeaderEdge::Loop(i)), Succ::Block(h)) = (header_edge[c], edge.to) else { continue };
+        let others_plain = fcfg.cfg.edges.iter().enumerate().all(|(o, other)| {
+            o == c || other.to != Succ::Block(h) || (plain[o] && !matches!(header_edge[o], Some(HeaderEdge::Loop(_))))
+        });
+        if others_plain {
+            header_edge[c] = Some(HeaderEdge::Around(i));
+            header_loop[h as usize] = Some(i);
+        }
+    }
+    LoopPlan { header_edge, edge_counted, header_loop, loops }
 }
 
 /// Emits probe code into one function.
@@ -719,21 +758,6 @@ impl Emitter<'_> {
         self.f.instruction(&Instruction::LocalSet(self.r));
     }
 
-    /// `r += cond ? taken : not_taken`, leaving `cond` on the stack.
-    fn add_select(&mut self, taken: u64, not_taken: u64) {
-        if taken == 0 && not_taken == 0 {
-            return;
-        }
-        self.f.instruction(&Instruction::LocalTee(self.s));
-        self.konst(taken);
-        self.konst(not_taken);
-        self.f.instruction(&Instruction::LocalGet(self.s));
-        self.f.instruction(&Instruction::Select);
-        self.f.instruction(&Instruction::LocalGet(self.r));
-        self.add_op();
-        self.f.instruction(&Instruction::LocalSet(self.r));
-    }
-
     /// `r += table[min(index, n)]`, leaving the index on the stack.
     fn add_from_table(&mut self, offset: u32, n: u32) {
         let width = if self.bits == 32 { 2 } else { 3 };
@@ -788,10 +812,21 @@ impl Emitter<'_> {
         self.f.instruction(&Instruction::I64Store(self.slot(slot)));
     }
 
+    /// `n -= 1` for loop counter `i`, on an edge into the header that bumps it; the slot keeps its
+    /// value, which the header's store restores before anything can trap.
+    fn unbump_loop(&mut self, i: usize) {
+        let n = self.first_loop_local + i as u32;
+        self.f.instruction(&Instruction::LocalGet(n));
+        self.f.instruction(&Instruction::I64Const(-1));
+        self.f.instruction(&Instruction::I64Add);
+        self.f.instruction(&Instruction::LocalSet(n));
+    }
+
     /// Counts the path taken by an edge into an edge-counted header.
     fn count_edge(&mut self, how: HeaderEdge, inc: u64) {
         match how {
             HeaderEdge::Loop(i) => self.bump_loop(i, &[Instruction::I64Const(1)]),
+            HeaderEdge::Around(_) => {}
             HeaderEdge::Constant(k) => self.add_to_counter(k, &[Instruction::I64Const(1)]),
             HeaderEdge::Dynamic => {
                 self.add(inc);
@@ -804,8 +839,13 @@ impl Emitter<'_> {
     /// condition on the stack. The not-taken increment is added either way: when the branch is taken
     /// the header sets `r` afresh.
     fn count_cond(&mut self, how: HeaderEdge, taken: u64, not_taken: u64) {
+        if let HeaderEdge::Around(_) = how {
+            self.add(not_taken);
+            return;
+        }
         self.f.instruction(&Instruction::LocalTee(self.s));
         match how {
+            HeaderEdge::Around(_) => unreachable!("handled above"),
             HeaderEdge::Loop(i) => {
                 let one_if_taken = [
                     Instruction::LocalGet(self.s),
@@ -1137,14 +1177,34 @@ impl BodyContext<'_> {
         let mut i = 0usize;
         while !reader.eof() {
             let op = reader.read()?;
+            let mut correction = 0;
             match before[i] {
                 Some(SiteKind::Edge(edge)) => match p.header_edge[*edge as usize] {
-                    Some(how) => e.count_edge(how, p.edge_inc[*edge as usize]),
+                    Some(how) => {
+                        e.count_edge(how, p.edge_inc[*edge as usize]);
+                        if let (Succ::Block(h), false) =
+                            (p.fcfg.cfg.edges[*edge as usize].to, matches!(how, HeaderEdge::Around(_)))
+                        {
+                            if let Some(l) = p.header_loop[h as usize] {
+                                e.unbump_loop(l);
+                            }
+                        }
+                    }
                     None => e.add(p.edge_inc[*edge as usize]),
                 },
                 Some(SiteKind::Cond(t, nt)) => match p.header_edge[*t as usize] {
                     Some(how) => e.count_cond(how, p.edge_inc[*t as usize], p.edge_inc[*nt as usize]),
-                    None => e.add_select(p.edge_inc[*t as usize], p.edge_inc[*nt as usize]),
+                    None => {
+                        // The edge into the code right after the operator (`if`'s then-arm, `br_if`'s
+                        // fall-through) corrects an increment added before it for the other edge.
+                        let (before, after) = match op {
+                            Operator::If { .. } => (*nt, *t),
+                            _ => (*t, *nt),
+                        };
+                        let before = p.edge_inc[before as usize];
+                        e.add(before);
+                        correction = p.edge_inc[after as usize].wrapping_sub(before);
+                    }
                 },
                 Some(SiteKind::Table(_)) => {
                     if let Some(&off) = p.tables.get(&i) {
@@ -1198,11 +1258,15 @@ impl BodyContext<'_> {
                     e.f.instruction(&ins);
                 }
             }
+            e.add(correction);
             if let Some(b) = after[i] {
                 if !p.edge_counted[b as usize] {
                     e.count();
                 }
                 e.set(p.start_inc[b as usize]);
+                if let Some(l) = p.header_loop[b as usize] {
+                    e.bump_loop(l, &[Instruction::I64Const(1)]);
+                }
             }
             i += 1;
         }

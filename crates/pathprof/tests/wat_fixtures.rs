@@ -372,3 +372,42 @@ fn loop_counters_are_exact_across_recursion_and_traps() {
     assert_eq!(total(f, |x| x.start == Endpoint::Entry), 7);
     assert_eq!(total(f, |x| x.start == Endpoint::Block(header) && x.end == Endpoint::Exit), 4);
 }
+
+/// A loop whose way around is counted at its header, with a second way around through a call (a
+/// `br` that takes the counter's decrement), trapping inside the loop (`1 / (m - i)` at `i = m`).
+const TRAP_IN_LOOP: &str = r#"
+(module
+  (func $g)
+  (func $f (export "f") (param $n i32) (param $m i32)
+    (local $i i32)
+    (loop $l
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (drop (i32.div_u (i32.const 1) (i32.sub (local.get $m) (local.get $i))))
+      (if (i32.eqz (i32.rem_u (local.get $i) (i32.const 3)))
+        (then (call $g) (br $l)))
+      (br_if $l (i32.lt_u (local.get $i) (local.get $n)))))
+  (func (export "_start")
+    (call $f (i32.const 10) (i32.const 100))
+    (call $f (i32.const 10) (i32.const 5))))
+"#;
+
+#[test]
+fn loop_counted_at_its_header_is_exact_when_the_loop_traps() {
+    let run = run_wat(TRAP_IN_LOOP, &[], &[]);
+    assert_eq!(run.output.status.code(), Some(134));
+    let p = &run.profile;
+    check_balance(p);
+    let f = function(p, "f");
+    let header = f.blocks.iter().find(|b| b.loop_header).unwrap().id;
+    let mut around: Vec<_> =
+        f.paths.iter().filter(|x| x.start == Endpoint::Block(header) && x.end == Endpoint::Block(header)).collect();
+    // The way through the call's arm comes first in the body.
+    around.sort_by_key(|x| x.blocks[1]);
+    let counts: Vec<u64> = around.iter().map(|x| x.count.0).collect();
+    // f(10, 100): i = 3, 6, 9 go round through the call, i = 1, 2, 4, 5, 7, 8 by `br_if`, i = 10 leaves.
+    // f(10, 5): i = 3 through the call; i = 1, 2 and 4 by `br_if` (4 after the call's flush, still in
+    // the slot when i = 5 traps).
+    assert_eq!(counts, vec![3 + 1, 6 + 3]);
+    assert_eq!(total(f, |x| x.start == Endpoint::Entry), 2);
+    assert_eq!(total(f, |x| x.start == Endpoint::Block(header) && x.end == Endpoint::Exit), 1);
+}
