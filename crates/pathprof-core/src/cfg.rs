@@ -120,6 +120,11 @@ impl Cfg {
     /// Loop nesting depth of every block (0 outside loops), from the natural loops of the back edges.
     pub fn loop_depths(&self) -> Vec<u32> {
         let n = self.num_blocks as usize;
+        let mut depth = vec![0u32; n];
+        let back = self.back_edges();
+        if back.is_empty() {
+            return depth;
+        }
         let preds = Adjacency::group(
             n,
             self.edges.iter().filter_map(|e| match e.to {
@@ -128,8 +133,6 @@ impl Cfg {
             }),
         );
         // Natural loop of each header: union over its back edges.
-        let mut depth = vec![0u32; n];
-        let back = self.back_edges();
         let by_header = Adjacency::group(
             n,
             back.iter().filter_map(|&e| match self.edges[e as usize] {
@@ -137,33 +140,38 @@ impl Cfg {
                 _ => None,
             }),
         );
-        let mut in_loop = vec![false; n];
+        // Blocks of the current header's natural loop carry its stamp (header + 1): nothing to clear
+        // between loops, and each loop costs its own size.
+        let mut stamp = vec![0u32; n];
+        let mut body: Vec<BlockId> = Vec::new();
         for h in 0..n {
             let tails = &by_header[h];
             if tails.is_empty() {
                 continue;
             }
-            in_loop.iter_mut().for_each(|x| *x = false);
-            in_loop[h] = true;
+            let mark = h as u32 + 1;
+            stamp[h] = mark;
+            body.clear();
+            body.push(h as BlockId);
             let mut stack: Vec<BlockId> = Vec::new();
             for &t in tails {
-                if !in_loop[t as usize] {
-                    in_loop[t as usize] = true;
+                if stamp[t as usize] != mark {
+                    stamp[t as usize] = mark;
+                    body.push(t);
                     stack.push(t);
                 }
             }
             while let Some(b) = stack.pop() {
                 for &p in &preds[b as usize] {
-                    if !in_loop[p as usize] {
-                        in_loop[p as usize] = true;
+                    if stamp[p as usize] != mark {
+                        stamp[p as usize] = mark;
+                        body.push(p);
                         stack.push(p);
                     }
                 }
             }
-            for (b, &inside) in in_loop.iter().enumerate() {
-                if inside {
-                    depth[b] += 1;
-                }
+            for &b in &body {
+                depth[b as usize] += 1;
             }
         }
         depth

@@ -642,7 +642,8 @@ fn plan_loops(fcfg: &FuncCfg, plan: &FunctionPlan, layout: &mut Layout) -> LoopP
         constant[c as usize] = Some((id, around));
     }
     // The deepest loops first, at most MAX_LOOP_COUNTERS of them: each adds a flush before calls.
-    let depth = fcfg.cfg.loop_depths();
+    let any_around = constant.iter().any(|k| matches!(k, Some((_, true))));
+    let depth = if any_around { fcfg.cfg.loop_depths() } else { Vec::new() };
     let mut chosen: Vec<(u32, u64, u32)> = Vec::new();
     for (c, k) in constant.iter().enumerate() {
         if let (Some((path, true)), Succ::Block(h)) = (k, fcfg.cfg.edges[c].to) {
@@ -983,7 +984,6 @@ impl Emitter<'_> {
         self.f.instruction(&Instruction::End);
     }
 
-    /// `counter[r]++` in the array at `offset`.
     /// Sampled mode with a buffer (see `map::SampleBufferLayout`): while the flag is set, lets
     /// `skip` path ends go by, then appends `function << 32 | r` to the buffer and decrements the
     /// flag, last, so that the host sees the sample once it sees the flag change.
@@ -1027,6 +1027,7 @@ impl Emitter<'_> {
         f.instruction(&Instruction::End);
     }
 
+    /// `counter[r]++` in the array at `offset`.
     fn count_in_array(&mut self, offset: u32) {
         let arg = MemArg { offset: offset as u64, align: 3, memory_index: self.memory };
         self.f.instruction(&Instruction::LocalGet(self.r));
