@@ -66,7 +66,7 @@ pub struct Sampling {
 
 impl Default for Sampling {
     fn default() -> Self {
-        Sampling { samples: 64, stride: 17, every: None, tick: Duration::from_millis(1) }
+        Sampling { samples: 64, stride: 17, every: None, tick: Duration::from_micros(250) }
     }
 }
 

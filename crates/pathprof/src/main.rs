@@ -53,7 +53,7 @@ struct SamplingArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     every: Option<u64>,
     /// PEP: timer period in milliseconds.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 0.25)]
     tick_ms: f64,
 }
 
