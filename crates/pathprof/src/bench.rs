@@ -2,8 +2,10 @@
 //! by side in one run.
 //!
 //! For every program of a Sightglass-style corpus, the original and each mode's instrumented module
-//! are compiled once, then run in fresh instances, interleaved (none, mode, none, mode, …), each run
-//! timed over its bench region (`bench.start` → `bench.end`). Every run's output is checked against
+//! run in fresh instances, interleaved (none, mode, none, mode, …), each run timed over its bench
+//! region (`bench.start` → `bench.end`). Every run compiles its module afresh, because where compiled
+//! code lands can change a program's speed by tens of per cent; short programs run once unmeasured
+//! first, so that the fresh code is not timed cold. Every run's output is checked against
 //! the program's expected files: a changed output is an error, not a data point. Runs repeat until the
 //! medians are stable (relative median absolute deviation at most `--spread`), between `--runs` and
 //! `--max-runs` rounds and within `--budget` seconds per program.
@@ -169,7 +171,8 @@ pub struct BenchReport {
 
 struct Variant {
     mode: Mode,
-    module: pathprof_runtime::Module,
+    /// The module to run, compiled afresh for every round (see [`measure`]).
+    code: Vec<u8>,
     map: Option<pathprof_wasm::ProfileMap>,
     instrumentation_seconds: f64,
     compile_seconds: f64,
@@ -243,7 +246,6 @@ fn instrument_for(mode: Mode, bytes: &[u8]) -> Result<(Vec<u8>, Option<pathprof_
 
 /// Benchmarks every program under `dir`.
 pub fn bench(dir: &Path, options: &BenchOptions, mut progress: impl FnMut(&ProgramFigures)) -> Result<BenchReport> {
-    // Epoch checks are compiled into every mode's code alike, so that they compare fairly.
     let modes: Vec<Mode> = parse_modes(&options.modes)?.iter().map(|m| Mode::parse(m)).collect::<Result<_>>()?;
     let engine = pathprof_runtime::engine()?;
     let dir = dir.canonicalize().with_context(|| format!("cannot read {}", dir.display()))?;
@@ -329,10 +331,10 @@ fn bench_program(
     for &mode in std::iter::once(&Mode::None).chain(modes.iter().filter(|m| **m != Mode::None)) {
         let (code, map, instrumentation_seconds) = instrument_for(mode, &bytes)?;
         let code_bytes = ModuleInfo::read(&code)?.code_size();
-        let (module, compile_seconds) = pathprof_runtime::compile(engine, &code)?;
+        let (_, compile_seconds) = pathprof_runtime::compile(engine, &code)?;
         variants.push(Variant {
             mode,
-            module,
+            code,
             map,
             instrumentation_seconds,
             compile_seconds,
@@ -394,6 +396,10 @@ fn bench_program(
     })
 }
 
+/// Programs whose median run is shorter than this run once unmeasured before each measured run (all
+/// do in the first round).
+const WARM_UP_BELOW_SECONDS: f64 = 0.05;
+
 fn measure(
     engine: &pathprof_runtime::Engine,
     variants: &mut [Variant],
@@ -417,7 +423,16 @@ fn measure(
             if let Mode::Kbl(k) = v.mode {
                 config.k = k;
             }
-            let out = pathprof_runtime::run_module(engine, &v.module, v.map.as_ref(), &config)?;
+            // Where the compiled code and its data land in memory can shift a program's speed by tens of
+            // per cent (keccak: 9.0 or 11.4 ms, whichever the process draws, uninstrumented as well).
+            // A fresh compilation per run lets every mode draw from the same placements.
+            // A short program (and any program in the first round) first runs once unmeasured, so that
+            // its fresh code is not timed cold.
+            let (module, _) = pathprof_runtime::compile(engine, &v.code)?;
+            if v.times.is_empty() || median(&v.times) < WARM_UP_BELOW_SECONDS {
+                pathprof_runtime::run_module(engine, &module, v.map.as_ref(), &config)?;
+            }
+            let out = pathprof_runtime::run_module(engine, &module, v.map.as_ref(), &config)?;
             if out.exit_code != 0 || out.trap.is_some() {
                 bail!("{name} in mode {}: exit {} {}", v.mode, out.exit_code, out.trap.unwrap_or_default());
             }
