@@ -108,8 +108,13 @@ impl Cfg {
 
     /// Loop headers: targets of back edges.
     pub fn loop_headers(&self) -> Vec<bool> {
+        self.targets(&self.back_edges())
+    }
+
+    /// The blocks that `edges` lead to.
+    pub fn targets(&self, edges: &[CfgEdgeId]) -> Vec<bool> {
         let mut h = vec![false; self.num_blocks as usize];
-        for e in self.back_edges() {
+        for &e in edges {
             if let Succ::Block(w) = self.edges[e as usize].to {
                 h[w as usize] = true;
             }

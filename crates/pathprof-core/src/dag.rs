@@ -70,12 +70,7 @@ impl Dag {
         for &e in &back {
             is_back[e as usize] = true;
         }
-        let mut headers = vec![false; n as usize];
-        for &e in &back {
-            if let Succ::Block(w) = cfg.edges[e as usize].to {
-                headers[w as usize] = true;
-            }
-        }
+        let headers = cfg.targets(&back);
         let mut cut = vec![false; n as usize];
         for b in 0..n as usize {
             let extra = extra_cuts.get(b).copied().unwrap_or(false);
