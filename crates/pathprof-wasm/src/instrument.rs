@@ -840,14 +840,11 @@ impl Emitter<'_> {
     /// condition on the stack. The not-taken increment is added either way: when the branch is taken
     /// the header sets `r` afresh.
     fn count_cond(&mut self, how: HeaderEdge, taken: u64, not_taken: u64) {
-        if let HeaderEdge::Around(_) = how {
-            self.add(not_taken);
-            return;
-        }
-        self.f.instruction(&Instruction::LocalTee(self.s));
         match how {
-            HeaderEdge::Around(_) => unreachable!("handled above"),
+            // The header counts the way around; the condition stays where it is.
+            HeaderEdge::Around(_) => {}
             HeaderEdge::Loop(i) => {
+                self.f.instruction(&Instruction::LocalTee(self.s));
                 let one_if_taken = [
                     Instruction::LocalGet(self.s),
                     Instruction::I32Eqz,
@@ -855,22 +852,21 @@ impl Emitter<'_> {
                     Instruction::I64ExtendI32U,
                 ];
                 self.bump_loop(i, &one_if_taken);
-                self.add(not_taken);
-                return;
             }
-            HeaderEdge::Constant(k) => {
+            HeaderEdge::Constant(_) | HeaderEdge::Dynamic => {
+                self.f.instruction(&Instruction::LocalTee(self.s));
                 self.f.instruction(&Instruction::If(BlockType::Empty));
-                self.add_to_counter(k, &[Instruction::I64Const(1)]);
-            }
-            HeaderEdge::Dynamic => {
-                self.f.instruction(&Instruction::If(BlockType::Empty));
-                self.add(taken);
-                self.count();
+                if let HeaderEdge::Constant(k) = how {
+                    self.add_to_counter(k, &[Instruction::I64Const(1)]);
+                } else {
+                    self.add(taken);
+                    self.count();
+                }
+                self.f.instruction(&Instruction::End);
+                self.f.instruction(&Instruction::LocalGet(self.s));
             }
         }
-        self.f.instruction(&Instruction::End);
         self.add(not_taken);
-        self.f.instruction(&Instruction::LocalGet(self.s));
     }
 
     /// Adds every loop counter to its path's counter and empties its slot.
