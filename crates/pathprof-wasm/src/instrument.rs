@@ -410,6 +410,15 @@ struct Layout {
 }
 
 impl FuncProbe {
+    /// The loop counter that `edge`, counted as `how`, takes one off: its header bumps that counter at
+    /// its start, and the edge is not the way around.
+    fn unbumped_by(&self, edge: u32, how: HeaderEdge) -> Option<usize> {
+        match (how, self.fcfg.cfg.edges[edge as usize].to) {
+            (HeaderEdge::Around(_), _) | (_, Succ::Exit) => None,
+            (_, Succ::Block(h)) => self.header_loop[h as usize],
+        }
+    }
+
     fn new(
         fcfg: FuncCfg,
         plan: &FunctionPlan,
@@ -695,7 +704,6 @@ fn plan_loops(fcfg: &FuncCfg, plan: &FunctionPlan, layout: &mut Layout) -> LoopP
     LoopPlan { header_edge, edge_counted, header_loop, loops }
 }
 
-/// Emits probe code into one function.
 /// `word += delta` for an `i32` word of memory at a constant address; with `atomic`, the store is an
 /// atomic one.
 fn add_to_word(f: &mut Function, word: MemArg, delta: i32, atomic: bool) {
@@ -707,6 +715,7 @@ fn add_to_word(f: &mut Function, word: MemArg, delta: i32, atomic: bool) {
     f.instruction(&if atomic { Instruction::I32AtomicStore(word) } else { Instruction::I32Store(word) });
 }
 
+/// Emits probe code into one function.
 struct Emitter<'f> {
     f: &'f mut Function,
     r: u32,
@@ -1179,12 +1188,8 @@ impl BodyContext<'_> {
                 Some(SiteKind::Edge(edge)) => match p.header_edge[*edge as usize] {
                     Some(how) => {
                         e.count_edge(how, p.edge_inc[*edge as usize]);
-                        if let (Succ::Block(h), false) =
-                            (p.fcfg.cfg.edges[*edge as usize].to, matches!(how, HeaderEdge::Around(_)))
-                        {
-                            if let Some(l) = p.header_loop[h as usize] {
-                                e.unbump_loop(l);
-                            }
+                        if let Some(l) = p.unbumped_by(*edge, how) {
+                            e.unbump_loop(l);
                         }
                     }
                     None => e.add(p.edge_inc[*edge as usize]),

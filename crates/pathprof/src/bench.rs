@@ -424,7 +424,7 @@ fn measure(
                 config.k = k;
             }
             // Where the compiled code and its data land in memory can shift a program's speed by tens of
-            // per cent (keccak: 9.0 or 11.4 ms, whichever the process draws, uninstrumented as well).
+            // per cent (keccak: 9.0 or 11.7 ms, whichever the process draws, uninstrumented as well).
             // A fresh compilation per run lets every mode draw from the same placements.
             // A short program (and any program in the first round) first runs once unmeasured, so that
             // its fresh code is not timed cold.
