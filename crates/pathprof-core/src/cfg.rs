@@ -124,11 +124,22 @@ impl Cfg {
 
     /// Loop nesting depth of every block (0 outside loops), from the natural loops of the back edges.
     pub fn loop_depths(&self) -> Vec<u32> {
+        let mut depth = vec![0u32; self.num_blocks as usize];
+        self.natural_loops(|_, body| {
+            for &b in body {
+                depth[b as usize] += 1;
+            }
+        });
+        depth
+    }
+
+    /// Calls `visit(h, body)` for every loop header `h`, in block order, with the blocks of its
+    /// natural loop (the union over its back edges; `h` first). Each loop costs its own size.
+    pub fn natural_loops(&self, mut visit: impl FnMut(BlockId, &[BlockId])) {
         let n = self.num_blocks as usize;
-        let mut depth = vec![0u32; n];
         let back = self.back_edges();
         if back.is_empty() {
-            return depth;
+            return;
         }
         let preds = Adjacency::group(
             n,
@@ -137,7 +148,6 @@ impl Cfg {
                 Succ::Exit => None,
             }),
         );
-        // Natural loop of each header: union over its back edges.
         let by_header = Adjacency::group(
             n,
             back.iter().filter_map(|&e| match self.edges[e as usize] {
@@ -146,9 +156,10 @@ impl Cfg {
             }),
         );
         // Blocks of the current header's natural loop carry its stamp (header + 1): nothing to clear
-        // between loops, and each loop costs its own size.
+        // between loops.
         let mut stamp = vec![0u32; n];
         let mut body: Vec<BlockId> = Vec::new();
+        let mut stack: Vec<BlockId> = Vec::new();
         for h in 0..n {
             let tails = &by_header[h];
             if tails.is_empty() {
@@ -158,7 +169,6 @@ impl Cfg {
             stamp[h] = mark;
             body.clear();
             body.push(h as BlockId);
-            let mut stack: Vec<BlockId> = Vec::new();
             for &t in tails {
                 if stamp[t as usize] != mark {
                     stamp[t as usize] = mark;
@@ -175,10 +185,7 @@ impl Cfg {
                     }
                 }
             }
-            for &b in &body {
-                depth[b as usize] += 1;
-            }
+            visit(h as BlockId, &body);
         }
-        depth
     }
 }

@@ -34,13 +34,29 @@
 //! or fall-through (not a `br_table` entry). When all the header's other in-edges are `br`s or the
 //! fall-through at `loop`, the counter is bumped (and mirrored) at the header's start instead, and each
 //! other in-edge takes one off: the back edge, taken on every iteration, then carries no code.
+//!
+//! A loop that calls nothing, holds an inner loop and has a way around that skips it (crossing no
+//! other header) counts the paths ending at its header in runs (a run counter): an `i64` local
+//! holds how many times in a row the same path ended there, and the path's ID sits in a slot of the
+//! profiler's memory. A path whose ID equals the slot's only bumps the local (mirrored, as above,
+//! with a plain store); another one adds the run to its counter and stores its own ID. Such a loop
+//! often goes round the short way many times in a row (sieve's loop over the numbers skips the
+//! composites), and `count[r]++` made each of those iterations wait for the previous one's store to
+//! the same counter; the run keeps the count in a register and only reads the slot's ID while it
+//! lasts. Runs are flushed like loop counters, before calls and at exits, and the host adds a
+//! pending run after a trap. Loops without an inner loop are left alone: where their ways around
+//! alternate (heapsort's sift-down), runs cost more than they save. Loop and run counters share one
+//! budget per function, loop counters first, then the deepest loops.
 
 use crate::cfg::{self, FuncCfg, SiteKind};
 use crate::debuginfo::LineTable;
-use crate::map::{Counters, FunctionMap, LoopCounter, Probes, ProfileMap, SampleBufferLayout, MAP_FORMAT, MAP_VERSION};
+use crate::map::{
+    Counters, FunctionMap, LoopCounter, Probes, ProfileMap, RunCounter, SampleBufferLayout, MAP_FORMAT, MAP_VERSION,
+};
 use crate::module::{validate, ModuleError, ModuleInfo};
 use crate::parallel::parallel_map;
-use pathprof_core::dag::{DagEdgeKind, LoopCut};
+use pathprof_core::dag::{Dag, DagEdgeKind, LoopCut};
+use pathprof_core::graph::Adjacency;
 use pathprof_core::estimate;
 use pathprof_core::profile::{BlockInfo, Endpoint, PathCount};
 use pathprof_core::{FunctionPlan, PlanOptions, Succ};
@@ -150,6 +166,9 @@ struct FuncProbe {
     /// The loop counter that a header's start bumps, when its loop is counted there.
     header_loop: Vec<Option<usize>>,
     loops: Vec<LoopCounter>,
+    /// The run counter of a header that counts its paths in runs.
+    header_run: Vec<Option<usize>>,
+    runs: Vec<RunCounter>,
     /// Increment of every CFG edge (0 for tree edges and edges out of unreachable blocks).
     edge_inc: Vec<u64>,
     /// `r` at the start of a path from a cut block or header.
@@ -301,12 +320,12 @@ fn rewrite(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumented, Mo
             }
         };
         let probe = FuncProbe::new(fcfg, &plan, bits, counters, wrapper, options.loop_counters, &mut layout);
-        let loop_counters = probe.loops.clone();
+        let (loop_counters, run_counters) = (probe.loops.clone(), probe.runs.clone());
         functions.push(FunctionMap {
             index,
             name,
             blocks,
-            probes: Some(Probes { plan, counters, register_bits: bits, loop_counters }),
+            probes: Some(Probes { plan, counters, register_bits: bits, loop_counters, run_counters }),
             skip_reason: None,
         });
         probes.push(Some(probe));
@@ -462,13 +481,15 @@ impl FuncProbe {
                 }
             }
         }
-        let LoopPlan { header_edge, edge_counted, header_loop, loops } = match counters {
+        let LoopPlan { header_edge, edge_counted, header_loop, loops, header_run, runs } = match counters {
             Counters::Array { .. } if loop_counters => plan_loops(&fcfg, plan, layout),
             _ => LoopPlan {
                 header_edge: vec![None; fcfg.cfg.edges.len()],
                 edge_counted: vec![false; nb],
                 header_loop: vec![None; nb],
                 loops: Vec::new(),
+                header_run: vec![None; nb],
+                runs: Vec::new(),
             },
         };
         FuncProbe {
@@ -479,6 +500,8 @@ impl FuncProbe {
             edge_counted,
             header_loop,
             loops,
+            header_run,
+            runs,
             edge_inc,
             start_inc,
             cut: plan.dag.cut.clone(),
@@ -580,6 +603,8 @@ struct LoopPlan {
     edge_counted: Vec<bool>,
     header_loop: Vec<Option<usize>>,
     loops: Vec<LoopCounter>,
+    header_run: Vec<Option<usize>>,
+    runs: Vec<RunCounter>,
 }
 
 /// Sampled mode with a sample buffer: byte offsets of the `i32` path ends still to let go by, the
@@ -601,7 +626,8 @@ const MAX_LOOP_COUNTERS: usize = 4;
 /// Most flushes of loop counters at call sites in one function (counters × calls).
 const MAX_FLUSH_BLOCKS: usize = 24;
 
-/// Decides which back edges count in a local (see the module docs, "Loops").
+/// Decides which back edges count in a local, and which headers count in runs (see the module docs,
+/// "Loops").
 ///
 /// A back edge `u→h` qualifies when exactly one DAG path reaches it, that path starts at `h` and runs
 /// no call: its ID `K` is a constant and a run of the loop is a run of `K`s. Its header then counts
@@ -650,9 +676,18 @@ fn plan_loops(fcfg: &FuncCfg, plan: &FunctionPlan, layout: &mut Layout) -> LoopP
         around &= !fcfg.blocks[edge.from as usize].has_call;
         constant[c as usize] = Some((id, around));
     }
+    // Loop depths, and the loops that call nothing.
+    let mut depth = vec![0u32; nb];
+    let mut call_free = vec![false; nb];
+    let mut nests = vec![false; nb];
+    fcfg.cfg.natural_loops(|h, body| {
+        call_free[h as usize] = body.iter().all(|&b| !fcfg.blocks[b as usize].has_call);
+        nests[h as usize] = body.iter().any(|&b| b != h && fcfg.blocks[b as usize].loop_header);
+        for &b in body {
+            depth[b as usize] += 1;
+        }
+    });
     // The deepest loops first, at most MAX_LOOP_COUNTERS of them: each adds a flush before calls.
-    let any_around = constant.iter().any(|k| matches!(k, Some((_, true))));
-    let depth = if any_around { fcfg.cfg.loop_depths() } else { Vec::new() };
     let mut chosen: Vec<(u32, u64, u32)> = Vec::new();
     for (c, k) in constant.iter().enumerate() {
         if let (Some((path, true)), Succ::Block(h)) = (k, fcfg.cfg.edges[c].to) {
@@ -663,11 +698,35 @@ fn plan_loops(fcfg: &FuncCfg, plan: &FunctionPlan, layout: &mut Layout) -> LoopP
     }
     chosen.sort_by_key(|&(d, p, _)| (std::cmp::Reverse(d), p));
     // Every call site flushes every counter: keep the code that adds bounded.
-    let affordable = MAX_FLUSH_BLOCKS / fcfg.num_calls.max(1);
-    chosen.truncate(MAX_LOOP_COUNTERS.min(affordable));
+    let budget = MAX_LOOP_COUNTERS.min(MAX_FLUSH_BLOCKS / fcfg.num_calls.max(1));
+    chosen.truncate(budget);
     let mut edge_counted = vec![false; nb];
     for &(_, _, h) in &chosen {
         edge_counted[h as usize] = true;
+    }
+    // Run counters for the other headers of call-free loops that hold an inner loop and have a way
+    // around that skips it (without one, every iteration ends paths elsewhere too, and the counter's
+    // store has time to complete), deepest first, with what is left.
+    let dag_out = dag.out_edges();
+    let mut seen = vec![false; dag.num_nodes() as usize];
+    let mut run_headers: Vec<(u32, usize)> = (0..nb)
+        .filter(|&h| {
+            call_free[h]
+                && nests[h]
+                && !edge_counted[h]
+                && plan.dag.cut.get(h).copied().unwrap_or(false)
+                && short_way_around(dag, &dag_out, h as u32, &mut seen)
+        })
+        .map(|h| (depth[h], h))
+        .collect();
+    run_headers.sort_by_key(|&(d, h)| (std::cmp::Reverse(d), h));
+    run_headers.truncate(budget - chosen.len());
+    let mut header_run = vec![None; nb];
+    let mut runs = Vec::new();
+    for &(_, h) in &run_headers {
+        header_run[h] = Some(runs.len());
+        runs.push(RunCounter { slot: layout.counters as u32 });
+        layout.counters += 16;
     }
     let mut header_edge = vec![None; fcfg.cfg.edges.len()];
     let mut loops: Vec<LoopCounter> = Vec::new();
@@ -701,7 +760,37 @@ fn plan_loops(fcfg: &FuncCfg, plan: &FunctionPlan, layout: &mut Layout) -> LoopP
             header_loop[h as usize] = Some(i);
         }
     }
-    LoopPlan { header_edge, edge_counted, header_loop, loops }
+    LoopPlan { header_edge, edge_counted, header_loop, loops, header_run, runs }
+}
+
+/// Whether a DAG path from header `h` ends at `h` itself, crossing no other header or cut block.
+/// `seen` is all false on entry and on return.
+fn short_way_around(dag: &Dag, out: &Adjacency, h: u32, seen: &mut [bool]) -> bool {
+    let mut stack = vec![h];
+    let mut visited = vec![h];
+    seen[h as usize] = true;
+    let mut found = false;
+    while let Some(u) = stack.pop() {
+        for &e in &out[u as usize] {
+            let edge = dag.edges[e as usize];
+            match edge.kind {
+                DagEdgeKind::End(_, to) if to == h => found = true,
+                DagEdgeKind::Real(_) if !seen[edge.to as usize] => {
+                    seen[edge.to as usize] = true;
+                    visited.push(edge.to);
+                    stack.push(edge.to);
+                }
+                _ => {}
+            }
+        }
+        if found {
+            break;
+        }
+    }
+    for v in visited {
+        seen[v as usize] = false;
+    }
+    found
 }
 
 /// `word += delta` for an `i32` word of memory at a constant address; with `atomic`, the store is an
@@ -734,6 +823,9 @@ struct Emitter<'f> {
     /// Stream mode with singles: an `i32` local, non-zero once the entry marker is written.
     entered: u32,
     loops: &'f [LoopCounter],
+    /// Local of the first run counter's length (`i64`); the others follow.
+    first_run_local: u32,
+    runs: &'f [RunCounter],
     /// Sampled mode: the buffer samples go to, instead of the sample import.
     sample_buffer: Option<SampleBufferLayout>,
 }
@@ -809,8 +901,11 @@ impl Emitter<'_> {
 
     /// `n += delta` for loop counter `i`, and its slot updated with a plain store.
     fn bump_loop(&mut self, i: usize, delta: &[Instruction]) {
-        let n = self.first_loop_local + i as u32;
-        let slot = self.loops[i].slot;
+        self.bump_mirrored(self.first_loop_local + i as u32, self.loops[i].slot, delta);
+    }
+
+    /// `n += delta` for the `i64` local `n`, mirrored in the word at byte `slot` with a plain store.
+    fn bump_mirrored(&mut self, n: u32, slot: u32, delta: &[Instruction]) {
         self.f.instruction(&Instruction::LocalGet(n));
         for d in delta {
             self.f.instruction(d);
@@ -878,22 +973,76 @@ impl Emitter<'_> {
         self.add(not_taken);
     }
 
-    /// Adds every loop counter to its path's counter and empties its slot.
+    /// Counts the path ending at a header with run counter `j`: the run grows when the path is the
+    /// one whose ID its slot holds; otherwise the run goes to the array and a run of this path starts.
+    /// The ID is compared in memory, where only a change of path stores it, so that the header keeps
+    /// one local (the run's length) and no dependence through memory from one iteration to the next.
+    fn count_run(&mut self, j: usize) {
+        let id = self.run_path(j);
+        self.r_as_i32();
+        self.f.instruction(&Instruction::I32Const(0));
+        self.f.instruction(&Instruction::I32Load(id));
+        self.f.instruction(&Instruction::I32Ne);
+        self.f.instruction(&Instruction::If(BlockType::Empty));
+        self.flush_run_counter(j);
+        // The ID's high word stays 0: counted paths have 32-bit IDs.
+        self.f.instruction(&Instruction::I32Const(0));
+        self.r_as_i32();
+        self.f.instruction(&Instruction::I32Store(id));
+        self.f.instruction(&Instruction::End);
+        self.bump_mirrored(self.first_run_local + j as u32, self.runs[j].slot, &[Instruction::I64Const(1)]);
+    }
+
+    /// The low word of run counter `j`'s path ID.
+    fn run_path(&self, j: usize) -> MemArg {
+        MemArg { offset: u64::from(self.runs[j].slot) + 8, align: 2, memory_index: self.memory }
+    }
+
+    /// Pushes `r` as an `i32` (array-counted paths have 32-bit IDs).
+    fn r_as_i32(&mut self) {
+        self.f.instruction(&Instruction::LocalGet(self.r));
+        if self.bits == 64 {
+            self.f.instruction(&Instruction::I32WrapI64);
+        }
+    }
+
+    /// Adds run counter `j`'s pending run to its path's counter and empties its slot.
+    fn flush_run_counter(&mut self, j: usize) {
+        let Counters::Array { offset } = self.counters else { unreachable!("run counters count in arrays") };
+        let id = self.run_path(j);
+        self.flush_mirrored(self.first_run_local + j as u32, self.runs[j].slot, |e, n| {
+            e.f.instruction(&Instruction::I32Const(0));
+            e.f.instruction(&Instruction::I32Load(id));
+            e.add_in_array(offset, &[Instruction::LocalGet(n)]);
+        });
+    }
+
+    /// When the `i64` local `n` is not 0: `add` adds it to its path's counter, then `n` and its
+    /// mirror at byte `slot` are emptied.
+    fn flush_mirrored(&mut self, n: u32, slot: u32, add: impl FnOnce(&mut Self, u32)) {
+        self.f.instruction(&Instruction::LocalGet(n));
+        self.f.instruction(&Instruction::I64Eqz);
+        self.f.instruction(&Instruction::I32Eqz);
+        self.f.instruction(&Instruction::If(BlockType::Empty));
+        add(self, n);
+        self.f.instruction(&Instruction::I64Const(0));
+        self.f.instruction(&Instruction::LocalSet(n));
+        self.f.instruction(&Instruction::I32Const(0));
+        self.f.instruction(&Instruction::I64Const(0));
+        self.f.instruction(&Instruction::I64Store(self.slot(slot)));
+        self.f.instruction(&Instruction::End);
+    }
+
+    /// Adds every loop and run counter to its path's counter and empties its slot.
     fn flush_loops(&mut self) {
+        for j in 0..self.runs.len() {
+            self.flush_run_counter(j);
+        }
         for i in 0..self.loops.len() {
-            let n = self.first_loop_local + i as u32;
             let LoopCounter { path, slot } = self.loops[i];
-            self.f.instruction(&Instruction::LocalGet(n));
-            self.f.instruction(&Instruction::I64Eqz);
-            self.f.instruction(&Instruction::I32Eqz);
-            self.f.instruction(&Instruction::If(BlockType::Empty));
-            self.add_to_counter(path, &[Instruction::LocalGet(n)]);
-            self.f.instruction(&Instruction::I64Const(0));
-            self.f.instruction(&Instruction::LocalSet(n));
-            self.f.instruction(&Instruction::I32Const(0));
-            self.f.instruction(&Instruction::I64Const(0));
-            self.f.instruction(&Instruction::I64Store(self.slot(slot)));
-            self.f.instruction(&Instruction::End);
+            self.flush_mirrored(self.first_loop_local + i as u32, slot, |e, n| {
+                e.add_to_counter(path, &[Instruction::LocalGet(n)]);
+            });
         }
     }
 
@@ -1034,17 +1183,21 @@ impl Emitter<'_> {
 
     /// `counter[r]++` in the array at `offset`.
     fn count_in_array(&mut self, offset: u32) {
+        self.r_as_i32();
+        self.add_in_array(offset, &[Instruction::I64Const(1)]);
+    }
+
+    /// `counter[id] += value` in the array at `offset`, for the path ID (`i32`) on the stack.
+    fn add_in_array(&mut self, offset: u32, value: &[Instruction]) {
         let arg = MemArg { offset: offset as u64, align: 3, memory_index: self.memory };
-        self.f.instruction(&Instruction::LocalGet(self.r));
-        if self.bits == 64 {
-            self.f.instruction(&Instruction::I32WrapI64);
-        }
         self.f.instruction(&Instruction::I32Const(3));
         self.f.instruction(&Instruction::I32Shl);
         self.f.instruction(&Instruction::LocalTee(self.a));
         self.f.instruction(&Instruction::LocalGet(self.a));
         self.f.instruction(&Instruction::I64Load(arg));
-        self.f.instruction(&Instruction::I64Const(1));
+        for v in value {
+            self.f.instruction(v);
+        }
         self.f.instruction(&Instruction::I64Add);
         self.f.instruction(&Instruction::I64Store(arg));
     }
@@ -1140,7 +1293,11 @@ impl BodyContext<'_> {
         if !p.loops.is_empty() {
             locals.push((p.loops.len() as u32, ValType::I64));
         }
-        let t = num_locals + 3 + p.loops.len() as u32;
+        let first_run_local = num_locals + 3 + p.loops.len() as u32;
+        if !p.runs.is_empty() {
+            locals.push((p.runs.len() as u32, ValType::I64));
+        }
+        let t = first_run_local + p.runs.len() as u32;
         if let Counters::Stream { .. } = p.counters {
             locals.push((1, ValType::I64));
             // Whether the activation's entry marker was written.
@@ -1162,6 +1319,8 @@ impl BodyContext<'_> {
             t,
             entered: t + 1,
             loops: &p.loops,
+            first_run_local,
+            runs: &p.runs,
             sample_buffer: self.sample_buffer,
         };
         e.f.instruction(&Instruction::Block(p.wrapper));
@@ -1262,7 +1421,9 @@ impl BodyContext<'_> {
             }
             e.add(correction);
             if let Some(b) = after[i] {
-                if !p.edge_counted[b as usize] {
+                if let Some(j) = p.header_run[b as usize] {
+                    e.count_run(j);
+                } else if !p.edge_counted[b as usize] {
                     e.count();
                 }
                 e.set(p.start_inc[b as usize]);

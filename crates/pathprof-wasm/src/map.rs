@@ -87,6 +87,11 @@ pub struct Probes {
     /// Loop counters: paths counted in a local while their loop runs, mirrored in a slot of the
     /// profiler's memory and added to the array before every call and at exit.
     pub loop_counters: Vec<LoopCounter>,
+    /// Run counters: loop headers that count a run of equal paths in a local, mirrored in the
+    /// profiler's memory and added to the array when another path ends there, before every call and
+    /// at exit.
+    #[serde(default)]
+    pub run_counters: Vec<RunCounter>,
 }
 
 /// A loop's only path around, counted in a local; `slot` holds the count not yet in the array.
@@ -94,6 +99,15 @@ pub struct Probes {
 pub struct LoopCounter {
     pub path: u64,
     /// Byte offset of a little-endian `u64` in the profiler's memory.
+    pub slot: u32,
+}
+
+/// A loop header's current run of one path: `slot` holds the length of the run not yet in the
+/// array, `slot + 8` the path's ID (both little-endian `u64`s in the profiler's memory); a length of 0
+/// means no run is pending.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunCounter {
+    /// Byte offset of the run's length; its path's ID follows.
     pub slot: u32,
 }
 
@@ -147,7 +161,7 @@ impl ProfileMap {
     /// Reads the counters of every array-counted function from the profiler's memory.
     pub fn read_array_counters(&self, memory: &[u8], counts: &mut RawCounts) {
         for f in &self.functions {
-            let Some(Probes { plan, counters, loop_counters, .. }) = &f.probes else { continue };
+            let Some(Probes { plan, counters, loop_counters, run_counters, .. }) = &f.probes else { continue };
             let (Counters::Array { offset } | Counters::Stream { singles: Some(offset) }) = counters else {
                 continue;
             };
@@ -162,6 +176,16 @@ impl ProfileMap {
                 let slot = l.slot as usize;
                 let pending = u64::from_le_bytes(memory[slot..slot + 8].try_into().expect("8 bytes"));
                 if let Some(v) = values.get_mut(l.path as usize) {
+                    *v += pending;
+                }
+            }
+            for r in run_counters {
+                let word = |at: usize| u64::from_le_bytes(memory[at..at + 8].try_into().expect("8 bytes"));
+                let (pending, path) = (word(r.slot as usize), word(r.slot as usize + 8));
+                if pending == 0 {
+                    continue;
+                }
+                if let Some(v) = usize::try_from(path).ok().and_then(|p| values.get_mut(p)) {
                     *v += pending;
                 }
             }

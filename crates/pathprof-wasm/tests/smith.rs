@@ -279,6 +279,8 @@ struct Stats {
     skip_reasons: BTreeMap<String, u64>,
     hash_functions: u64,
     overflow_cut_functions: u64,
+    loop_counters: u64,
+    run_counters: u64,
     wide_registers: u64,
     loops: u64,
     br_tables: u64,
@@ -676,6 +678,8 @@ fn check_module(
                 if p.plan.dag.cut.iter().any(|&c| c) && !p.plan.overflow_cuts.is_empty() {
                     stats.overflow_cut_functions += 1;
                 }
+                stats.loop_counters += p.loop_counters.len() as u64;
+                stats.run_counters += p.run_counters.len() as u64;
             }
             (None, true) => {
                 stats.skipped_functions += 1;
@@ -767,8 +771,8 @@ fn check_mode_map(mode: Mode, map: &ProfileMap, bl: &ProfileMap, stats: &mut Sta
             }
             _ => return Err(format!("function {i}: {:?} but in bl {:?}", f.skip_reason, g.skip_reason)),
         };
-        if !p.loop_counters.is_empty() {
-            return Err(format!("function {i} has loop counters"));
+        if !p.loop_counters.is_empty() || !p.run_counters.is_empty() {
+            return Err(format!("function {i} has loop or run counters"));
         }
         // An activation of a function without loops or cuts ends one path.
         let one_path = p.plan.dag.edges.iter().all(|e| matches!(e.kind, DagEdgeKind::Real(_)));
@@ -1699,7 +1703,7 @@ fn run_all() {
     }
     eprintln!(
         "smith: {} cases ({} with exceptions, {} with imports; options {:?}) in {:.1}s: {} instrumented functions \
-         ({} hash-counted, {} with 64-bit path registers, {} with overflow cuts; {} loops, {} br_tables), {} skipped functions{}; \
+         ({} hash-counted, {} with 64-bit path registers, {} with overflow cuts; {} loops, {} br_tables, {} loop counters, {} run counters), {} skipped functions{}; \
          {} calls compared ({} results matched, {} traps matched [{} ], {} stack overflows, {} other errors matched), \
          {} instantiation traps, {} out-of-fuel skips, {} uncallable exports; {} distinct paths \
          counted ({} ending at a loop header/cut block); flow checked on {} instances: {} functions, \
@@ -1719,6 +1723,8 @@ fn run_all() {
         stats.overflow_cut_functions,
         stats.loops,
         stats.br_tables,
+        stats.loop_counters,
+        stats.run_counters,
         stats.skipped_functions,
         reasons,
         stats.calls_compared,

@@ -411,3 +411,47 @@ fn loop_counted_at_its_header_is_exact_when_the_loop_traps() {
     assert_eq!(total(f, |x| x.start == Endpoint::Entry), 2);
     assert_eq!(total(f, |x| x.start == Endpoint::Block(header) && x.end == Endpoint::Exit), 1);
 }
+
+/// A loop with a nested loop and no call, whose header counts in runs: the recursive calls after it
+/// reuse its slot, and the last activation traps inside it (`1 / (t - i)` at `i = t`) with a run
+/// pending.
+const RUNS_IN_LOOP: &str = r#"
+(module
+  (global $t (mut i32) (i32.const 0))
+  (func $f (export "f") (param $d i32) (param $n i32)
+    (local $i i32) (local $k i32)
+    (loop $l
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (if (i32.eqz (i32.rem_u (local.get $i) (i32.const 4)))
+        (then
+          (local.set $k (i32.const 0))
+          (loop $inner
+            (local.set $k (i32.add (local.get $k) (i32.const 1)))
+            (br_if $inner (i32.lt_u (local.get $k) (i32.const 3))))))
+      (drop (i32.div_u (i32.const 1) (i32.sub (global.get $t) (local.get $i))))
+      (br_if $l (i32.lt_u (local.get $i) (local.get $n))))
+    (if (local.get $d)
+      (then (call $f (i32.sub (local.get $d) (i32.const 1)) (local.get $n)))))
+  (func (export "_start")
+    (call $f (i32.const 3) (i32.const 10))
+    (global.set $t (i32.const 7))
+    (call $f (i32.const 0) (i32.const 10))))
+"#;
+
+#[test]
+fn loop_counted_in_runs_is_exact_across_recursion_and_traps() {
+    let run = run_wat(RUNS_IN_LOOP, &[], &[]);
+    assert_eq!(run.output.status.code(), Some(134));
+    let p = &run.profile;
+    check_balance(p);
+    let f = function(p, "f");
+    let headers: Vec<u32> = f.blocks.iter().filter(|b| b.loop_header).map(|b| b.id).collect();
+    let (outer, inner) = (Endpoint::Block(headers[0]), Endpoint::Block(headers[1]));
+    // f(3, 10): 4 activations, each going round at i = 1..9, through the inner loop at i = 4 and 8.
+    // f(0, 10) traps at i = 7: round through the inner loop at i = 4, the short way at i = 1, 2, 3,
+    // 5 and 6, the last two a run still pending in the slot.
+    assert_eq!(total(f, |x| x.start == outer && x.end == outer), 4 * 7 + 5);
+    assert_eq!(total(f, |x| x.start == inner && x.end == outer), 4 * 2 + 1);
+    assert_eq!(total(f, |x| x.start == Endpoint::Entry), 5);
+    assert_eq!(total(f, |x| x.end == Endpoint::Exit), 4);
+}
