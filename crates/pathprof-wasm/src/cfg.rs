@@ -22,8 +22,8 @@ pub struct Block {
     pub offset: u64,
     pub end: u64,
     pub loop_header: bool,
-    /// Whether the block calls a function (`call`, `call_indirect`, `call_ref`).
-    pub has_call: bool,
+    /// How many times the block calls a function (`call`, `call_indirect`, `call_ref`).
+    pub calls: u32,
 }
 
 /// Instrumentation needed at one operator.
@@ -85,7 +85,7 @@ struct Builder {
     first: Vec<usize>,
     last: Vec<Option<usize>>,
     header: Vec<bool>,
-    calls: Vec<bool>,
+    calls: Vec<u32>,
     sites: Vec<Site>,
     starts: Vec<(usize, BlockId)>,
     current: Option<BlockId>,
@@ -99,7 +99,7 @@ impl Builder {
         self.first.push(first_op);
         self.last.push(None);
         self.header.push(false);
-        self.calls.push(false);
+        self.calls.push(0);
         id
     }
 
@@ -180,7 +180,7 @@ pub fn build(body: &FunctionBody) -> Result<FuncCfg, Unsupported> {
         if let Some(cur) = b.current {
             b.last[cur as usize] = Some(i);
             if matches!(op, Operator::Call { .. } | Operator::CallIndirect { .. } | Operator::CallRef { .. }) {
-                b.calls[cur as usize] = true;
+                b.calls[cur as usize] += 1;
                 num_calls += 1;
             }
         }
@@ -335,7 +335,7 @@ pub fn build(body: &FunctionBody) -> Result<FuncCfg, Unsupported> {
         .map(|k| {
             let first = b.first[k].min(num_ops);
             let end = b.last[k].map_or(first, |l| l + 1).max(first);
-            Block { offset: offset_of(first), end: offset_of(end), loop_header: b.header[k], has_call: b.calls[k] }
+            Block { offset: offset_of(first), end: offset_of(end), loop_header: b.header[k], calls: b.calls[k] }
         })
         .collect();
     Ok(renumber(FuncCfg { cfg: b.cfg, blocks, sites: b.sites, block_starts: b.starts, num_ops, num_calls }))

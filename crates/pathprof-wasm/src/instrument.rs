@@ -27,8 +27,9 @@
 //! constant path ID `K`: each time it is taken, one more `K` ran. Such an edge bumps a loop counter (an
 //! `i64` local) instead of touching the path register or the counter array, and mirrors it with a plain
 //! store into a slot of the profiler's memory, so a trap loses nothing (the host adds the slot). The
-//! counter is added to `count[K]` before every call (a callee may re-enter the function, whose
-//! activations share the slot) and at every exit. Its header then counts the paths ending there on
+//! counter is added to `count[K]` before every call reachable from its header (a callee may
+//! re-enter the function, whose activations share the slot; calls that run before the loop find the
+//! counter empty) and at every exit. Its header then counts the paths ending there on
 //! its in-edges rather than at its start — `count[K]++` at a constant address when the edge's path is
 //! known statically, `count[r + Inc]++` otherwise — which needs every in-edge to be a `br`, `br_if`
 //! or fall-through (not a `br_table` entry). When all the header's other in-edges are `br`s or the
@@ -43,10 +44,12 @@
 //! often goes round the short way many times in a row (sieve's loop over the numbers skips the
 //! composites), and `count[r]++` made each of those iterations wait for the previous one's store to
 //! the same counter; the run keeps the count in a register and only reads the slot's ID while it
-//! lasts. Runs are flushed like loop counters, before calls and at exits, and the host adds a
-//! pending run after a trap. Loops without an inner loop are left alone: where their ways around
-//! alternate (heapsort's sift-down), runs cost more than they save. Loop and run counters share one
-//! budget per function, loop counters first, then the deepest loops.
+//! lasts. Runs are flushed like loop counters, and the host adds a pending run after a trap. Loops
+//! without an inner loop are left alone: where their ways around alternate (heapsort's sift-down),
+//! runs cost more than they save.
+//!
+//! Loop and run counters share a budget per function: at most 4 counters and 24 flushes at call
+//! sites, spent on loop counters first, then on the deepest loops.
 
 use crate::cfg::{self, FuncCfg, SiteKind};
 use crate::debuginfo::LineTable;
@@ -169,6 +172,8 @@ struct FuncProbe {
     /// The run counter of a header that counts its paths in runs.
     header_run: Vec<Option<usize>>,
     runs: Vec<RunCounter>,
+    /// The counters that the calls of each block flush (see `RUN_BIT`).
+    flush_at: Vec<u8>,
     /// Increment of every CFG edge (0 for tree edges and edges out of unreachable blocks).
     edge_inc: Vec<u64>,
     /// `r` at the start of a path from a cut block or header.
@@ -481,7 +486,7 @@ impl FuncProbe {
                 }
             }
         }
-        let LoopPlan { header_edge, edge_counted, header_loop, loops, header_run, runs } = match counters {
+        let LoopPlan { header_edge, edge_counted, header_loop, loops, header_run, runs, flush_at } = match counters {
             Counters::Array { .. } if loop_counters => plan_loops(&fcfg, plan, layout),
             _ => LoopPlan {
                 header_edge: vec![None; fcfg.cfg.edges.len()],
@@ -490,6 +495,7 @@ impl FuncProbe {
                 loops: Vec::new(),
                 header_run: vec![None; nb],
                 runs: Vec::new(),
+                flush_at: vec![0; nb],
             },
         };
         FuncProbe {
@@ -502,6 +508,7 @@ impl FuncProbe {
             loops,
             header_run,
             runs,
+            flush_at,
             edge_inc,
             start_inc,
             cut: plan.dag.cut.clone(),
@@ -605,6 +612,7 @@ struct LoopPlan {
     loops: Vec<LoopCounter>,
     header_run: Vec<Option<usize>>,
     runs: Vec<RunCounter>,
+    flush_at: Vec<u8>,
 }
 
 /// Sampled mode with a sample buffer: byte offsets of the `i32` path ends still to let go by, the
@@ -623,8 +631,10 @@ pub const STREAM_RUN_TAG: u64 = 3 << 62;
 
 /// Most loop counters in one function.
 const MAX_LOOP_COUNTERS: usize = 4;
-/// Most flushes of loop counters at call sites in one function (counters × calls).
+/// Most flushes of loop and run counters at call sites in one function.
 const MAX_FLUSH_BLOCKS: usize = 24;
+/// The bit of the first run counter in a block's flush mask (loop counters take the bits below).
+const RUN_BIT: usize = 4;
 
 /// Decides which back edges count in a local, and which headers count in runs (see the module docs,
 /// "Loops").
@@ -670,10 +680,10 @@ fn plan_loops(fcfg: &FuncCfg, plan: &FunctionPlan, layout: &mut Layout) -> LoopP
                 around &= d.kind == DagEdgeKind::Start(h);
                 break;
             }
-            around &= !fcfg.blocks[d.from as usize].has_call;
+            around &= fcfg.blocks[d.from as usize].calls == 0;
             last = prefixes[d.from as usize].expect("a node reached by one path has a unique predecessor").1;
         }
-        around &= !fcfg.blocks[edge.from as usize].has_call;
+        around &= fcfg.blocks[edge.from as usize].calls == 0;
         constant[c as usize] = Some((id, around));
     }
     // Loop depths, and the loops that call nothing.
@@ -681,13 +691,13 @@ fn plan_loops(fcfg: &FuncCfg, plan: &FunctionPlan, layout: &mut Layout) -> LoopP
     let mut call_free = vec![false; nb];
     let mut nests = vec![false; nb];
     fcfg.cfg.natural_loops(|h, body| {
-        call_free[h as usize] = body.iter().all(|&b| !fcfg.blocks[b as usize].has_call);
+        call_free[h as usize] = body.iter().all(|&b| fcfg.blocks[b as usize].calls == 0);
         nests[h as usize] = body.iter().any(|&b| b != h && fcfg.blocks[b as usize].loop_header);
         for &b in body {
             depth[b as usize] += 1;
         }
     });
-    // The deepest loops first, at most MAX_LOOP_COUNTERS of them: each adds a flush before calls.
+    // The deepest loops first, at most MAX_LOOP_COUNTERS of them: each adds flushes before calls.
     let mut chosen: Vec<(u32, u64, u32)> = Vec::new();
     for (c, k) in constant.iter().enumerate() {
         if let (Some((path, true)), Succ::Block(h)) = (k, fcfg.cfg.edges[c].to) {
@@ -697,9 +707,24 @@ fn plan_loops(fcfg: &FuncCfg, plan: &FunctionPlan, layout: &mut Layout) -> LoopP
         }
     }
     chosen.sort_by_key(|&(d, p, _)| (std::cmp::Reverse(d), p));
-    // Every call site flushes every counter: keep the code that adds bounded.
-    let budget = MAX_LOOP_COUNTERS.min(MAX_FLUSH_BLOCKS / fcfg.num_calls.max(1));
-    chosen.truncate(budget);
+    // A counter is flushed before every call reachable from its header: keep the code that adds
+    // bounded, taking the deepest loops first.
+    let out = fcfg.cfg.out_edges();
+    let mut spent = 0;
+    let mut reaches: Vec<(u32, Vec<bool>)> = Vec::new();
+    let mut afford = |h: u32, reaches: &mut Vec<(u32, Vec<bool>)>| {
+        if reaches.len() == MAX_LOOP_COUNTERS {
+            return false;
+        }
+        let (reach, calls) = reachable_calls(fcfg, &out, h);
+        if spent + calls > MAX_FLUSH_BLOCKS {
+            return false;
+        }
+        spent += calls;
+        reaches.push((h, reach));
+        true
+    };
+    chosen.retain(|&(_, _, h)| afford(h, &mut reaches));
     let mut edge_counted = vec![false; nb];
     for &(_, _, h) in &chosen {
         edge_counted[h as usize] = true;
@@ -720,7 +745,7 @@ fn plan_loops(fcfg: &FuncCfg, plan: &FunctionPlan, layout: &mut Layout) -> LoopP
         .map(|h| (depth[h], h))
         .collect();
     run_headers.sort_by_key(|&(d, h)| (std::cmp::Reverse(d), h));
-    run_headers.truncate(budget - chosen.len());
+    run_headers.retain(|&(_, h)| afford(h as u32, &mut reaches));
     let mut header_run = vec![None; nb];
     let mut runs = Vec::new();
     for &(_, h) in &run_headers {
@@ -760,7 +785,39 @@ fn plan_loops(fcfg: &FuncCfg, plan: &FunctionPlan, layout: &mut Layout) -> LoopP
             header_loop[h as usize] = Some(i);
         }
     }
-    LoopPlan { header_edge, edge_counted, header_loop, loops, header_run, runs }
+    // Which counters each block's calls flush: loop counter `i` is bit `i`, run counter `j` bit
+    // `RUN_BIT + j`; `reaches` lists the loop counters first, in `chosen`'s order.
+    let mut flush_at = vec![0u8; nb];
+    for (k, (h, reach)) in reaches.iter().enumerate() {
+        let bit = match chosen.get(k) {
+            Some(&(_, path, _)) => loops.iter().position(|l| l.path == path).expect("every chosen loop is counted"),
+            None => RUN_BIT + header_run[*h as usize].expect("every afforded header is counted"),
+        };
+        for (b, _) in reach.iter().enumerate().filter(|&(_, &r)| r) {
+            flush_at[b] |= 1 << bit;
+        }
+    }
+    LoopPlan { header_edge, edge_counted, header_loop, loops, header_run, runs, flush_at }
+}
+
+/// The blocks reachable from `h` (itself included), and how many calls they make.
+fn reachable_calls(fcfg: &FuncCfg, out: &Adjacency, h: u32) -> (Vec<bool>, usize) {
+    let mut reach = vec![false; fcfg.blocks.len()];
+    let mut stack = vec![h];
+    reach[h as usize] = true;
+    let mut calls = 0;
+    while let Some(b) = stack.pop() {
+        calls += fcfg.blocks[b as usize].calls as usize;
+        for &e in &out[b as usize] {
+            if let Succ::Block(w) = fcfg.cfg.edges[e as usize].to {
+                if !reach[w as usize] {
+                    reach[w as usize] = true;
+                    stack.push(w);
+                }
+            }
+        }
+    }
+    (reach, calls)
 }
 
 /// Whether a DAG path from header `h` ends at `h` itself, crossing no other header or cut block.
@@ -1035,10 +1092,16 @@ impl Emitter<'_> {
 
     /// Adds every loop and run counter to its path's counter and empties its slot.
     fn flush_loops(&mut self) {
-        for j in 0..self.runs.len() {
+        self.flush_some(u8::MAX);
+    }
+
+    /// Adds the loop and run counters of `mask` (see `RUN_BIT`) to their paths' counters and empties
+    /// their slots.
+    fn flush_some(&mut self, mask: u8) {
+        for j in (0..self.runs.len()).filter(|j| mask & (1 << (RUN_BIT + j)) != 0) {
             self.flush_run_counter(j);
         }
-        for i in 0..self.loops.len() {
+        for i in (0..self.loops.len()).filter(|i| mask & (1 << i) != 0) {
             let LoopCounter { path, slot } = self.loops[i];
             self.flush_mirrored(self.first_loop_local + i as u32, slot, |e, n| {
                 e.add_to_counter(path, &[Instruction::LocalGet(n)]);
@@ -1340,6 +1403,9 @@ impl BodyContext<'_> {
         let mut reader = func.get_operators_reader()?;
         let mut depth: u32 = 0;
         let mut i = 0usize;
+        // The block of the current operator: blocks start in operator order.
+        let mut block = p.fcfg.cfg.entry as usize;
+        let mut starts = p.fcfg.block_starts.iter().peekable();
         while !reader.eof() {
             let op = reader.read()?;
             let mut correction = 0;
@@ -1400,7 +1466,7 @@ impl BodyContext<'_> {
                     // as they are.
                     let import = matches!(op, Operator::Call { function_index } if function_index < self.info.num_imported_funcs);
                     if !import {
-                        e.flush_loops();
+                        e.flush_some(p.flush_at[block]);
                     }
                     let ins = shift.instruction(op)?;
                     e.f.instruction(&ins);
@@ -1430,6 +1496,9 @@ impl BodyContext<'_> {
                 if let Some(l) = p.header_loop[b as usize] {
                     e.bump_loop(l, &[Instruction::I64Const(1)]);
                 }
+            }
+            while let Some(&(_, b)) = starts.next_if(|&&(op, _)| op <= i) {
+                block = b as usize;
             }
             i += 1;
         }

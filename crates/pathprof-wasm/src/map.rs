@@ -85,11 +85,11 @@ pub struct Probes {
     /// Width of the path register (32 or 64).
     pub register_bits: u32,
     /// Loop counters: paths counted in a local while their loop runs, mirrored in a slot of the
-    /// profiler's memory and added to the array before every call and at exit.
+    /// profiler's memory and added to the array at exit and before every call reachable from their loop.
     pub loop_counters: Vec<LoopCounter>,
     /// Run counters: loop headers that count a run of equal paths in a local, mirrored in the
-    /// profiler's memory and added to the array when another path ends there, before every call and
-    /// at exit.
+    /// profiler's memory and added to the array when another path ends there, at exit and before
+    /// every call reachable from their loop.
     #[serde(default)]
     pub run_counters: Vec<RunCounter>,
 }
