@@ -1082,12 +1082,14 @@ impl Emitter<'_> {
         self.f.instruction(&Instruction::I32Eqz);
         self.f.instruction(&Instruction::If(BlockType::Empty));
         add(self, n);
-        self.f.instruction(&Instruction::I64Const(0));
-        self.f.instruction(&Instruction::LocalSet(n));
         self.f.instruction(&Instruction::I32Const(0));
         self.f.instruction(&Instruction::I64Const(0));
         self.f.instruction(&Instruction::I64Store(self.slot(slot)));
         self.f.instruction(&Instruction::End);
+        // Zero either way: a constant after the flush, which the compiler need not keep in a
+        // register across the call that follows.
+        self.f.instruction(&Instruction::I64Const(0));
+        self.f.instruction(&Instruction::LocalSet(n));
     }
 
     /// Adds every loop and run counter to its path's counter and empties its slot.
