@@ -59,8 +59,8 @@ use crate::map::{
 use crate::module::{validate, ModuleError, ModuleInfo};
 use crate::parallel::parallel_map;
 use pathprof_core::dag::{Dag, DagEdgeKind, LoopCut};
-use pathprof_core::graph::Adjacency;
 use pathprof_core::estimate;
+use pathprof_core::graph::Adjacency;
 use pathprof_core::profile::{BlockInfo, Endpoint, PathCount};
 use pathprof_core::{FunctionPlan, PlanOptions, Succ};
 use std::collections::HashMap;
