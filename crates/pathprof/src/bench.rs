@@ -122,11 +122,19 @@ pub struct ModeFigures {
     pub ksf_nodes: Option<u64>,
 }
 
+/// Shortest uninstrumented bench region whose ratios the summary takes: below it the region is about
+/// as long as the host calls that delimit it (a program whose compiler folded the measured work
+/// away), and its ratios are noise. Such programs keep their row, marked, and the summary names them.
+pub const MIN_TIMED_SECONDS: f64 = 1e-6;
+
 /// Figures of one program.
 #[derive(Serialize)]
 pub struct ProgramFigures {
     pub program: String,
     pub code_bytes: usize,
+    /// Whether the uninstrumented bench region lasts at least [`MIN_TIMED_SECONDS`], so that the
+    /// summary takes its ratios.
+    pub timed: bool,
     pub none_median_seconds: f64,
     pub none_spread: f64,
     pub none_runs: usize,
@@ -138,6 +146,10 @@ pub struct ProgramFigures {
 #[derive(Serialize)]
 pub struct ModeSummary {
     pub mode: String,
+    /// Programs summarised: those whose bench region is timed.
+    pub programs: usize,
+    /// Programs left out: bench region shorter than [`MIN_TIMED_SECONDS`].
+    pub untimed: Vec<String>,
     pub geomean_ratio: f64,
     pub max_ratio: f64,
     pub max_program: String,
@@ -263,8 +275,10 @@ pub fn bench(dir: &Path, options: &BenchOptions, mut progress: impl FnMut(&Progr
         let figures: Vec<(&ModeFigures, &str)> = report
             .programs
             .iter()
+            .filter(|p| p.timed)
             .flat_map(|p| p.modes.iter().filter(|m| m.mode == mode).map(move |m| (m, p.program.as_str())))
             .collect();
+        let untimed = report.programs.iter().filter(|p| !p.timed).map(|p| p.program.clone()).collect();
         let ratios: Vec<(f64, &str)> = figures.iter().map(|(m, p)| (m.ratio, *p)).collect();
         let Some(all) = RatioSummary::of(&ratios) else {
             continue;
@@ -272,6 +286,8 @@ pub fn bench(dir: &Path, options: &BenchOptions, mut progress: impl FnMut(&Progr
         let vs_bl: Vec<(f64, &str)> = figures.iter().filter_map(|(m, p)| Some((m.vs_bl?, *p))).collect();
         report.summary.push(ModeSummary {
             mode,
+            programs: ratios.len(),
+            untimed,
             geomean_ratio: all.geomean,
             max_ratio: all.max,
             max_program: all.max_program,
@@ -388,6 +404,7 @@ fn bench_program(
     Ok(ProgramFigures {
         program: name.to_string(),
         code_bytes: info.code_size(),
+        timed: none_median >= MIN_TIMED_SECONDS,
         none_median_seconds: none_median,
         none_spread: spread(&none.times),
         none_runs: none.times.len(),

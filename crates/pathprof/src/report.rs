@@ -530,10 +530,12 @@ pub fn bench_row(out: &mut impl Write, p: &crate::bench::ProgramFigures) -> Resu
         p.none_median_seconds * 1e3,
         p.none_spread * 100.0
     )?;
+    // Ratios of an untimed region are marked: the summary leaves them out.
+    let mark = if p.timed { ' ' } else { '*' };
     for m in &p.modes {
         write!(
             out,
-            " | {:>10.3} {:>5.1}% {:>6.3} {:>8.1} {:>6.2}x {:>5.2}x {:>9.1}",
+            " | {:>10.3} {:>5.1}% {:>6.3}{mark}{:>8.1} {:>6.2}x {:>5.2}x {:>9.1}",
             m.median_seconds * 1e3,
             m.spread * 100.0,
             m.ratio,
@@ -554,11 +556,15 @@ pub fn bench_summary(out: &mut impl Write, r: &crate::bench::BenchReport) -> Res
         writeln!(
             out,
             "{}: geometric mean ratio {:.3}, maximum {:.3} ({}) over {} programs",
-            s.mode,
-            s.geomean_ratio,
-            s.max_ratio,
-            s.max_program,
-            r.programs.len()
+            s.mode, s.geomean_ratio, s.max_ratio, s.max_program, s.programs
+        )?;
+    }
+    if let Some(s) = r.summary.first().filter(|s| !s.untimed.is_empty()) {
+        writeln!(
+            out,
+            "left out (uninstrumented bench region under {} µs, too short to time): {}",
+            crate::bench::MIN_TIMED_SECONDS * 1e6,
+            s.untimed.join(", ")
         )?;
     }
     Ok(())

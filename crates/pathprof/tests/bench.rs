@@ -1,5 +1,6 @@
 //! `pathprof bench` on a one-program corpus: `kbl:K` modes run with their k and report their k-slab
-//! forest, every mode is compared with `bl` when `bl` is measured, and bad mode lists are refused.
+//! forest, every mode is compared with `bl` when `bl` is measured, and bad mode lists are refused; a
+//! program whose bench region is empty keeps its row but is left out of the summary, which says so.
 
 mod common;
 
@@ -7,7 +8,7 @@ use common::pathprof;
 use serde_json::Value;
 use std::path::Path;
 
-/// A loop of 1000 iterations alternating between two paths, between `bench.start` and `bench.end`.
+/// A loop of 100 000 iterations alternating between two paths, between `bench.start` and `bench.end`.
 const PROGRAM: &str = r#"
 (module
   (import "bench" "start" (func $start))
@@ -23,7 +24,7 @@ const PROGRAM: &str = r#"
       (br_if $top (i32.lt_u (local.get $i) (local.get $n)))))
   (func (export "_start")
     (call $start)
-    (call $work (i32.const 1000))
+    (call $work (i32.const 100000))
     (call $end)))
 "#;
 
@@ -74,6 +75,46 @@ fn kbl_modes_report_their_forest_and_the_ratio_to_bl() {
     let summary = report["summary"].as_array().unwrap();
     assert_eq!(summary.len(), 3, "{report}");
     assert!(summary.iter().all(|s| (s["mode"] == "bl") == s.get("vs_bl").is_none()), "{report}");
+}
+
+/// A bench region with nothing in it, as when a compiler folds the measured work away.
+const EMPTY_REGION: &str = r#"
+(module
+  (import "bench" "start" (func $start))
+  (import "bench" "end" (func $end))
+  (func (export "_start") (call $start) (call $end)))
+"#;
+
+#[test]
+fn programs_with_an_empty_bench_region_are_left_out_of_the_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    corpus(dir.path());
+    std::fs::write(dir.path().join("empty.wasm"), wat::parse_str(EMPTY_REGION).unwrap()).unwrap();
+    let json = dir.path().join("bench.json");
+    let out = pathprof()
+        .arg("bench")
+        .arg(dir.path())
+        .args(["--modes", "bl", "--runs", "3", "--max-runs", "3", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let programs = report["programs"].as_array().unwrap();
+    let timed = |name: &str| programs.iter().find(|p| p["program"] == name).unwrap()["timed"].as_bool().unwrap();
+    assert!(!timed("empty.wasm") && timed("loop.wasm"), "{report}");
+    let bl = &report["summary"][0];
+    assert_eq!(bl["programs"], 1, "{report}");
+    assert_eq!(bl["untimed"], serde_json::json!(["empty.wasm"]), "{report}");
+    assert_eq!(bl["max_program"], "loop.wasm", "{report}");
+    let loop_ratio =
+        programs.iter().find(|p| p["program"] == "loop.wasm").unwrap()["modes"][0]["ratio"].as_f64().unwrap();
+    assert!((bl["geomean_ratio"].as_f64().unwrap() - loop_ratio).abs() < 1e-12, "{report}");
+    assert!(stdout.contains("bl: geometric mean ratio") && stdout.contains("over 1 programs"), "{stdout}");
+    assert!(stdout.contains("too short to time): empty.wasm"), "{stdout}");
+    let row = stdout.lines().find(|l| l.starts_with("empty.wasm")).unwrap();
+    assert!(row.contains('*'), "{row}");
 }
 
 #[test]
