@@ -162,18 +162,8 @@ struct FuncProbe {
     fcfg: FuncCfg,
     bits: u32,
     counters: Counters,
-    /// How each CFG edge into a header that counts on its in-edges is counted.
-    header_edge: Vec<Option<HeaderEdge>>,
-    /// Headers whose in-edges count the paths ending there (the header itself only starts a path).
-    edge_counted: Vec<bool>,
-    /// The loop counter that a header's start bumps, when its loop is counted there.
-    header_loop: Vec<Option<usize>>,
-    loops: Vec<LoopCounter>,
-    /// The run counter of a header that counts its paths in runs.
-    header_run: Vec<Option<usize>>,
-    runs: Vec<RunCounter>,
-    /// The counters that the calls of each block flush (see `RUN_BIT`).
-    flush_at: Vec<u8>,
+    /// Loop and run counters, and how the headers count.
+    counting: LoopPlan,
     /// Increment of every CFG edge (0 for tree edges and edges out of unreachable blocks).
     edge_inc: Vec<u64>,
     /// `r` at the start of a path from a cut block or header.
@@ -325,7 +315,7 @@ fn rewrite(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumented, Mo
             }
         };
         let probe = FuncProbe::new(fcfg, &plan, bits, counters, wrapper, options.loop_counters, &mut layout);
-        let (loop_counters, run_counters) = (probe.loops.clone(), probe.runs.clone());
+        let (loop_counters, run_counters) = (probe.counting.loops.clone(), probe.counting.runs.clone());
         functions.push(FunctionMap {
             index,
             name,
@@ -439,7 +429,7 @@ impl FuncProbe {
     fn unbumped_by(&self, edge: u32, how: HeaderEdge) -> Option<usize> {
         match (how, self.fcfg.cfg.edges[edge as usize].to) {
             (HeaderEdge::Around(_), _) | (_, Succ::Exit) => None,
-            (_, Succ::Block(h)) => self.header_loop[h as usize],
+            (_, Succ::Block(h)) => self.counting.header_loop[h as usize],
         }
     }
 
@@ -486,29 +476,15 @@ impl FuncProbe {
                 }
             }
         }
-        let LoopPlan { header_edge, edge_counted, header_loop, loops, header_run, runs, flush_at } = match counters {
+        let counting = match counters {
             Counters::Array { .. } if loop_counters => plan_loops(&fcfg, plan, layout),
-            _ => LoopPlan {
-                header_edge: vec![None; fcfg.cfg.edges.len()],
-                edge_counted: vec![false; nb],
-                header_loop: vec![None; nb],
-                loops: Vec::new(),
-                header_run: vec![None; nb],
-                runs: Vec::new(),
-                flush_at: vec![0; nb],
-            },
+            _ => LoopPlan::none(nb, fcfg.cfg.edges.len()),
         };
         FuncProbe {
             fcfg,
             bits,
             counters,
-            header_edge,
-            edge_counted,
-            header_loop,
-            loops,
-            header_run,
-            runs,
-            flush_at,
+            counting,
             edge_inc,
             start_inc,
             cut: plan.dag.cut.clone(),
@@ -606,13 +582,33 @@ enum HeaderEdge {
 
 /// Which loops count in locals, and where (see the module docs, "Loops").
 struct LoopPlan {
+    /// How each CFG edge into a header that counts on its in-edges is counted.
     header_edge: Vec<Option<HeaderEdge>>,
+    /// Headers whose in-edges count the paths ending there (the header itself only starts a path).
     edge_counted: Vec<bool>,
+    /// The loop counter that a header's start bumps, when its loop is counted there.
     header_loop: Vec<Option<usize>>,
     loops: Vec<LoopCounter>,
+    /// The run counter of a header that counts its paths in runs.
     header_run: Vec<Option<usize>>,
     runs: Vec<RunCounter>,
+    /// The counters that the calls of each block flush (see `RUN_BIT`).
     flush_at: Vec<u8>,
+}
+
+impl LoopPlan {
+    /// No loop or run counter: every header counts at its start.
+    fn none(blocks: usize, edges: usize) -> LoopPlan {
+        LoopPlan {
+            header_edge: vec![None; edges],
+            edge_counted: vec![false; blocks],
+            header_loop: vec![None; blocks],
+            loops: Vec::new(),
+            header_run: vec![None; blocks],
+            runs: Vec::new(),
+            flush_at: vec![0; blocks],
+        }
+    }
 }
 
 /// Sampled mode with a sample buffer: byte offsets of the `i32` path ends still to let go by, the
@@ -1355,14 +1351,14 @@ impl BodyContext<'_> {
         let a = num_locals + 2;
         locals.push((1, reg_ty));
         locals.push((2, ValType::I32));
-        if !p.loops.is_empty() {
-            locals.push((p.loops.len() as u32, ValType::I64));
+        if !p.counting.loops.is_empty() {
+            locals.push((p.counting.loops.len() as u32, ValType::I64));
         }
-        let first_run_local = num_locals + 3 + p.loops.len() as u32;
-        if !p.runs.is_empty() {
-            locals.push((p.runs.len() as u32, ValType::I64));
+        let first_run_local = num_locals + 3 + p.counting.loops.len() as u32;
+        if !p.counting.runs.is_empty() {
+            locals.push((p.counting.runs.len() as u32, ValType::I64));
         }
-        let t = first_run_local + p.runs.len() as u32;
+        let t = first_run_local + p.counting.runs.len() as u32;
         if let Counters::Stream { .. } = p.counters {
             locals.push((1, ValType::I64));
             // Whether the activation's entry marker was written.
@@ -1383,9 +1379,9 @@ impl BodyContext<'_> {
             first_loop_local: num_locals + 3,
             t,
             entered: t + 1,
-            loops: &p.loops,
+            loops: &p.counting.loops,
             first_run_local,
-            runs: &p.runs,
+            runs: &p.counting.runs,
             sample_buffer: self.sample_buffer,
         };
         e.f.instruction(&Instruction::Block(p.wrapper));
@@ -1412,7 +1408,7 @@ impl BodyContext<'_> {
             let op = reader.read()?;
             let mut correction = 0;
             match before[i] {
-                Some(SiteKind::Edge(edge)) => match p.header_edge[*edge as usize] {
+                Some(SiteKind::Edge(edge)) => match p.counting.header_edge[*edge as usize] {
                     Some(how) => {
                         e.count_edge(how, p.edge_inc[*edge as usize]);
                         if let Some(l) = p.unbumped_by(*edge, how) {
@@ -1421,7 +1417,7 @@ impl BodyContext<'_> {
                     }
                     None => e.add(p.edge_inc[*edge as usize]),
                 },
-                Some(SiteKind::Cond(t, nt)) => match p.header_edge[*t as usize] {
+                Some(SiteKind::Cond(t, nt)) => match p.counting.header_edge[*t as usize] {
                     Some(how) => e.count_cond(how, p.edge_inc[*t as usize], p.edge_inc[*nt as usize]),
                     None => {
                         // The edge into the code right after the operator (`if`'s then-arm, `br_if`'s
@@ -1468,7 +1464,7 @@ impl BodyContext<'_> {
                     // as they are.
                     let import = matches!(op, Operator::Call { function_index } if function_index < self.info.num_imported_funcs);
                     if !import {
-                        e.flush_some(p.flush_at[block]);
+                        e.flush_some(p.counting.flush_at[block]);
                     }
                     let ins = shift.instruction(op)?;
                     e.f.instruction(&ins);
@@ -1489,13 +1485,13 @@ impl BodyContext<'_> {
             }
             e.add(correction);
             if let Some(b) = after[i] {
-                if let Some(j) = p.header_run[b as usize] {
+                if let Some(j) = p.counting.header_run[b as usize] {
                     e.count_run(j);
-                } else if !p.edge_counted[b as usize] {
+                } else if !p.counting.edge_counted[b as usize] {
                     e.count();
                 }
                 e.set(p.start_inc[b as usize]);
-                if let Some(l) = p.header_loop[b as usize] {
+                if let Some(l) = p.counting.header_loop[b as usize] {
                     e.bump_loop(l, &[Instruction::I64Const(1)]);
                 }
             }
