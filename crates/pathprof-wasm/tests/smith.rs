@@ -44,8 +44,9 @@
 //!   a tail call after its exit item); its path totals with the array counters (single-path
 //!   functions, and the singles of streamed ones) equal `bl`'s counts, and so do the roots of the
 //!   2-IPF that `pathprof_runtime::StreamFolder` folds from the same items;
-//! * in a call that runs out of fuel, the path ends `pep` sampled (of the functions `kbl` streams)
-//!   must be a prefix of those in `kbl`'s stream, which ran with more fuel.
+//! * in a call that runs out of fuel, the path ends `pep` sampled (of the functions `kbl` streams,
+//!   but for the single paths, entry to exit, of activations that a function with singles counts
+//!   in its array) must be a prefix of those in `kbl`'s stream, which ran with more fuel.
 //!
 //! Knobs (environment variables):
 //! * `PATHPROF_SMITH_CASES` — number of cases (default 500);
@@ -60,6 +61,7 @@
 use arbitrary::Unstructured;
 use pathprof_core::dag::DagEdgeKind;
 use pathprof_core::profile::{Endpoint, FunctionProfile};
+use pathprof_core::regen::{self, PathPoint};
 use pathprof_wasm::instrument::{FLUSH_IMPORT_NAME, IMPORT_MODULE, IMPORT_NAME, SAMPLE_IMPORT_NAME, STREAM_RUN_TAG};
 use pathprof_wasm::map::{Counters, RawCounts, StreamLayout};
 use pathprof_wasm::{instrument, InstrumentOptions, ProfileMap};
@@ -1291,9 +1293,22 @@ fn check_out_of_fuel(
     let pep = variants.iter().position(|v| v.mode == Mode::Sampled).expect("a pep variant");
     let kbl = variants.iter().position(|v| v.mode == Mode::Stream).expect("a kbl variant");
     let streamed = streamed(&variants[kbl].map);
+    // A streamed function with singles counts an activation that ends one path (from its entry to
+    // an exit) in its array, not in the stream: such samples have no item to match.
+    let single = |f: u32, id: u64| {
+        let g = variants[kbl].map.functions.iter().find(|g| g.index == f);
+        g.and_then(|g| g.probes.as_ref()).is_some_and(|p| {
+            matches!(p.counters, Counters::Stream { singles: Some(_) })
+                && regen::regenerate(&p.plan.dag, &p.plan.numbering, id)
+                    .is_ok_and(|path| path.start == PathPoint::Boundary && path.end == PathPoint::Boundary)
+        })
+    };
     let samples = &sides[pep].store.data().samples[before[pep].len..after[pep].len];
     let sampled = run_lengths(
-        samples.iter().filter(|(f, _)| streamed.get(*f as usize).copied().unwrap_or(false)).map(|&key| (key, 1)),
+        samples
+            .iter()
+            .filter(|&&(f, id)| streamed.get(f as usize).copied().unwrap_or(false) && !single(f, id))
+            .map(|&key| (key, 1)),
     );
     let ends: u64 = sampled.iter().map(|x| x.1).sum();
     // The call's items (it starts with no activation open and no repetition pending), up to the one
