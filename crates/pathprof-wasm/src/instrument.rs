@@ -735,7 +735,7 @@ fn plan_loops(fcfg: &FuncCfg, plan: &FunctionPlan, layout: &mut Layout) -> LoopP
             call_free[h]
                 && nests[h]
                 && !edge_counted[h]
-                && plan.dag.cut.get(h).copied().unwrap_or(false)
+                && dag.cut.get(h).copied().unwrap_or(false)
                 && short_way_around(dag, &dag_out, h as u32, &mut seen)
         })
         .map(|h| (depth[h], h))

@@ -171,22 +171,16 @@ impl ProfileMap {
                 .chunks_exact(8)
                 .map(|c| u64::from_le_bytes(c.try_into().expect("chunks of 8")))
                 .collect();
-            // Iterations not yet added to the array when the program stopped (a trap).
-            for l in loop_counters {
-                let slot = l.slot as usize;
-                let pending = u64::from_le_bytes(memory[slot..slot + 8].try_into().expect("8 bytes"));
-                if let Some(v) = values.get_mut(l.path as usize) {
-                    *v += pending;
-                }
-            }
-            for r in run_counters {
-                let word = |at: usize| u64::from_le_bytes(memory[at..at + 8].try_into().expect("8 bytes"));
-                let (pending, path) = (word(r.slot as usize), word(r.slot as usize + 8));
-                if pending == 0 {
-                    continue;
-                }
+            // Iterations not yet added to the array when the program stopped (a trap): a loop
+            // counter's slot holds its path's, a run counter's the run's length and then its path.
+            let word = |at: u32| u64::from_le_bytes(memory[at as usize..at as usize + 8].try_into().expect("8 bytes"));
+            let pending = loop_counters
+                .iter()
+                .map(|l| (l.path, word(l.slot)))
+                .chain(run_counters.iter().map(|r| (word(r.slot + 8), word(r.slot))));
+            for (path, n) in pending {
                 if let Some(v) = usize::try_from(path).ok().and_then(|p| values.get_mut(p)) {
-                    *v += pending;
+                    *v += n;
                 }
             }
             let entry = counts.entry(f.index).or_default();
