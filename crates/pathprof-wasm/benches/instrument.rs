@@ -1,7 +1,10 @@
-//! Instrumentation throughput (CFG + numbering + placement + re-encoding) in bytes of code section per
-//! second, on the largest modules of ../shared/corpus. Nothing runs when the corpus is absent.
+//! Instrumentation throughput (validation, CFG + numbering + placement + re-encoding) in bytes of code
+//! section per second, on the largest modules of ../shared/corpus; beside it, reading the DWARF line
+//! table and attaching lines to every block, which a profile does after its run. Nothing runs when the
+//! corpus is absent.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use pathprof_wasm::debuginfo::LineTable;
 use pathprof_wasm::{instrument, InstrumentOptions, ModuleInfo};
 use std::path::{Path, PathBuf};
 
@@ -48,6 +51,20 @@ fn bench_instrument(c: &mut Criterion) {
         group.throughput(Throughput::Bytes(*code as u64));
         group.bench_with_input(BenchmarkId::from_parameter(name), bytes, |b, bytes| {
             b.iter(|| instrument(bytes, &options).unwrap())
+        });
+    }
+    group.finish();
+    let mut group = c.benchmark_group("lines");
+    group.sample_size(20);
+    for (name, bytes, code) in modules.iter().take(4) {
+        let mut map = instrument(bytes, &options).unwrap().map;
+        group.throughput(Throughput::Bytes(*code as u64));
+        group.bench_with_input(BenchmarkId::from_parameter(name), bytes, |b, bytes| {
+            b.iter(|| {
+                if let Some(lines) = LineTable::read(bytes) {
+                    lines.attach(map.functions.iter_mut().flat_map(|f| &mut f.blocks));
+                }
+            })
         });
     }
     group.finish();

@@ -2,10 +2,12 @@
 //!
 //! Compilers that target wasm (clang, rustc) emit DWARF in custom sections named `.debug_*`, with
 //! addresses counted from the start of the code section's contents. [`LineTable`] answers
-//! `file:line` for a byte offset of the module file.
+//! `file:line` for a byte offset of the module file. The instrumenter does not read it: a profile's
+//! blocks get their lines when the profile is written, off the instrumentation's path.
 
 use addr2line::Context;
 use gimli::{EndianSlice, LittleEndian, SectionId};
+use pathprof_core::profile::BlockInfo;
 use std::collections::HashMap;
 use wasmparser::{Parser, Payload};
 
@@ -78,6 +80,13 @@ impl LineTable {
             })
             .collect();
         Some(LineTable { rows, reach, files, code_start: code_start? })
+    }
+
+    /// Sets the line of every block of `blocks` (the line of its first instruction that has one).
+    pub fn attach<'a>(&self, blocks: impl IntoIterator<Item = &'a mut BlockInfo>) {
+        for block in blocks {
+            block.line = self.first_line(block.offset, block.end);
+        }
     }
 
     /// `file:line` of the instruction at file offset `offset`.

@@ -52,7 +52,6 @@
 //! sites, spent on loop counters first, then on the deepest loops.
 
 use crate::cfg::{self, FuncCfg, SiteKind};
-use crate::debuginfo::LineTable;
 use crate::map::{
     Counters, FunctionMap, LoopCounter, Probes, ProfileMap, RunCounter, SampleBufferLayout, MAP_FORMAT, MAP_VERSION,
 };
@@ -175,8 +174,9 @@ struct FuncProbe {
     wrapper: BlockType,
 }
 
-/// A function's CFG and plan; the reason it is not instrumented, when it is not.
-type Analysis = Result<(FuncCfg, Result<FunctionPlan, String>), String>;
+/// A function's CFG and plan, and its loop and run counters should it count in an array; the reason
+/// it is not instrumented, when it is not.
+type Analysis = Result<(FuncCfg, Result<(FunctionPlan, Option<LoopPlan>), String>), String>;
 
 fn analyse(body: &wasmparser::FunctionBody<'_>, index: u32, options: &InstrumentOptions) -> Analysis {
     let fcfg = cfg::build(body).map_err(|e| e.0)?;
@@ -194,30 +194,20 @@ fn analyse(body: &wasmparser::FunctionBody<'_>, index: u32, options: &Instrument
         });
         opts.cfg_edge_frequencies = Some(estimate::cfg_edge_frequencies_from_paths(&fcfg.cfg, paths));
     }
-    let plan = FunctionPlan::build(&fcfg.cfg, &opts).map_err(|e| e.to_string());
-    Ok((fcfg, plan))
+    let plan = FunctionPlan::build(&fcfg.cfg, &opts).map(|plan| {
+        // Loop and run counters take slots next to the function's counter array, if it gets one.
+        let array = !options.sampled && !options.stream && plan.num_paths() <= options.array_max_paths;
+        let loops = (options.loop_counters && array).then(|| plan_loops(&fcfg, &plan));
+        (plan, loops)
+    });
+    Ok((fcfg, plan.map_err(|e| e.to_string())))
 }
 
 /// Rewrites `bytes` with path probes.
 ///
-/// The source lines of the blocks are read from DWARF on a thread of their own, while the module is
-/// analysed and rewritten.
+/// The blocks of the map carry no source lines: [`LineTable::attach`](crate::debuginfo::LineTable::attach)
+/// reads them from the module's DWARF, when and for the blocks they are wanted.
 pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumented, ModuleError> {
-    std::thread::scope(|scope| {
-        let lines = scope.spawn(|| LineTable::read(bytes));
-        let mut instrumented = rewrite(bytes, options)?;
-        let lines = lines.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        if let Some(lines) = lines {
-            for block in instrumented.map.functions.iter_mut().flat_map(|f| &mut f.blocks) {
-                block.line = lines.first_line(block.offset, block.end);
-            }
-        }
-        Ok(instrumented)
-    })
-}
-
-/// [`instrument`] without the source lines.
-fn rewrite(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumented, ModuleError> {
     let info = ModuleInfo::read(bytes)?;
     let mut functions = Vec::new();
     let mut probes: Vec<Option<FuncProbe>> = Vec::new();
@@ -258,12 +248,12 @@ fn rewrite(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumented, Mo
             Ok((fcfg, plan)) => {
                 let blocks = block_infos(&fcfg);
                 match plan {
-                    Ok(plan) => (blocks, Some((fcfg, plan)), None),
+                    Ok((plan, loops)) => (blocks, Some((fcfg, plan, loops)), None),
                     Err(reason) => (blocks, None, Some(reason)),
                 }
             }
         };
-        let Some((fcfg, plan)) = plan else {
+        let Some((fcfg, plan, loops)) = plan else {
             functions.push(FunctionMap { index, name, blocks, probes: None, skip_reason: skip });
             probes.push(None);
             continue;
@@ -314,7 +304,7 @@ fn rewrite(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumented, Mo
                 BlockType::FunctionType(pos as u32) // fixed up below to the real type index
             }
         };
-        let probe = FuncProbe::new(fcfg, &plan, bits, counters, wrapper, options.loop_counters, &mut layout);
+        let probe = FuncProbe::new(fcfg, &plan, bits, counters, wrapper, loops, &mut layout);
         let (loop_counters, run_counters) = (probe.counting.loops.clone(), probe.counting.runs.clone());
         functions.push(FunctionMap {
             index,
@@ -439,7 +429,7 @@ impl FuncProbe {
         bits: u32,
         counters: Counters,
         wrapper: BlockType,
-        loop_counters: bool,
+        loops: Option<LoopPlan>,
         layout: &mut Layout,
     ) -> Self {
         let nb = fcfg.blocks.len();
@@ -477,7 +467,10 @@ impl FuncProbe {
             }
         }
         let counting = match counters {
-            Counters::Array { .. } if loop_counters => plan_loops(&fcfg, plan, layout),
+            Counters::Array { .. } => match loops {
+                Some(loops) => loops.place(layout),
+                None => LoopPlan::none(nb, fcfg.cfg.edges.len()),
+            },
             _ => LoopPlan::none(nb, fcfg.cfg.edges.len()),
         };
         FuncProbe {
@@ -609,6 +602,18 @@ impl LoopPlan {
             flush_at: vec![0; blocks],
         }
     }
+
+    /// The plan with its counters' slots moved from 0 to the layout's next free bytes.
+    fn place(mut self, layout: &mut Layout) -> LoopPlan {
+        let base = layout.counters as u32;
+        let slots =
+            self.runs.iter_mut().map(|r| (&mut r.slot, 16)).chain(self.loops.iter_mut().map(|l| (&mut l.slot, 8)));
+        for (slot, bytes) in slots {
+            *slot += base;
+            layout.counters += bytes;
+        }
+        self
+    }
 }
 
 /// Sampled mode with a sample buffer: byte offsets of the `i32` path ends still to let go by, the
@@ -643,7 +648,9 @@ const RUN_BIT: usize = 4;
 /// When every other in-edge of the header is a `br` or the fall-through at `loop` (no `br_if`), the
 /// counter is bumped at the header's start and decremented on those other edges, so that the way
 /// around, usually the hottest edge of the loop, carries no code at all.
-fn plan_loops(fcfg: &FuncCfg, plan: &FunctionPlan, layout: &mut Layout) -> LoopPlan {
+///
+/// The counters' slots are numbered from 0 until [`LoopPlan::place`] puts them in the layout.
+fn plan_loops(fcfg: &FuncCfg, plan: &FunctionPlan) -> LoopPlan {
     let dag = &plan.dag;
     let nb = fcfg.blocks.len();
     let prefixes = plan.numbering.unique_prefixes(dag);
@@ -742,12 +749,13 @@ fn plan_loops(fcfg: &FuncCfg, plan: &FunctionPlan, layout: &mut Layout) -> LoopP
         .collect();
     run_headers.sort_by_key(|&(d, h)| (std::cmp::Reverse(d), h));
     run_headers.retain(|&(_, h)| afford(h as u32, &mut reaches));
+    let mut slots = 0;
     let mut header_run = vec![None; nb];
     let mut runs = Vec::new();
     for &(_, h) in &run_headers {
         header_run[h] = Some(runs.len());
-        runs.push(RunCounter { slot: layout.counters as u32 });
-        layout.counters += 16;
+        runs.push(RunCounter { slot: slots });
+        slots += 16;
     }
     let mut header_edge = vec![None; fcfg.cfg.edges.len()];
     let mut loops: Vec<LoopCounter> = Vec::new();
@@ -759,8 +767,8 @@ fn plan_loops(fcfg: &FuncCfg, plan: &FunctionPlan, layout: &mut Layout) -> LoopP
         header_edge[c] = Some(match constant[c] {
             Some((path, true)) if chosen.iter().any(|&(_, p, _)| p == path) => {
                 let i = loops.iter().position(|l| l.path == path).unwrap_or_else(|| {
-                    loops.push(LoopCounter { path, slot: layout.counters as u32 });
-                    layout.counters += 8;
+                    loops.push(LoopCounter { path, slot: slots });
+                    slots += 8;
                     loops.len() - 1
                 });
                 HeaderEdge::Loop(i)

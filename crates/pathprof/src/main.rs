@@ -15,6 +15,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use pathprof_core::profile::{ModuleInfo as ProfileModule, Profile, U64};
 use pathprof_runtime::RunConfig;
+use pathprof_wasm::debuginfo::LineTable;
 use pathprof_wasm::{InstrumentOptions, ProfileMap};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -240,8 +241,11 @@ fn dispatch(command: Command) -> Result<i32> {
         Command::Instrument { input, output, map, edge_profile } => {
             let bytes = read_module(&input)?;
             let options = instrument_options(&bytes, edge_profile.as_deref())?;
-            let inst = pathprof_wasm::instrument(&bytes, &options)
+            let mut inst = pathprof_wasm::instrument(&bytes, &options)
                 .with_context(|| format!("cannot instrument {}", input.display()))?;
+            if let Some(lines) = LineTable::read(&bytes) {
+                lines.attach(inst.map.functions.iter_mut().flat_map(|f| &mut f.blocks));
+            }
             let map_path = map.unwrap_or_else(|| {
                 let mut p = output.clone().into_os_string();
                 p.push(".map.json");
@@ -434,6 +438,10 @@ fn run(
     };
     if let Some(kipf) = &outcome.kipf {
         attach_kipf(&mut functions, kipf, config.k);
+    }
+    // Source lines are read once the program has run (uninstrumented runs have no blocks).
+    if let Some(lines) = (!functions.is_empty()).then(|| LineTable::read(&bytes)).flatten() {
+        lines.attach(functions.iter_mut().flat_map(|f| &mut f.blocks));
     }
     let path_executions = functions.iter().flat_map(|f| &f.paths).map(|p| p.count.0).sum::<u64>();
     let profile = Profile {
