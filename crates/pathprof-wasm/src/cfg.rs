@@ -144,11 +144,9 @@ impl Builder {
 /// Builds the CFG of a function body.
 pub fn build(body: &FunctionBody) -> Result<FuncCfg, Unsupported> {
     let mut reader = body.get_operators_reader().map_err(|e| Unsupported(e.to_string()))?;
-    let mut ops: Vec<(Operator, usize)> = Vec::new();
-    while !reader.eof() {
-        ops.push(reader.read_with_offset().map_err(|e| Unsupported(e.to_string()))?);
-    }
     let body_end = body.range().end;
+    // The file offset of every operator (operators take two bytes on average in compiled code).
+    let mut offsets: Vec<usize> = Vec::with_capacity(body.range().len() / 2);
     let mut b = Builder {
         cfg: Cfg::new(0, 0),
         first: Vec::new(),
@@ -163,9 +161,11 @@ pub fn build(body: &FunctionBody) -> Result<FuncCfg, Unsupported> {
     let entry = b.new_block(0);
     b.cfg.entry = entry;
     b.current = Some(entry);
-    let num_ops = ops.len();
     let mut num_calls = 0;
-    for (i, (op, _)) in ops.iter().enumerate() {
+    while !reader.eof() {
+        let i = offsets.len();
+        offsets.push(reader.original_position());
+        let op = &reader.read().map_err(|e| Unsupported(e.to_string()))?;
         // `loop` starts its header before the operator itself.
         if let Operator::Loop { .. } = op {
             let h = b.new_block(i);
@@ -330,7 +330,8 @@ pub fn build(body: &FunctionBody) -> Result<FuncCfg, Unsupported> {
             _ => {}
         }
     }
-    let offset_of = |i: usize| ops.get(i).map_or(body_end, |&(_, o)| o) as u64;
+    let num_ops = offsets.len();
+    let offset_of = |i: usize| offsets.get(i).copied().unwrap_or(body_end) as u64;
     let blocks = (0..b.cfg.num_blocks as usize)
         .map(|k| {
             let first = b.first[k].min(num_ops);

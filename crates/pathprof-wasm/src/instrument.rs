@@ -19,7 +19,9 @@
 //!
 //! Counters live in a memory of the profiler's own (multi-memory), appended after the program's, so
 //! the program's memory is untouched: a dense `u64` array per function with few paths, a host call
-//! (an exact hash table on the host) for the others. The result is validated before it is returned.
+//! (an exact hash table on the host) for the others. The result is not validated here: Wasmtime
+//! validates it when it compiles it, and `pathprof instrument` with [`validate`](crate::module::validate)
+//! before writing it.
 //!
 //! # Loops
 //!
@@ -55,7 +57,7 @@ use crate::cfg::{self, FuncCfg, SiteKind};
 use crate::map::{
     Counters, FunctionMap, LoopCounter, Probes, ProfileMap, RunCounter, SampleBufferLayout, MAP_FORMAT, MAP_VERSION,
 };
-use crate::module::{validate, ModuleError, ModuleInfo};
+use crate::module::{ModuleError, ModuleInfo};
 use crate::parallel::parallel_map;
 use pathprof_core::dag::{Dag, DagEdgeKind, LoopCut};
 use pathprof_core::estimate;
@@ -370,7 +372,6 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
         .parse_core_module(&mut module, Parser::new(0), bytes)
         .map_err(|e| ModuleError::Invalid(format!("cannot re-encode: {e}")))?;
     let out = module.finish();
-    validate(&out).map_err(|e| ModuleError::Invalid(format!("the instrumented module does not validate: {e}")))?;
     let map = ProfileMap {
         format: MAP_FORMAT.to_string(),
         version: MAP_VERSION,
@@ -892,6 +893,24 @@ struct Emitter<'f> {
 }
 
 impl Emitter<'_> {
+    /// An operator of the original body, `bytes` its encoding there: copied as it is, unless it names
+    /// a function whose index the profiler's import shifts.
+    fn original(
+        &mut self,
+        op: &Operator<'_>,
+        bytes: &[u8],
+        shift: &mut FunctionShift,
+    ) -> Result<(), ReencodeError<Infallible>> {
+        let names_function =
+            matches!(op, Operator::Call { .. } | Operator::ReturnCall { .. } | Operator::RefFunc { .. });
+        if names_function && shift.first_shifted.is_some() {
+            self.f.instruction(&shift.instruction(op.clone())?);
+        } else {
+            self.f.raw(bytes.iter().copied());
+        }
+        Ok(())
+    }
+
     fn konst(&mut self, v: u64) {
         if self.bits == 32 {
             self.f.instruction(&Instruction::I32Const(v as u32 as i32));
@@ -1407,13 +1426,16 @@ impl BodyContext<'_> {
             }
         }
         let mut reader = func.get_operators_reader()?;
+        let (bytes, base) = (func.as_bytes(), func.range().start);
         let mut depth: u32 = 0;
         let mut i = 0usize;
         // The block of the current operator: blocks start in operator order.
         let mut block = p.fcfg.cfg.entry as usize;
         let mut starts = p.fcfg.block_starts.iter().peekable();
         while !reader.eof() {
+            let start = reader.original_position() - base;
             let op = reader.read()?;
+            let op_bytes = &bytes[start..reader.original_position() - base];
             let mut correction = 0;
             match before[i] {
                 Some(SiteKind::Edge(edge)) => match p.counting.header_edge[*edge as usize] {
@@ -1474,8 +1496,7 @@ impl BodyContext<'_> {
                     if !import {
                         e.flush_some(p.counting.flush_at[block]);
                     }
-                    let ins = shift.instruction(op)?;
-                    e.f.instruction(&ins);
+                    e.original(&op, op_bytes, &mut shift)?;
                 }
                 other => {
                     match other {
@@ -1487,8 +1508,7 @@ impl BodyContext<'_> {
                         Operator::End => depth -= 1,
                         _ => {}
                     }
-                    let ins = shift.instruction(other)?;
-                    e.f.instruction(&ins);
+                    e.original(&other, op_bytes, &mut shift)?;
                 }
             }
             e.add(correction);

@@ -246,6 +246,8 @@ fn dispatch(command: Command) -> Result<i32> {
             if let Some(lines) = LineTable::read(&bytes) {
                 lines.attach(inst.map.functions.iter_mut().flat_map(|f| &mut f.blocks));
             }
+            pathprof_wasm::module::validate(&inst.bytes)
+                .map_err(|e| anyhow!("the instrumented module of {} does not validate: {e}", input.display()))?;
             let map_path = map.unwrap_or_else(|| {
                 let mut p = output.clone().into_os_string();
                 p.push(".map.json");
