@@ -50,7 +50,7 @@ pub struct DagEdge {
     pub kind: DagEdgeKind,
 }
 
-/// The DAG of one function.
+/// The DAG of one function. Its edges do not change once built.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Dag {
     /// Number of CFG blocks; node `num_blocks` is `s`, `num_blocks + 1` is `t`.
@@ -58,7 +58,23 @@ pub struct Dag {
     pub edges: Vec<DagEdge>,
     /// Blocks where paths start and end besides the entry and exits (headers and cut blocks).
     pub cut: Vec<bool>,
+    /// Out-edges of every node, grouped on first use (numbering, placement and the instrumenter all
+    /// walk them).
+    #[serde(skip)]
+    out: OutEdges,
 }
+
+/// A DAG's out-edges once grouped; part of no comparison, since the edges determine it.
+#[derive(Clone, Debug, Default)]
+struct OutEdges(std::sync::OnceLock<Adjacency>);
+
+impl PartialEq for OutEdges {
+    fn eq(&self, _: &OutEdges) -> bool {
+        true
+    }
+}
+
+impl Eq for OutEdges {}
 
 impl Dag {
     /// Builds the DAG of `cfg`, breaking loops by `mode` and cutting the blocks in `extra_cuts` too.
@@ -110,7 +126,7 @@ impl Dag {
                 cut[b as usize] = true;
             }
         }
-        Dag { num_blocks: n, edges, cut }
+        Dag { num_blocks: n, edges, cut, out: OutEdges::default() }
     }
 
     pub fn entry(&self) -> NodeId {
@@ -131,11 +147,13 @@ impl Dag {
     }
 
     /// Out-edges of every node, in edge order.
-    pub fn out_edges(&self) -> Adjacency {
-        Adjacency::group(
-            self.num_nodes() as usize,
-            self.edges.iter().enumerate().map(|(i, e)| (e.from, i as DagEdgeId)),
-        )
+    pub fn out_edges(&self) -> &Adjacency {
+        self.out.0.get_or_init(|| {
+            Adjacency::group(
+                self.num_nodes() as usize,
+                self.edges.iter().enumerate().map(|(i, e)| (e.from, i as DagEdgeId)),
+            )
+        })
     }
 
     /// Nodes in topological order (`s` first, `t` last); only nodes reachable from `s` and `t`.

@@ -48,7 +48,7 @@ impl Numbering {
         let out = dag.out_edges();
         let mut order: Vec<Vec<DagEdgeId>> = out.iter().map(<[u32]>::to_vec).collect();
         for list in &mut order {
-            list.sort_by(|&a, &b| priority[b as usize].total_cmp(&priority[a as usize]).then(a.cmp(&b)));
+            list.sort_unstable_by(|&a, &b| priority[b as usize].total_cmp(&priority[a as usize]).then(a.cmp(&b)));
         }
         let mut num_paths = vec![0u64; nn];
         let mut val = vec![0u64; dag.edges.len()];

@@ -55,7 +55,7 @@ impl Placement {
         let mut uf = UnionFind((0..nn).collect());
         uf.union(dag.exit(), dag.entry());
         let mut by_weight: Vec<DagEdgeId> = (0..dag.edges.len() as u32).collect();
-        by_weight.sort_by(|&a, &b| weight[b as usize].total_cmp(&weight[a as usize]).then(a.cmp(&b)));
+        by_weight.sort_unstable_by(|&a, &b| weight[b as usize].total_cmp(&weight[a as usize]).then(a.cmp(&b)));
         let mut in_tree = vec![false; dag.edges.len()];
         for e in by_weight {
             let edge = dag.edges[e as usize];

@@ -46,6 +46,19 @@ pub struct Site {
     pub kind: SiteKind,
 }
 
+/// An operator that the instrumenter rewrites or instruments, besides the sites.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Special {
+    /// `return`, inside `depth` blocks: it becomes a branch to the end of the body.
+    Return { depth: u32 },
+    /// `call`, `call_indirect` or `call_ref` (`callee` for `call`): counters are flushed before it.
+    Call { callee: Option<u32> },
+    /// `return_call` of `func`, whose index shifts when the profiler adds an import.
+    ReturnCall { func: u32 },
+    /// `ref.func` of `func`, whose index shifts too.
+    RefFunc { func: u32 },
+}
+
 /// The CFG of one function body and where to instrument it.
 #[derive(Clone, Debug)]
 pub struct FuncCfg {
@@ -55,6 +68,11 @@ pub struct FuncCfg {
     pub sites: Vec<Site>,
     /// `(op, block)`: `block` starts right after operator `op` (for a loop header, `op` is the `loop`).
     pub block_starts: Vec<(usize, BlockId)>,
+    /// Every special operator, reachable or not, in operator order.
+    pub specials: Vec<(usize, Special)>,
+    /// The file offset of every operator, then of the end of the body: operator `i` is
+    /// `op_offsets[i]..op_offsets[i + 1]`.
+    pub op_offsets: Vec<usize>,
     /// Number of operators, including the final `end`.
     pub num_ops: usize,
     /// Number of `call`, `call_indirect` and `call_ref` operators in reachable code.
@@ -88,6 +106,7 @@ struct Builder {
     calls: Vec<u32>,
     sites: Vec<Site>,
     starts: Vec<(usize, BlockId)>,
+    specials: Vec<(usize, Special)>,
     current: Option<BlockId>,
     frames: Vec<Frame>,
 }
@@ -155,6 +174,7 @@ pub fn build(body: &FunctionBody) -> Result<FuncCfg, Unsupported> {
         calls: Vec::new(),
         sites: Vec::new(),
         starts: Vec::new(),
+        specials: Vec::new(),
         current: None,
         frames: Vec::new(),
     };
@@ -166,6 +186,17 @@ pub fn build(body: &FunctionBody) -> Result<FuncCfg, Unsupported> {
         let i = offsets.len();
         offsets.push(reader.original_position());
         let op = &reader.read().map_err(|e| Unsupported(e.to_string()))?;
+        let special = match *op {
+            Operator::Return => Some(Special::Return { depth: b.frames.len() as u32 }),
+            Operator::Call { function_index } => Some(Special::Call { callee: Some(function_index) }),
+            Operator::CallIndirect { .. } | Operator::CallRef { .. } => Some(Special::Call { callee: None }),
+            Operator::ReturnCall { function_index } => Some(Special::ReturnCall { func: function_index }),
+            Operator::RefFunc { function_index } => Some(Special::RefFunc { func: function_index }),
+            _ => None,
+        };
+        if let Some(special) = special {
+            b.specials.push((i, special));
+        }
         // `loop` starts its header before the operator itself.
         if let Operator::Loop { .. } = op {
             let h = b.new_block(i);
@@ -331,7 +362,8 @@ pub fn build(body: &FunctionBody) -> Result<FuncCfg, Unsupported> {
         }
     }
     let num_ops = offsets.len();
-    let offset_of = |i: usize| offsets.get(i).copied().unwrap_or(body_end) as u64;
+    offsets.push(body_end);
+    let offset_of = |i: usize| offsets[i.min(num_ops)] as u64;
     let blocks = (0..b.cfg.num_blocks as usize)
         .map(|k| {
             let first = b.first[k].min(num_ops);
@@ -339,7 +371,16 @@ pub fn build(body: &FunctionBody) -> Result<FuncCfg, Unsupported> {
             Block { offset: offset_of(first), end: offset_of(end), loop_header: b.header[k], calls: b.calls[k] }
         })
         .collect();
-    Ok(renumber(FuncCfg { cfg: b.cfg, blocks, sites: b.sites, block_starts: b.starts, num_ops, num_calls }))
+    Ok(renumber(FuncCfg {
+        cfg: b.cfg,
+        blocks,
+        sites: b.sites,
+        block_starts: b.starts,
+        specials: b.specials,
+        op_offsets: offsets,
+        num_ops,
+        num_calls,
+    }))
 }
 
 /// Renumbers blocks in the order of their start position, so that block ids ascend with offsets.

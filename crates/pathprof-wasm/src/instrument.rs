@@ -53,7 +53,7 @@
 //! Loop and run counters share a budget per function: at most 4 counters and 24 flushes at call
 //! sites, spent on loop counters first, then on the deepest loops.
 
-use crate::cfg::{self, FuncCfg, SiteKind};
+use crate::cfg::{self, FuncCfg, SiteKind, Special};
 use crate::map::{
     Counters, FunctionMap, LoopCounter, Probes, ProfileMap, RunCounter, SampleBufferLayout, MAP_FORMAT, MAP_VERSION,
 };
@@ -71,7 +71,7 @@ use wasm_encoder::{
     BlockType, CodeSection, ConstExpr, DataSection, EntityType, ExportKind, ExportSection, Function, ImportSection,
     Instruction, MemArg, MemorySection, MemoryType, Module, SectionId, TypeSection, ValType,
 };
-use wasmparser::{FunctionBody, Operator, Parser, Payload};
+use wasmparser::{FunctionBody, Parser, Payload};
 
 /// Module name of the host import that counts paths of hash-counted functions.
 pub const IMPORT_MODULE: &str = "pathprof";
@@ -744,7 +744,7 @@ fn plan_loops(fcfg: &FuncCfg, plan: &FunctionPlan) -> LoopPlan {
                 && nests[h]
                 && !edge_counted[h]
                 && dag.cut.get(h).copied().unwrap_or(false)
-                && short_way_around(dag, &dag_out, h as u32, &mut seen)
+                && short_way_around(dag, dag_out, h as u32, &mut seen)
         })
         .map(|h| (depth[h], h))
         .collect();
@@ -866,6 +866,9 @@ fn add_to_word(f: &mut Function, word: MemArg, delta: i32, atomic: bool) {
     f.instruction(&if atomic { Instruction::I32AtomicStore(word) } else { Instruction::I32Store(word) });
 }
 
+/// The opcode of `if`.
+const OPCODE_IF: u8 = 0x04;
+
 /// Emits probe code into one function.
 struct Emitter<'f> {
     f: &'f mut Function,
@@ -893,24 +896,6 @@ struct Emitter<'f> {
 }
 
 impl Emitter<'_> {
-    /// An operator of the original body, `bytes` its encoding there: copied as it is, unless it names
-    /// a function whose index the profiler's import shifts.
-    fn original(
-        &mut self,
-        op: &Operator<'_>,
-        bytes: &[u8],
-        shift: &mut FunctionShift,
-    ) -> Result<(), ReencodeError<Infallible>> {
-        let names_function =
-            matches!(op, Operator::Call { .. } | Operator::ReturnCall { .. } | Operator::RefFunc { .. });
-        if names_function && shift.first_shifted.is_some() {
-            self.f.instruction(&shift.instruction(op.clone())?);
-        } else {
-            self.f.raw(bytes.iter().copied());
-        }
-        Ok(())
-    }
-
     fn konst(&mut self, v: u64) {
         if self.bits == 32 {
             self.f.instruction(&Instruction::I32Const(v as u32 as i32));
@@ -1415,29 +1400,44 @@ impl BodyContext<'_> {
         e.enter();
         e.set(p.entry_inc);
 
-        let mut before: Vec<Option<&SiteKind>> = vec![None; p.fcfg.num_ops];
-        for site in &p.fcfg.sites {
-            before[site.op] = Some(&site.kind);
-        }
-        let mut after: Vec<Option<u32>> = vec![None; p.fcfg.num_ops];
-        for &(op, b) in &p.fcfg.block_starts {
-            if p.cut.get(b as usize).copied().unwrap_or(false) {
-                after[op] = Some(b);
-            }
-        }
-        let mut reader = func.get_operators_reader()?;
+        // Operators are copied from the original body in runs, up to the next one that needs code
+        // before or after it or is rewritten; they are not decoded again.
         let (bytes, base) = (func.as_bytes(), func.range().start);
-        let mut depth: u32 = 0;
-        let mut i = 0usize;
+        let offsets = &p.fcfg.op_offsets;
+        let mut copied = 0usize;
+        let copy_to = |f: &mut Function, i: usize, copied: &mut usize| {
+            if *copied < i {
+                f.raw(bytes[offsets[*copied] - base..offsets[i] - base].iter().copied());
+            }
+            *copied = i;
+        };
+        let mut sites = p.fcfg.sites.iter().peekable();
+        let mut specials = p.fcfg.specials.iter().peekable();
+        let mut starts = p.fcfg.block_starts.iter().peekable();
         // The block of the current operator: blocks start in operator order.
         let mut block = p.fcfg.cfg.entry as usize;
-        let mut starts = p.fcfg.block_starts.iter().peekable();
-        while !reader.eof() {
-            let start = reader.original_position() - base;
-            let op = reader.read()?;
-            let op_bytes = &bytes[start..reader.original_position() - base];
+        for i in 0..p.fcfg.num_ops {
+            let site = sites.next_if(|s| s.op == i).map(|s| &s.kind);
+            let special = specials.next_if(|&&(op, _)| op == i).map(|&(_, s)| s);
+            // The block that starts after this operator, and whether its start ends a path.
+            let mut next = None;
+            let mut after = None;
+            while let Some(&(_, b)) = starts.next_if(|&&(op, _)| op == i) {
+                next = Some(b as usize);
+                if p.cut.get(b as usize).copied().unwrap_or(false) {
+                    after = Some(b);
+                }
+            }
+            let last = i + 1 == p.fcfg.num_ops;
+            if site.is_none() && special.is_none() && after.is_none() && !last {
+                block = next.unwrap_or(block);
+                continue;
+            }
+            copy_to(e.f, i, &mut copied);
+            // Single-byte opcodes of the operators that sites distinguish.
+            let opcode = bytes[offsets[i] - base];
             let mut correction = 0;
-            match before[i] {
+            match site {
                 Some(SiteKind::Edge(edge)) => match p.counting.header_edge[*edge as usize] {
                     Some(how) => {
                         e.count_edge(how, p.edge_inc[*edge as usize]);
@@ -1452,22 +1452,16 @@ impl BodyContext<'_> {
                     None => {
                         // The edge into the code right after the operator (`if`'s then-arm, `br_if`'s
                         // fall-through) corrects an increment added before it for the other edge.
-                        let (before, after) = match op {
-                            Operator::If { .. } => (*nt, *t),
-                            _ => (*t, *nt),
-                        };
+                        let (before, after) = if opcode == OPCODE_IF { (*nt, *t) } else { (*t, *nt) };
                         let before = p.edge_inc[before as usize];
                         e.add(before);
                         correction = p.edge_inc[after as usize].wrapping_sub(before);
                     }
                 },
-                Some(SiteKind::Table(_)) => {
+                Some(SiteKind::Table(entries)) => {
                     if let Some(&off) = p.tables.get(&i) {
-                        let n = match &op {
-                            Operator::BrTable { targets } => targets.len(),
-                            _ => unreachable!("table sites are br_table operators"),
-                        };
-                        e.add_from_table(off, n);
+                        // The entries are the table's targets, then its default.
+                        e.add_from_table(off, entries.len() as u32 - 1);
                     }
                 }
                 Some(SiteKind::TailCall(edge)) => {
@@ -1477,42 +1471,48 @@ impl BodyContext<'_> {
                 }
                 None => {}
             }
-            let last = i + 1 == p.fcfg.num_ops;
-            match op {
-                Operator::Return => {
+            match special {
+                Some(Special::Return { depth }) => {
                     e.f.instruction(&Instruction::Br(depth));
+                    copied = i + 1;
                 }
-                Operator::End if last => {
+                Some(Special::Call { callee }) => {
+                    // A callee may re-enter this function, whose activations share the slots; the
+                    // host functions of an import cannot, and a trap or exit there leaves the slots
+                    // as they are.
+                    if callee.is_none_or(|c| c >= self.info.num_imported_funcs) {
+                        e.flush_some(p.counting.flush_at[block]);
+                    }
+                    if let Some(c) = callee.and_then(|c| shift.moved(c)) {
+                        e.f.instruction(&Instruction::Call(c));
+                        copied = i + 1;
+                    }
+                }
+                Some(Special::ReturnCall { func }) => {
+                    if let Some(func) = shift.moved(func) {
+                        e.f.instruction(&Instruction::ReturnCall(func));
+                        copied = i + 1;
+                    }
+                }
+                Some(Special::RefFunc { func }) => {
+                    if let Some(func) = shift.moved(func) {
+                        e.f.instruction(&Instruction::RefFunc(func));
+                        copied = i + 1;
+                    }
+                }
+                _ if last => {
                     e.f.instruction(&Instruction::End);
                     e.flush_loops();
                     e.count_exit();
                     e.f.instruction(&Instruction::End);
+                    copied = i + 1;
                 }
-                Operator::Call { .. } | Operator::CallIndirect { .. } | Operator::CallRef { .. } => {
-                    // A callee may re-enter this function, whose activations share the slots; the
-                    // host functions of an import cannot, and a trap or exit there leaves the slots
-                    // as they are.
-                    let import = matches!(op, Operator::Call { function_index } if function_index < self.info.num_imported_funcs);
-                    if !import {
-                        e.flush_some(p.counting.flush_at[block]);
-                    }
-                    e.original(&op, op_bytes, &mut shift)?;
-                }
-                other => {
-                    match other {
-                        Operator::Block { .. }
-                        | Operator::Loop { .. }
-                        | Operator::If { .. }
-                        | Operator::Try { .. }
-                        | Operator::TryTable { .. } => depth += 1,
-                        Operator::End => depth -= 1,
-                        _ => {}
-                    }
-                    e.original(&other, op_bytes, &mut shift)?;
-                }
+                _ => {}
             }
+            // The operator itself, unless rewritten above.
+            copy_to(e.f, i + 1, &mut copied);
             e.add(correction);
-            if let Some(b) = after[i] {
+            if let Some(b) = after {
                 if let Some(j) = p.counting.header_run[b as usize] {
                     e.count_run(j);
                 } else if !p.counting.edge_counted[b as usize] {
@@ -1523,10 +1523,7 @@ impl BodyContext<'_> {
                     e.bump_loop(l, &[Instruction::I64Const(1)]);
                 }
             }
-            while let Some(&(_, b)) = starts.next_if(|&&(op, _)| op <= i) {
-                block = b as usize;
-            }
-            i += 1;
+            block = next.unwrap_or(block);
         }
         Ok(f.into_raw_body())
     }
@@ -1540,14 +1537,20 @@ struct FunctionShift {
     first_shifted: Option<u32>,
 }
 
+impl FunctionShift {
+    /// The index of function `func` in the instrumented module, when the profiler adds an import
+    /// (`None` when it does not: no index changes).
+    fn moved(&self, func: u32) -> Option<u32> {
+        let first = self.first_shifted?;
+        Some(if func >= first { func + 1 } else { func })
+    }
+}
+
 impl Reencode for FunctionShift {
     type Error = Infallible;
 
     fn function_index(&mut self, func: u32) -> Result<u32, ReencodeError<Infallible>> {
-        Ok(match self.first_shifted {
-            Some(first) if func >= first => func + 1,
-            _ => func,
-        })
+        Ok(self.moved(func).unwrap_or(func))
     }
 }
 
