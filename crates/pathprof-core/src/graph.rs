@@ -1,7 +1,9 @@
 //! Adjacency lists stored flat (compressed rows): the lists of all nodes in one vector, so building
 //! them costs two allocations whatever the size of the graph. The CFG, the DAG and the analyses over
-//! them (numbering, placement, loop nesting) walk their edges through these.
+//! them (numbering, placement, loop nesting) walk their edges through these. Serialized, they are a
+//! list of lists.
 
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::ops::{Index, IndexMut};
 
 /// Items (edge ids by default) grouped by node; `adjacency[v]` is the slice of node `v`.
@@ -66,6 +68,20 @@ impl<T> IndexMut<usize> for Adjacency<T> {
     }
 }
 
+impl<T: Copy + Default + Serialize> Serialize for Adjacency<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter())
+    }
+}
+
+impl<'de, T: Copy + Default + Deserialize<'de>> Deserialize<'de> for Adjacency<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let lists = Vec::<Vec<T>>::deserialize(deserializer)?;
+        let pairs = lists.iter().enumerate().flat_map(|(v, list)| list.iter().map(move |&x| (v as u32, x)));
+        Ok(Adjacency::group(lists.len(), pairs))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,5 +99,13 @@ mod tests {
         assert_eq!(a.get(3), Some(&[13][..]));
         assert_eq!(a.get(5), None);
         assert_eq!(a.iter().map(<[u32]>::len).collect::<Vec<_>>(), [2, 0, 2, 1, 0]);
+    }
+
+    #[test]
+    fn serializes_as_lists() {
+        let a = Adjacency::group(3, [(2, 7u32), (0, 5), (2, 6)].into_iter());
+        let json = serde_json::to_string(&a).unwrap();
+        assert_eq!(json, "[[5],[],[7,6]]");
+        assert_eq!(serde_json::from_str::<Adjacency>(&json).unwrap(), a);
     }
 }

@@ -13,6 +13,7 @@
 //! reported as [`Overflow`] together with the node where it happened, never wrapped.
 
 use crate::dag::{Dag, DagEdgeId, NodeId};
+use crate::graph::Adjacency;
 use serde::{Deserialize, Serialize};
 
 /// The numbering of one DAG.
@@ -23,7 +24,7 @@ pub struct Numbering {
     /// `Val(e)` for every edge.
     pub val: Vec<u64>,
     /// Out-edges of every node in numbering order (so `val` ascends along each list).
-    pub order: Vec<Vec<DagEdgeId>>,
+    pub order: Adjacency,
 }
 
 /// The path count of some node exceeded the limit.
@@ -46,9 +47,9 @@ impl Numbering {
         assert_eq!(priority.len(), dag.edges.len());
         let nn = dag.num_nodes() as usize;
         let out = dag.out_edges();
-        let mut order: Vec<Vec<DagEdgeId>> = out.iter().map(<[u32]>::to_vec).collect();
-        for list in &mut order {
-            list.sort_unstable_by(|&a, &b| priority[b as usize].total_cmp(&priority[a as usize]).then(a.cmp(&b)));
+        let mut order = out.clone();
+        for v in 0..nn {
+            order[v].sort_unstable_by(|&a, &b| priority[b as usize].total_cmp(&priority[a as usize]).then(a.cmp(&b)));
         }
         let mut num_paths = vec![0u64; nn];
         let mut val = vec![0u64; dag.edges.len()];
