@@ -1416,7 +1416,15 @@ impl BodyContext<'_> {
         let mut starts = p.fcfg.block_starts.iter().peekable();
         // The block of the current operator: blocks start in operator order.
         let mut block = p.fcfg.cfg.entry as usize;
-        for i in 0..p.fcfg.num_ops {
+        let last_op = p.fcfg.num_ops - 1;
+        let mut i = 0;
+        while i <= last_op {
+            // Straight to the next operator that a site, a special operator or a block start names:
+            // the ones before it are copied with it.
+            i = [sites.peek().map(|s| s.op), specials.peek().map(|&&(op, _)| op), starts.peek().map(|&&(op, _)| op)]
+                .into_iter()
+                .flatten()
+                .fold(last_op, usize::min);
             let site = sites.next_if(|s| s.op == i).map(|s| &s.kind);
             let special = specials.next_if(|&&(op, _)| op == i).map(|&(_, s)| s);
             // The block that starts after this operator, and whether its start ends a path.
@@ -1428,9 +1436,10 @@ impl BodyContext<'_> {
                     after = Some(b);
                 }
             }
-            let last = i + 1 == p.fcfg.num_ops;
+            let last = i == last_op;
             if site.is_none() && special.is_none() && after.is_none() && !last {
                 block = next.unwrap_or(block);
+                i += 1;
                 continue;
             }
             copy_to(e.f, i, &mut copied);
@@ -1524,6 +1533,7 @@ impl BodyContext<'_> {
                 }
             }
             block = next.unwrap_or(block);
+            i += 1;
         }
         Ok(f.into_raw_body())
     }
