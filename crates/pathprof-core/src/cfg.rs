@@ -29,30 +29,73 @@ pub struct CfgEdge {
     pub to: Succ,
 }
 
-/// A control-flow graph.
+/// A control-flow graph. Edges are only ever added, so what the analyses derive from them (out-edges,
+/// back edges) is computed once, on first use.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Cfg {
-    pub num_blocks: u32,
-    pub entry: BlockId,
-    pub edges: Vec<CfgEdge>,
+    num_blocks: u32,
+    entry: BlockId,
+    edges: Vec<CfgEdge>,
+    #[serde(skip)]
+    derived: Derived,
 }
+
+/// What the analyses derive from a graph's edges; part of no comparison, since the edges determine it.
+#[derive(Clone, Debug, Default)]
+struct Derived {
+    out_edges: std::sync::OnceLock<Adjacency>,
+    back_edges: std::sync::OnceLock<Vec<CfgEdgeId>>,
+}
+
+impl PartialEq for Derived {
+    fn eq(&self, _: &Derived) -> bool {
+        true
+    }
+}
+
+impl Eq for Derived {}
 
 impl Cfg {
     /// An empty graph of `num_blocks` blocks entered at `entry`.
     pub fn new(num_blocks: u32, entry: BlockId) -> Self {
-        Cfg { num_blocks, entry, edges: Vec::new() }
+        Cfg { num_blocks, entry, edges: Vec::new(), derived: Derived::default() }
+    }
+
+    /// The graph of `num_blocks` blocks entered at `entry` with `edges`, in order.
+    pub fn from_edges(num_blocks: u32, entry: BlockId, edges: Vec<CfgEdge>) -> Self {
+        debug_assert!(edges.iter().all(|e| e.from < num_blocks));
+        Cfg { num_blocks, entry, edges, derived: Derived::default() }
     }
 
     /// Adds an edge and returns its id.
     pub fn add_edge(&mut self, from: BlockId, to: Succ) -> CfgEdgeId {
         debug_assert!(from < self.num_blocks);
         self.edges.push(CfgEdge { from, to });
+        self.derived = Derived::default();
         (self.edges.len() - 1) as CfgEdgeId
     }
 
+    pub fn num_blocks(&self) -> u32 {
+        self.num_blocks
+    }
+
+    pub fn entry(&self) -> BlockId {
+        self.entry
+    }
+
+    /// The edges, in the order they were added (an edge's id is its index).
+    pub fn edges(&self) -> &[CfgEdge] {
+        &self.edges
+    }
+
     /// Out-edges of every block, in edge order.
-    pub fn out_edges(&self) -> Adjacency {
-        Adjacency::group(self.num_blocks as usize, self.edges.iter().enumerate().map(|(i, e)| (e.from, i as CfgEdgeId)))
+    pub fn out_edges(&self) -> &Adjacency {
+        self.derived.out_edges.get_or_init(|| {
+            Adjacency::group(
+                self.num_blocks as usize,
+                self.edges.iter().enumerate().map(|(i, e)| (e.from, i as CfgEdgeId)),
+            )
+        })
     }
 
     /// Blocks reachable from the entry.
@@ -76,7 +119,11 @@ impl Cfg {
 
     /// The retreating edges of a depth-first search from the entry, in edge order. On a reducible
     /// graph (every wasm function is one) these are exactly the loop back edges.
-    pub fn back_edges(&self) -> Vec<CfgEdgeId> {
+    pub fn back_edges(&self) -> &[CfgEdgeId] {
+        self.derived.back_edges.get_or_init(|| self.find_back_edges())
+    }
+
+    fn find_back_edges(&self) -> Vec<CfgEdgeId> {
         let out = self.out_edges();
         let n = self.num_blocks as usize;
         // 0 = unvisited, 1 = on the stack, 2 = finished.
@@ -108,7 +155,7 @@ impl Cfg {
 
     /// Loop headers: targets of back edges.
     pub fn loop_headers(&self) -> Vec<bool> {
-        self.targets(&self.back_edges())
+        self.targets(self.back_edges())
     }
 
     /// The blocks that `edges` lead to.

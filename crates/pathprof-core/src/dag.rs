@@ -79,14 +79,14 @@ impl Eq for OutEdges {}
 impl Dag {
     /// Builds the DAG of `cfg`, breaking loops by `mode` and cutting the blocks in `extra_cuts` too.
     pub fn build(cfg: &Cfg, mode: LoopCut, extra_cuts: &[bool]) -> Dag {
-        let n = cfg.num_blocks;
+        let n = cfg.num_blocks();
         let reachable = cfg.reachable();
-        let back: Vec<CfgEdgeId> = cfg.back_edges();
-        let mut is_back = vec![false; cfg.edges.len()];
-        for &e in &back {
+        let back = cfg.back_edges();
+        let mut is_back = vec![false; cfg.edges().len()];
+        for &e in back {
             is_back[e as usize] = true;
         }
-        let headers = cfg.targets(&back);
+        let headers = cfg.targets(back);
         let mut cut = vec![false; n as usize];
         for b in 0..n as usize {
             let extra = extra_cuts.get(b).copied().unwrap_or(false);
@@ -94,14 +94,14 @@ impl Dag {
         }
         // Every edge into the entry block is a back edge; those are truncated the classic way, so that a
         // path from the function entry stays distinct from one that starts after such an edge.
-        cut[cfg.entry as usize] = false;
+        cut[cfg.entry() as usize] = false;
         let s = n;
         let t = n + 1;
-        let mut edges = Vec::with_capacity(cfg.edges.len() + 8);
-        edges.push(DagEdge { from: s, to: cfg.entry, kind: DagEdgeKind::Real(u32::MAX) });
+        let mut edges = Vec::with_capacity(cfg.edges().len() + 8);
+        edges.push(DagEdge { from: s, to: cfg.entry(), kind: DagEdgeKind::Real(u32::MAX) });
         let mut started = vec![false; n as usize];
         // With back-edge truncation, s→h is added once per header, in the order of the back edges.
-        for (i, e) in cfg.edges.iter().enumerate() {
+        for (i, e) in cfg.edges().iter().enumerate() {
             if !reachable[e.from as usize] {
                 continue;
             }
@@ -109,7 +109,7 @@ impl Dag {
             match e.to {
                 Succ::Exit => edges.push(DagEdge { from: e.from, to: t, kind: DagEdgeKind::Real(id) }),
                 Succ::Block(w) => {
-                    let classic = mode == LoopCut::BackEdges || w == cfg.entry;
+                    let classic = mode == LoopCut::BackEdges || w == cfg.entry();
                     let ends = cut[w as usize] || (classic && is_back[i]);
                     if ends {
                         edges.push(DagEdge { from: e.from, to: t, kind: DagEdgeKind::End(id, w) });

@@ -12,7 +12,7 @@ use crate::dag::{Dag, DagEdgeKind};
 pub fn cfg_edge_frequencies(cfg: &Cfg) -> Vec<f64> {
     let depth = cfg.loop_depths();
     let out = cfg.out_edges();
-    cfg.edges
+    cfg.edges()
         .iter()
         .map(|e| {
             let f = 8f64.powi(depth[e.from as usize].min(10) as i32);
@@ -23,8 +23,8 @@ pub fn cfg_edge_frequencies(cfg: &Cfg) -> Vec<f64> {
 
 /// Frequencies of the DAG edges from frequencies of the CFG edges.
 pub fn dag_edge_frequencies(cfg: &Cfg, dag: &Dag, cfg_freq: &[f64]) -> Vec<f64> {
-    let mut into = vec![0.0f64; cfg.num_blocks as usize];
-    for (e, f) in cfg.edges.iter().zip(cfg_freq) {
+    let mut into = vec![0.0f64; cfg.num_blocks() as usize];
+    for (e, f) in cfg.edges().iter().zip(cfg_freq) {
         if let Succ::Block(w) = e.to {
             into[w as usize] += f;
         }
@@ -50,7 +50,7 @@ pub fn cfg_edge_frequencies_from_paths<'a>(
     let out = cfg.out_edges();
     let mut freq: Vec<f64> = cfg_edge_frequencies(cfg).into_iter().map(|f| f * 1e-9).collect();
     let find = |from: u32, to: Succ| -> Option<usize> {
-        out.get(from as usize)?.iter().map(|&e| e as usize).find(|&e| cfg.edges[e].to == to)
+        out.get(from as usize)?.iter().map(|&e| e as usize).find(|&e| cfg.edges()[e].to == to)
     };
     for (blocks, end, count) in paths {
         let steps = blocks.windows(2).map(|w| (w[0], Succ::Block(w[1])));

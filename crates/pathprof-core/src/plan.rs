@@ -57,7 +57,7 @@ pub struct FunctionPlan {
 impl FunctionPlan {
     pub fn build(cfg: &Cfg, options: &PlanOptions) -> Result<FunctionPlan, TooManyPaths> {
         let cfg_freq = options.cfg_edge_frequencies.clone().unwrap_or_else(|| estimate::cfg_edge_frequencies(cfg));
-        let mut extra = vec![false; cfg.num_blocks as usize];
+        let mut extra = vec![false; cfg.num_blocks() as usize];
         let mut overflow_cuts = Vec::new();
         loop {
             let dag = Dag::build(cfg, options.loop_cut, &extra);

@@ -268,7 +268,7 @@ fn figure_19_uncut() {
 #[test]
 fn figure_19_cut_at_merges() {
     let g = fig_19();
-    let mut extra = vec![false; g.cfg.num_blocks as usize];
+    let mut extra = vec![false; g.cfg.num_blocks() as usize];
     extra[g.block("6") as usize] = true;
     extra[g.block("11") as usize] = true;
     let dag = Dag::build(&g.cfg, LoopCut::Headers, &extra);

@@ -163,16 +163,16 @@ fn check_dag(cfg: &Cfg, dag: &Dag, mode: LoopCut, extra: &[bool]) -> Result<(), 
     let headers = cfg.loop_headers();
     let (s, t) = (dag.entry(), dag.exit());
     prop_assert_eq!(dag.edges[0].from, s);
-    prop_assert_eq!(dag.edges[0].to, cfg.entry);
+    prop_assert_eq!(dag.edges[0].to, cfg.entry());
     let back = cfg.back_edges();
     // Blocks where every incoming edge ends a path: extra cuts and (PEP mode) loop headers, except the
     // entry block. Elsewhere only back edges end paths.
     let ends_all = |w: u32| {
-        w != cfg.entry
+        w != cfg.entry()
             && (extra.get(w as usize).copied().unwrap_or(false) || (mode == LoopCut::Headers && headers[w as usize]))
     };
     // Every CFG edge from a reachable block appears exactly once, as Real or End.
-    for (c, ce) in cfg.edges.iter().enumerate() {
+    for (c, ce) in cfg.edges().iter().enumerate() {
         let reps: Vec<_> = dag
             .edges
             .iter()
@@ -201,10 +201,10 @@ fn check_dag(cfg: &Cfg, dag: &Dag, mode: LoopCut, extra: &[bool]) -> Result<(), 
     }
     // Start(b) exactly for the cut blocks, which are the reachable extra cuts, headers (by mode) and
     // targets of back edges.
-    for b in 0..cfg.num_blocks {
+    for b in 0..cfg.num_blocks() {
         let starts = dag.edges.iter().filter(|d| d.kind == DagEdgeKind::Start(b)).count();
         prop_assert_eq!(starts, usize::from(dag.cut[b as usize]), "Start({})", b);
-        let is_target = back.iter().any(|&e| cfg.edges[e as usize].to == Succ::Block(b));
+        let is_target = back.iter().any(|&e| cfg.edges()[e as usize].to == Succ::Block(b));
         let expected = reachable[b as usize] && (is_target || ends_all(b));
         prop_assert_eq!(dag.cut[b as usize], expected, "cut[{}]", b);
     }
@@ -280,7 +280,7 @@ proptest! {
     fn plan_with_small_limit(cfg in arb_cfg(), mode in arb_mode(), smart in any::<bool>(), limit in 6u64..40, measured in prop::option::of(arb_weights())) {
         let probe = Dag::build(&cfg, mode, &[]);
         let max_paths = limit.max(max_out_degree(&probe) + 1);
-        let cfg_edge_frequencies = measured.map(|w| cycle(&w, cfg.edges.len()));
+        let cfg_edge_frequencies = measured.map(|w| cycle(&w, cfg.edges().len()));
         let options = PlanOptions { loop_cut: mode, max_paths, cfg_edge_frequencies: cfg_edge_frequencies.clone(), smart };
         let unlimited = FunctionPlan::build(&cfg, &PlanOptions { max_paths: u64::MAX, ..options.clone() }).unwrap();
         prop_assert!(unlimited.overflow_cuts.is_empty());
@@ -299,7 +299,7 @@ proptest! {
             prop_assert!(plan.overflow_cuts.is_empty());
         }
         // The plan's DAG is the DAG with its overflow cuts.
-        let mut extra = vec![false; cfg.num_blocks as usize];
+        let mut extra = vec![false; cfg.num_blocks() as usize];
         for &b in &plan.overflow_cuts {
             extra[b as usize] = true;
         }
@@ -307,7 +307,7 @@ proptest! {
         check_dag(&cfg, &plan.dag, mode, &extra)?;
         prop_assert!(plan.overflow_cuts.windows(2).all(|w| w[0] < w[1]));
         for &b in &plan.overflow_cuts {
-            prop_assert_ne!(b, cfg.entry);
+            prop_assert_ne!(b, cfg.entry());
             // A real edge led into b before it was cut, and none does after.
             let real_into = |dag: &Dag| dag.edges.iter().any(|e| e.to == b && matches!(e.kind, DagEdgeKind::Real(_)));
             prop_assert!(real_into(&probe), "overflow cut {} was already cut", b);
@@ -346,7 +346,7 @@ fn chain_of_diamonds_beyond_64_bits() {
     let err = Numbering::ball_larus(&dag, u64::MAX).unwrap_err();
     assert_eq!(err.limit, u64::MAX);
     // Cut at the top of the 11th diamond: 2^10 paths end there and 2^60 start there, which fits.
-    let mut extra = vec![false; cfg.num_blocks as usize];
+    let mut extra = vec![false; cfg.num_blocks() as usize];
     extra[30] = true;
     let dag = Dag::build(&cfg, LoopCut::Headers, &extra);
     assert_eq!(Numbering::ball_larus(&dag, u64::MAX).unwrap().total(&dag), (1 << 10) + (1 << 60));

@@ -13,6 +13,7 @@
 //! Functions that use exception handling or the typed-reference branches (`br_on_*`) are reported as
 //! [`Unsupported`]; the instrumenter leaves them as they are.
 
+use pathprof_core::cfg::CfgEdge;
 use pathprof_core::{BlockId, Cfg, CfgEdgeId, Succ};
 use wasmparser::{FunctionBody, Operator};
 
@@ -99,7 +100,8 @@ struct Frame {
 }
 
 struct Builder {
-    cfg: Cfg,
+    num_blocks: u32,
+    edges: Vec<CfgEdge>,
     first: Vec<usize>,
     last: Vec<Option<usize>>,
     header: Vec<bool>,
@@ -113,8 +115,8 @@ struct Builder {
 
 impl Builder {
     fn new_block(&mut self, first_op: usize) -> BlockId {
-        let id = self.cfg.num_blocks;
-        self.cfg.num_blocks += 1;
+        let id = self.num_blocks;
+        self.num_blocks += 1;
         self.first.push(first_op);
         self.last.push(None);
         self.header.push(false);
@@ -131,7 +133,8 @@ impl Builder {
 
     fn edge(&mut self, to: Succ) -> Option<CfgEdgeId> {
         let from = self.current?;
-        Some(self.cfg.add_edge(from, to))
+        self.edges.push(CfgEdge { from, to });
+        Some(self.edges.len() as CfgEdgeId - 1)
     }
 
     /// The target of a branch of relative depth `depth` (`None` for the function's own label).
@@ -167,7 +170,8 @@ pub fn build(body: &FunctionBody) -> Result<FuncCfg, Unsupported> {
     // The file offset of every operator (operators take two bytes on average in compiled code).
     let mut offsets: Vec<usize> = Vec::with_capacity(body.range().len() / 2);
     let mut b = Builder {
-        cfg: Cfg::new(0, 0),
+        num_blocks: 0,
+        edges: Vec::new(),
         first: Vec::new(),
         last: Vec::new(),
         header: Vec::new(),
@@ -179,7 +183,6 @@ pub fn build(body: &FunctionBody) -> Result<FuncCfg, Unsupported> {
         frames: Vec::new(),
     };
     let entry = b.new_block(0);
-    b.cfg.entry = entry;
     b.current = Some(entry);
     let mut num_calls = 0;
     while !reader.eof() {
@@ -239,7 +242,7 @@ pub fn build(body: &FunctionBody) -> Result<FuncCfg, Unsupported> {
                 if let FrameKind::If { else_edge, has_else } = &mut frame.kind {
                     *has_else = true;
                     if let Some(e) = *else_edge {
-                        b.cfg.edges[e as usize].to = Succ::Block(else_block);
+                        b.edges[e as usize].to = Succ::Block(else_block);
                     }
                 }
                 b.start(else_block, i);
@@ -270,7 +273,7 @@ pub fn build(body: &FunctionBody) -> Result<FuncCfg, Unsupported> {
                 }
                 let frame = b.frames.pop().unwrap();
                 if let FrameKind::If { else_edge: Some(e), has_else: false } = frame.kind {
-                    b.cfg.edges[e as usize].to = Succ::Block(merge);
+                    b.edges[e as usize].to = Succ::Block(merge);
                 }
                 b.start(merge, i);
             }
@@ -364,33 +367,20 @@ pub fn build(body: &FunctionBody) -> Result<FuncCfg, Unsupported> {
     let num_ops = offsets.len();
     offsets.push(body_end);
     let offset_of = |i: usize| offsets[i.min(num_ops)] as u64;
-    let blocks = (0..b.cfg.num_blocks as usize)
+    let blocks: Vec<Block> = (0..b.num_blocks as usize)
         .map(|k| {
             let first = b.first[k].min(num_ops);
             let end = b.last[k].map_or(first, |l| l + 1).max(first);
             Block { offset: offset_of(first), end: offset_of(end), loop_header: b.header[k], calls: b.calls[k] }
         })
         .collect();
-    Ok(renumber(FuncCfg {
-        cfg: b.cfg,
-        blocks,
-        sites: b.sites,
-        block_starts: b.starts,
-        specials: b.specials,
-        op_offsets: offsets,
-        num_ops,
-        num_calls,
-    }))
-}
-
-/// Renumbers blocks in the order of their start position, so that block ids ascend with offsets.
-fn renumber(mut f: FuncCfg) -> FuncCfg {
-    let n = f.blocks.len();
+    // Blocks renumbered in the order of their start position, so that block ids ascend with offsets.
+    let n = blocks.len();
     let mut start_op = vec![usize::MAX; n];
-    start_op[f.cfg.entry as usize] = 0;
-    for &(op, b) in &f.block_starts {
+    start_op[entry as usize] = 0;
+    for &(op, b) in &b.starts {
         // A header starts at its `loop` operator, other blocks after `op`.
-        start_op[b as usize] = if f.blocks[b as usize].loop_header { op } else { op + 1 };
+        start_op[b as usize] = if blocks[b as usize].loop_header { op } else { op + 1 };
     }
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by_key(|&k| (start_op[k], k));
@@ -398,16 +388,23 @@ fn renumber(mut f: FuncCfg) -> FuncCfg {
     for (new, &old) in order.iter().enumerate() {
         new_id[old] = new as u32;
     }
-    f.blocks = order.iter().map(|&old| f.blocks[old]).collect();
-    f.cfg.entry = new_id[f.cfg.entry as usize];
-    for e in &mut f.cfg.edges {
+    for e in &mut b.edges {
         e.from = new_id[e.from as usize];
         if let Succ::Block(w) = &mut e.to {
             *w = new_id[*w as usize];
         }
     }
-    for s in &mut f.block_starts {
+    for s in &mut b.starts {
         s.1 = new_id[s.1 as usize];
     }
-    f
+    Ok(FuncCfg {
+        cfg: Cfg::from_edges(b.num_blocks, new_id[entry as usize], b.edges),
+        blocks: order.iter().map(|&old| blocks[old]).collect(),
+        sites: b.sites,
+        block_starts: b.starts,
+        specials: b.specials,
+        op_offsets: offsets,
+        num_ops,
+        num_calls,
+    })
 }

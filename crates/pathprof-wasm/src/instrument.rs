@@ -418,7 +418,7 @@ impl FuncProbe {
     /// The loop counter that `edge`, counted as `how`, takes one off: its header bumps that counter at
     /// its start, and the edge is not the way around.
     fn unbumped_by(&self, edge: u32, how: HeaderEdge) -> Option<usize> {
-        match (how, self.fcfg.cfg.edges[edge as usize].to) {
+        match (how, self.fcfg.cfg.edges()[edge as usize].to) {
             (HeaderEdge::Around(_), _) | (_, Succ::Exit) => None,
             (_, Succ::Block(h)) => self.counting.header_loop[h as usize],
         }
@@ -434,7 +434,7 @@ impl FuncProbe {
         layout: &mut Layout,
     ) -> Self {
         let nb = fcfg.blocks.len();
-        let mut edge_inc = vec![0u64; fcfg.cfg.edges.len()];
+        let mut edge_inc = vec![0u64; fcfg.cfg.edges().len()];
         let mut start_inc = vec![0u64; nb];
         let mut entry_inc = 0;
         for (e, edge) in plan.dag.edges.iter().enumerate() {
@@ -470,9 +470,9 @@ impl FuncProbe {
         let counting = match counters {
             Counters::Array { .. } => match loops {
                 Some(loops) => loops.place(layout),
-                None => LoopPlan::none(nb, fcfg.cfg.edges.len()),
+                None => LoopPlan::none(nb, fcfg.cfg.edges().len()),
             },
-            _ => LoopPlan::none(nb, fcfg.cfg.edges.len()),
+            _ => LoopPlan::none(nb, fcfg.cfg.edges().len()),
         };
         FuncProbe {
             fcfg,
@@ -656,12 +656,12 @@ fn plan_loops(fcfg: &FuncCfg, plan: &FunctionPlan) -> LoopPlan {
     let nb = fcfg.blocks.len();
     let prefixes = plan.numbering.unique_prefixes(dag);
     let mut via_table = vec![false; nb];
-    let mut plain = vec![false; fcfg.cfg.edges.len()];
+    let mut plain = vec![false; fcfg.cfg.edges().len()];
     for site in &fcfg.sites {
         match &site.kind {
             SiteKind::Table(entries) => {
                 for &e in entries {
-                    if let Succ::Block(b) = fcfg.cfg.edges[e as usize].to {
+                    if let Succ::Block(b) = fcfg.cfg.edges()[e as usize].to {
                         via_table[b as usize] = true;
                     }
                 }
@@ -671,7 +671,7 @@ fn plan_loops(fcfg: &FuncCfg, plan: &FunctionPlan) -> LoopPlan {
         }
     }
     // The constant ID of every path end into a header, and whether it is a call-free way around.
-    let mut constant: Vec<Option<(u64, bool)>> = vec![None; fcfg.cfg.edges.len()];
+    let mut constant: Vec<Option<(u64, bool)>> = vec![None; fcfg.cfg.edges().len()];
     for (e, edge) in dag.edges.iter().enumerate() {
         let DagEdgeKind::End(c, h) = edge.kind else { continue };
         let Some((sum, mut last)) = prefixes[edge.from as usize] else { continue };
@@ -704,7 +704,7 @@ fn plan_loops(fcfg: &FuncCfg, plan: &FunctionPlan) -> LoopPlan {
     // The deepest loops first, at most MAX_LOOP_COUNTERS of them: each adds flushes before calls.
     let mut chosen: Vec<(u32, u64, u32)> = Vec::new();
     for (c, k) in constant.iter().enumerate() {
-        if let (Some((path, true)), Succ::Block(h)) = (k, fcfg.cfg.edges[c].to) {
+        if let (Some((path, true)), Succ::Block(h)) = (k, fcfg.cfg.edges()[c].to) {
             if !via_table[h as usize] && !chosen.iter().any(|&(_, p, _)| p == *path) {
                 chosen.push((depth[h as usize], *path, h));
             }
@@ -720,7 +720,7 @@ fn plan_loops(fcfg: &FuncCfg, plan: &FunctionPlan) -> LoopPlan {
         if reaches.len() == MAX_LOOP_COUNTERS {
             return false;
         }
-        let (reach, calls) = reachable_calls(fcfg, &out, h);
+        let (reach, calls) = reachable_calls(fcfg, out, h);
         if spent + calls > MAX_FLUSH_BLOCKS {
             return false;
         }
@@ -758,9 +758,9 @@ fn plan_loops(fcfg: &FuncCfg, plan: &FunctionPlan) -> LoopPlan {
         runs.push(RunCounter { slot: slots });
         slots += 16;
     }
-    let mut header_edge = vec![None; fcfg.cfg.edges.len()];
+    let mut header_edge = vec![None; fcfg.cfg.edges().len()];
     let mut loops: Vec<LoopCounter> = Vec::new();
-    for (c, edge) in fcfg.cfg.edges.iter().enumerate() {
+    for (c, edge) in fcfg.cfg.edges().iter().enumerate() {
         let Succ::Block(h) = edge.to else { continue };
         if !edge_counted[h as usize] {
             continue;
@@ -780,9 +780,9 @@ fn plan_loops(fcfg: &FuncCfg, plan: &FunctionPlan) -> LoopPlan {
     }
     // Count at the header where its other in-edges can take the decrement without a condition.
     let mut header_loop = vec![None; nb];
-    for (c, edge) in fcfg.cfg.edges.iter().enumerate() {
+    for (c, edge) in fcfg.cfg.edges().iter().enumerate() {
         let (Some(HeaderEdge::Loop(i)), Succ::Block(h)) = (header_edge[c], edge.to) else { continue };
-        let others_plain = fcfg.cfg.edges.iter().enumerate().all(|(o, other)| {
+        let others_plain = fcfg.cfg.edges().iter().enumerate().all(|(o, other)| {
             o == c || other.to != Succ::Block(h) || (plain[o] && !matches!(header_edge[o], Some(HeaderEdge::Loop(_))))
         });
         if others_plain {
@@ -814,7 +814,7 @@ fn reachable_calls(fcfg: &FuncCfg, out: &Adjacency, h: u32) -> (Vec<bool>, usize
     while let Some(b) = stack.pop() {
         calls += fcfg.blocks[b as usize].calls as usize;
         for &e in &out[b as usize] {
-            if let Succ::Block(w) = fcfg.cfg.edges[e as usize].to {
+            if let Succ::Block(w) = fcfg.cfg.edges()[e as usize].to {
                 if !reach[w as usize] {
                     reach[w as usize] = true;
                     stack.push(w);
@@ -1415,7 +1415,7 @@ impl BodyContext<'_> {
         let mut specials = p.fcfg.specials.iter().peekable();
         let mut starts = p.fcfg.block_starts.iter().peekable();
         // The block of the current operator: blocks start in operator order.
-        let mut block = p.fcfg.cfg.entry as usize;
+        let mut block = p.fcfg.cfg.entry() as usize;
         let last_op = p.fcfg.num_ops - 1;
         let mut i = 0;
         while i <= last_op {

@@ -48,7 +48,7 @@ impl Named {
     pub fn cfg_edge(&self, from: &str, to: &str) -> CfgEdgeId {
         let f = self.block(from);
         let t = if to == "t" { Succ::Exit } else { Succ::Block(self.block(to)) };
-        self.cfg.edges.iter().position(|e| e.from == f && e.to == t).unwrap_or_else(|| panic!("no edge {from}->{to}"))
+        self.cfg.edges().iter().position(|e| e.from == f && e.to == t).unwrap_or_else(|| panic!("no edge {from}->{to}"))
             as CfgEdgeId
     }
 
@@ -145,10 +145,12 @@ pub fn enumerate_paths(dag: &Dag, cap: usize) -> Option<Vec<Vec<DagEdgeId>>> {
 /// `r += Inc(e)` on every edge, and on an edge that ends a path (`End` dummy or exit) the ID `r` is
 /// emitted and the next path starts with `r = Inc(s→b)`. Parallel edges are taken as the first one.
 pub fn simulate_trace(cfg: &Cfg, dag: &Dag, inc: &[u64], trace: &[BlockId]) -> Vec<u64> {
-    assert_eq!(trace[0], cfg.entry);
+    assert_eq!(trace[0], cfg.entry());
     let edge = |from: BlockId, to: Succ| {
-        cfg.edges.iter().position(|e| e.from == from && e.to == to).unwrap_or_else(|| panic!("no edge {from}->{to:?}"))
-            as CfgEdgeId
+        cfg.edges()
+            .iter()
+            .position(|e| e.from == from && e.to == to)
+            .unwrap_or_else(|| panic!("no edge {from}->{to:?}")) as CfgEdgeId
     };
     let mut emitted = Vec::new();
     let mut r = inc[0];
