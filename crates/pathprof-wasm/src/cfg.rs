@@ -15,7 +15,7 @@
 
 use pathprof_core::cfg::CfgEdge;
 use pathprof_core::{BlockId, Cfg, CfgEdgeId, Succ};
-use wasmparser::{FunctionBody, Operator};
+use wasmparser::{BinaryReaderError, FuncValidator, FunctionBody, Operator, OperatorsReader, ValidatorResources};
 
 /// A basic block: its byte range in the original module, and whether it is a `loop` header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -164,8 +164,18 @@ impl Builder {
 }
 
 /// Builds the CFG of a function body.
-pub fn build(body: &FunctionBody) -> Result<FuncCfg, Unsupported> {
-    let mut reader = body.get_operators_reader().map_err(|e| Unsupported(e.to_string()))?;
+///
+/// The body is validated on the way, operator by operator, with `validator`: the result is `Err` when
+/// the body is invalid, and `Ok(Err(_))` when it is valid but uses what the instrumenter does not
+/// support.
+pub fn build(
+    body: &FunctionBody,
+    validator: &mut FuncValidator<ValidatorResources>,
+) -> Result<Result<FuncCfg, Unsupported>, BinaryReaderError> {
+    let mut binary = body.get_binary_reader();
+    validator.read_locals(&mut binary)?;
+    let mut reader = OperatorsReader::new(binary);
+    let mut unsupported = None;
     let body_end = body.range().end;
     // The file offset of every operator (operators take two bytes on average in compiled code).
     let mut offsets: Vec<usize> = Vec::with_capacity(body.range().len() / 2);
@@ -186,9 +196,14 @@ pub fn build(body: &FunctionBody) -> Result<FuncCfg, Unsupported> {
     b.current = Some(entry);
     let mut num_calls = 0;
     while !reader.eof() {
+        let offset = reader.original_position();
+        let op = &reader.read()?;
+        validator.op(offset, op)?;
+        if unsupported.is_some() {
+            continue;
+        }
         let i = offsets.len();
-        offsets.push(reader.original_position());
-        let op = &reader.read().map_err(|e| Unsupported(e.to_string()))?;
+        offsets.push(offset);
         let special = match *op {
             Operator::Return => Some(Special::Return { depth: b.frames.len() as u32 }),
             Operator::Call { function_index } => Some(Special::Call { callee: Some(function_index) }),
@@ -301,11 +316,8 @@ pub fn build(body: &FunctionBody) -> Result<FuncCfg, Unsupported> {
                 b.start(next, i);
             }
             Operator::BrTable { ref targets } => {
-                let depths: Vec<u32> = targets
-                    .targets()
-                    .chain(std::iter::once(Ok(targets.default())))
-                    .collect::<Result<_, _>>()
-                    .map_err(|e| Unsupported(e.to_string()))?;
+                let depths: Vec<u32> =
+                    targets.targets().chain(std::iter::once(Ok(targets.default()))).collect::<Result<_, _>>()?;
                 if b.current.is_some() {
                     // One CFG edge per distinct target, in order of first appearance.
                     let mut seen: Vec<(Succ, CfgEdgeId)> = Vec::new();
@@ -345,7 +357,7 @@ pub fn build(body: &FunctionBody) -> Result<FuncCfg, Unsupported> {
             | Operator::Rethrow { .. }
             | Operator::ThrowRef
             | Operator::TryTable { .. } => {
-                return Err(Unsupported("uses exception handling".into()));
+                unsupported = Some(Unsupported("uses exception handling".into()));
             }
             Operator::BrOnNull { .. }
             | Operator::BrOnNonNull { .. }
@@ -353,16 +365,20 @@ pub fn build(body: &FunctionBody) -> Result<FuncCfg, Unsupported> {
             | Operator::BrOnCastFail { .. }
             | Operator::BrOnCastDescEq { .. }
             | Operator::BrOnCastDescEqFail { .. } => {
-                return Err(Unsupported("uses typed-reference branches (br_on_*)".into()));
+                unsupported = Some(Unsupported("uses typed-reference branches (br_on_*)".into()));
             }
             Operator::Resume { .. }
             | Operator::ResumeThrow { .. }
             | Operator::Switch { .. }
             | Operator::Suspend { .. } => {
-                return Err(Unsupported("uses stack switching".into()));
+                unsupported = Some(Unsupported("uses stack switching".into()));
             }
             _ => {}
         }
+    }
+    reader.finish()?;
+    if let Some(unsupported) = unsupported {
+        return Ok(Err(unsupported));
     }
     let num_ops = offsets.len();
     offsets.push(body_end);
@@ -397,7 +413,7 @@ pub fn build(body: &FunctionBody) -> Result<FuncCfg, Unsupported> {
     for s in &mut b.starts {
         s.1 = new_id[s.1 as usize];
     }
-    Ok(FuncCfg {
+    Ok(Ok(FuncCfg {
         cfg: Cfg::from_edges(b.num_blocks, new_id[entry as usize], b.edges),
         blocks: order.iter().map(|&old| blocks[old]).collect(),
         sites: b.sites,
@@ -406,5 +422,5 @@ pub fn build(body: &FunctionBody) -> Result<FuncCfg, Unsupported> {
         op_offsets: offsets,
         num_ops,
         num_calls,
-    })
+    }))
 }

@@ -57,7 +57,7 @@ use crate::cfg::{self, FuncCfg, SiteKind, Special};
 use crate::map::{
     Counters, FunctionMap, LoopCounter, Probes, ProfileMap, RunCounter, SampleBufferLayout, MAP_FORMAT, MAP_VERSION,
 };
-use crate::module::{ModuleError, ModuleInfo};
+use crate::module::{validator, ModuleError, ModuleInfo};
 use crate::parallel::parallel_map;
 use pathprof_core::dag::{Dag, DagEdgeKind, LoopCut};
 use pathprof_core::estimate;
@@ -71,7 +71,7 @@ use wasm_encoder::{
     BlockType, CodeSection, ConstExpr, DataSection, EntityType, ExportKind, ExportSection, Function, ImportSection,
     Instruction, MemArg, MemorySection, MemoryType, Module, SectionId, TypeSection, ValType,
 };
-use wasmparser::{FunctionBody, Parser, Payload};
+use wasmparser::{BinaryReaderError, FuncToValidate, FunctionBody, Parser, ValidatorResources};
 
 /// Module name of the host import that counts paths of hash-counted functions.
 pub const IMPORT_MODULE: &str = "pathprof";
@@ -180,8 +180,17 @@ struct FuncProbe {
 /// it is not instrumented, when it is not.
 type Analysis = Result<(FuncCfg, Result<(FunctionPlan, Option<LoopPlan>), String>), String>;
 
-fn analyse(body: &wasmparser::FunctionBody<'_>, index: u32, options: &InstrumentOptions) -> Analysis {
-    let fcfg = cfg::build(body).map_err(|e| e.0)?;
+/// Validates a function body while it builds its CFG (`Err` when the body is invalid), then plans its
+/// probes.
+fn analyse(
+    (func, body): &(FuncToValidate<ValidatorResources>, FunctionBody<'_>),
+    index: u32,
+    options: &InstrumentOptions,
+) -> Result<Analysis, BinaryReaderError> {
+    let fcfg = match cfg::build(body, &mut validator(func))? {
+        Ok(fcfg) => fcfg,
+        Err(unsupported) => return Ok(Err(unsupported.0)),
+    };
     let mut opts = options.plan.clone();
     // The probes end a path at the start of every header and cut block, whatever edge led there: only
     // right when every edge into a header ends a path.
@@ -202,7 +211,7 @@ fn analyse(body: &wasmparser::FunctionBody<'_>, index: u32, options: &Instrument
         let loops = (options.loop_counters && array).then(|| plan_loops(&fcfg, &plan));
         (plan, loops)
     });
-    Ok((fcfg, plan.map_err(|e| e.to_string())))
+    Ok(Ok((fcfg, plan.map_err(|e| e.to_string()))))
 }
 
 /// Rewrites `bytes` with path probes.
@@ -210,7 +219,8 @@ fn analyse(body: &wasmparser::FunctionBody<'_>, index: u32, options: &Instrument
 /// The blocks of the map carry no source lines: [`LineTable::attach`](crate::debuginfo::LineTable::attach)
 /// reads them from the module's DWARF, when and for the blocks they are wanted.
 pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumented, ModuleError> {
-    let info = ModuleInfo::read(bytes)?;
+    // The bodies are validated by the analyses, on all cores.
+    let (info, bodies) = ModuleInfo::read_sections(bytes)?;
     let mut functions = Vec::new();
     let mut probes: Vec<Option<FuncProbe>> = Vec::new();
     let mut layout = Layout::default();
@@ -235,13 +245,9 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
         layout.counters = u64::from(STREAM_BUFFER + 8 * STREAM_CAPACITY);
     }
 
-    let mut bodies = Vec::new();
-    for payload in Parser::new(0).parse_all(bytes) {
-        if let Payload::CodeSectionEntry(body) = payload.map_err(|e| ModuleError::Malformed(e.to_string()))? {
-            bodies.push(body);
-        }
-    }
     let analyses = parallel_map(&bodies, |k, body| analyse(body, info.num_imported_funcs + k as u32, options));
+    // The first invalid body in module order, as a sequential validation reports it.
+    let analyses = analyses.into_iter().collect::<Result<Vec<_>, _>>().map_err(ModuleError::from_validation)?;
     for (k, analysis) in analyses.into_iter().enumerate() {
         let index = info.num_imported_funcs + k as u32;
         let name = info.names.get(&index).cloned();
@@ -342,7 +348,7 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
     };
     let shift = FunctionShift { first_shifted: import_type.map(|_| info.num_imported_funcs) };
     let context = BodyContext { info: &info, shift, tables_base: layout.counters.next_multiple_of(8), sample_buffer };
-    let bodies = parallel_map(&bodies, |k, body| probes[k].as_ref().map(|p| context.emit(k, p, body)));
+    let bodies = parallel_map(&bodies, |k, (_, body)| probes[k].as_ref().map(|p| context.emit(k, p, body)));
     let mut rewriter = Rewriter {
         sampled: options.sampled,
         stream: options.stream,

@@ -3,8 +3,8 @@
 use std::collections::HashMap;
 use std::ops::Range;
 use wasmparser::{
-    CompositeInnerType, Encoding, FuncToValidate, FuncType, KnownCustom, Name, Parser, Payload, TypeRef, ValidPayload,
-    Validator, WasmFeatures,
+    CompositeInnerType, Encoding, FuncToValidate, FuncType, FuncValidator, FunctionBody, KnownCustom, Name, Parser,
+    Payload, TypeRef, ValidPayload, Validator, ValidatorResources, WasmFeatures,
 };
 
 /// Why a module cannot be profiled.
@@ -41,32 +41,61 @@ pub fn features() -> WasmFeatures {
     WasmFeatures::all()
 }
 
+/// The function bodies of a module, each with what validating it takes.
+pub type Bodies<'a> = Vec<(FuncToValidate<ValidatorResources>, FunctionBody<'a>)>;
+
 /// Validates a module as `Validator::validate_all` does, with the function bodies validated on all
 /// cores.
 pub fn validate(bytes: &[u8]) -> Result<(), wasmparser::BinaryReaderError> {
-    let mut validator = Validator::new_with_features(features());
-    let mut funcs = Vec::new();
-    for payload in Parser::new(0).parse_all(bytes) {
-        if let ValidPayload::Func(func, body) = validator.payload(&payload?)? {
-            funcs.push((func, body));
-        }
-    }
-    let results = crate::parallel::parallel_map(&funcs, |_, (func, body)| {
-        let func = FuncToValidate {
-            resources: func.resources.clone(),
-            index: func.index,
-            ty: func.ty,
-            features: func.features,
-        };
-        func.into_validator(Default::default()).validate(body)
-    });
+    let bodies = validate_sections(bytes)?;
+    let results = crate::parallel::parallel_map(&bodies, |_, (func, body)| validator(func).validate(body));
     // The first invalid body in module order, as a sequential validation reports it.
     results.into_iter().collect()
+}
+
+/// Validates everything in a module but its function bodies, which it returns.
+pub fn validate_sections(bytes: &[u8]) -> Result<Bodies<'_>, wasmparser::BinaryReaderError> {
+    let mut validator = Validator::new_with_features(features());
+    let mut bodies = Vec::new();
+    for payload in Parser::new(0).parse_all(bytes) {
+        if let ValidPayload::Func(func, body) = validator.payload(&payload?)? {
+            bodies.push((func, body));
+        }
+    }
+    Ok(bodies)
+}
+
+/// A validator of the body that `func` describes.
+pub fn validator(func: &FuncToValidate<ValidatorResources>) -> FuncValidator<ValidatorResources> {
+    let func =
+        FuncToValidate { resources: func.resources.clone(), index: func.index, ty: func.ty, features: func.features };
+    func.into_validator(Default::default())
+}
+
+impl ModuleError {
+    /// The error of a module that does not validate.
+    pub fn from_validation(e: wasmparser::BinaryReaderError) -> ModuleError {
+        let msg = e.to_string();
+        if msg.contains("unexpected end") || msg.contains("malformed") || msg.contains("magic") {
+            ModuleError::Malformed(msg)
+        } else {
+            ModuleError::Invalid(msg)
+        }
+    }
 }
 
 impl ModuleInfo {
     /// Validates `bytes` and reads the facts pathprof needs.
     pub fn read(bytes: &[u8]) -> Result<ModuleInfo, ModuleError> {
+        let (info, bodies) = Self::read_sections(bytes)?;
+        let results = crate::parallel::parallel_map(&bodies, |_, (func, body)| validator(func).validate(body));
+        results.into_iter().collect::<Result<(), _>>().map_err(ModuleError::from_validation)?;
+        Ok(info)
+    }
+
+    /// Validates `bytes` but the function bodies, which it returns to be validated, and reads the
+    /// facts pathprof needs.
+    pub fn read_sections(bytes: &[u8]) -> Result<(ModuleInfo, Bodies<'_>), ModuleError> {
         if bytes.len() < 8 || &bytes[0..4] != b"\0asm" {
             return Err(ModuleError::Malformed("missing the \\0asm magic number".into()));
         }
@@ -74,14 +103,7 @@ impl ModuleInfo {
         if bytes[6..8] != [0, 0] {
             return Err(ModuleError::Component);
         }
-        validate(bytes).map_err(|e| {
-            let msg = e.to_string();
-            if msg.contains("unexpected end") || msg.contains("malformed") || msg.contains("magic") {
-                ModuleError::Malformed(msg)
-            } else {
-                ModuleError::Invalid(msg)
-            }
-        })?;
+        let bodies = validate_sections(bytes).map_err(ModuleError::from_validation)?;
         let mut info = ModuleInfo {
             types: Vec::new(),
             func_types: Vec::new(),
@@ -147,7 +169,7 @@ impl ModuleInfo {
                 _ => {}
             }
         }
-        Ok(info)
+        Ok((info, bodies))
     }
 
     /// The function type of function `index`.
