@@ -71,9 +71,9 @@ pub struct FuncCfg {
     pub block_starts: Vec<(usize, BlockId)>,
     /// Every special operator, reachable or not, in operator order.
     pub specials: Vec<(usize, Special)>,
-    /// The file offset of every operator, then of the end of the body: operator `i` is
-    /// `op_offsets[i]..op_offsets[i + 1]`.
-    pub op_offsets: Vec<usize>,
+    /// The offset of every operator from the start of the body (its locals come first), then the
+    /// body's size: operator `i` is `op_offsets[i]..op_offsets[i + 1]`.
+    pub op_offsets: Vec<u32>,
     /// Number of operators, including the final `end`.
     pub num_ops: usize,
     /// Number of `call`, `call_indirect` and `call_ref` operators in reachable code.
@@ -176,9 +176,10 @@ pub fn build(
     validator.read_locals(&mut binary)?;
     let mut reader = OperatorsReader::new(binary);
     let mut unsupported = None;
-    let body_end = body.range().end;
+    // A body's size is a `u32`.
+    let body_start = body.range().start;
     // The file offset of every operator (operators take two bytes on average in compiled code).
-    let mut offsets: Vec<usize> = Vec::with_capacity(body.range().len() / 2);
+    let mut offsets: Vec<u32> = Vec::with_capacity(body.range().len() / 2);
     let mut b = Builder {
         num_blocks: 0,
         edges: Vec::new(),
@@ -203,7 +204,7 @@ pub fn build(
             continue;
         }
         let i = offsets.len();
-        offsets.push(offset);
+        offsets.push((offset - body_start) as u32);
         let special = match *op {
             Operator::Return => Some(Special::Return { depth: b.frames.len() as u32 }),
             Operator::Call { function_index } => Some(Special::Call { callee: Some(function_index) }),
@@ -381,8 +382,8 @@ pub fn build(
         return Ok(Err(unsupported));
     }
     let num_ops = offsets.len();
-    offsets.push(body_end);
-    let offset_of = |i: usize| offsets[i.min(num_ops)] as u64;
+    offsets.push(body.range().len() as u32);
+    let offset_of = |i: usize| (body_start + offsets[i.min(num_ops)] as usize) as u64;
     let blocks: Vec<Block> = (0..b.num_blocks as usize)
         .map(|k| {
             let first = b.first[k].min(num_ops);

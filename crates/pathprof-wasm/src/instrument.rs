@@ -58,7 +58,7 @@ use crate::map::{
     Counters, FunctionMap, LoopCounter, Probes, ProfileMap, RunCounter, SampleBufferLayout, MAP_FORMAT, MAP_VERSION,
 };
 use crate::module::{validator, ModuleError, ModuleInfo};
-use crate::parallel::parallel_map;
+use crate::parallel::{parallel_map, parallel_map_owned};
 use pathprof_core::dag::{Dag, DagEdgeKind, LoopCut};
 use pathprof_core::estimate;
 use pathprof_core::graph::Adjacency;
@@ -348,7 +348,8 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
     };
     let shift = FunctionShift { first_shifted: import_type.map(|_| info.num_imported_funcs) };
     let context = BodyContext { info: &info, shift, tables_base: layout.counters.next_multiple_of(8), sample_buffer };
-    let bodies = parallel_map(&bodies, |k, (_, body)| probes[k].as_ref().map(|p| context.emit(k, p, body)));
+    // Each function's probes are dropped on the thread that emitted them.
+    let bodies = parallel_map_owned(probes, |k, p| p.map(|p| context.emit(k, &p, &bodies[k].1)));
     let mut rewriter = Rewriter {
         sampled: options.sampled,
         stream: options.stream,
@@ -1408,12 +1409,12 @@ impl BodyContext<'_> {
 
         // Operators are copied from the original body in runs, up to the next one that needs code
         // before or after it or is rewritten; they are not decoded again.
-        let (bytes, base) = (func.as_bytes(), func.range().start);
+        let bytes = func.as_bytes();
         let offsets = &p.fcfg.op_offsets;
         let mut copied = 0usize;
         let copy_to = |f: &mut Function, i: usize, copied: &mut usize| {
             if *copied < i {
-                f.raw(bytes[offsets[*copied] - base..offsets[i] - base].iter().copied());
+                f.raw(bytes[offsets[*copied] as usize..offsets[i] as usize].iter().copied());
             }
             *copied = i;
         };
@@ -1450,7 +1451,7 @@ impl BodyContext<'_> {
             }
             copy_to(e.f, i, &mut copied);
             // Single-byte opcodes of the operators that sites distinguish.
-            let opcode = bytes[offsets[i] - base];
+            let opcode = bytes[offsets[i] as usize];
             let mut correction = 0;
             match site {
                 Some(SiteKind::Edge(edge)) => match p.counting.header_edge[*edge as usize] {

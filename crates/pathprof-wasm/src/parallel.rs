@@ -32,3 +32,13 @@ pub fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(usize, &T) -> R + 
     done.sort_unstable_by_key(|&(i, _)| i);
     done.into_iter().map(|(_, r)| r).collect()
 }
+
+/// [`parallel_map`] over items it owns: `f` takes each item, which is dropped on the thread that
+/// used it.
+pub fn parallel_map_owned<T: Send, R: Send>(items: Vec<T>, f: impl Fn(usize, T) -> R + Sync) -> Vec<R> {
+    let cells: Vec<std::sync::Mutex<Option<T>>> = items.into_iter().map(|x| std::sync::Mutex::new(Some(x))).collect();
+    parallel_map(&cells, |i, cell| {
+        let item = cell.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+        f(i, item.expect("parallel_map visits every item once"))
+    })
+}
