@@ -12,6 +12,10 @@
 //!
 //! Functions that use exception handling or the typed-reference branches (`br_on_*`) are reported as
 //! [`Unsupported`]; the instrumenter leaves them as they are.
+//!
+//! The builder validates the body as it reads it (wasmparser's `FuncValidator`, one operator at a
+//! time), so that each operator is decoded once for both; it records the offset of every operator and
+//! the [`Special`] ones, from which the instrumenter copies the body without decoding it again.
 
 use pathprof_core::cfg::CfgEdge;
 use pathprof_core::{BlockId, Cfg, CfgEdgeId, Succ};

@@ -19,7 +19,12 @@
 //!
 //! Counters live in a memory of the profiler's own (multi-memory), appended after the program's, so
 //! the program's memory is untouched: a dense `u64` array per function with few paths, a host call
-//! (an exact hash table on the host) for the others. The result is not validated here: Wasmtime
+//! (an exact hash table on the host) for the others.
+//!
+//! The original operators are copied byte for byte between the places that get code: only `return`
+//! (a branch to the wrapper's end) and, when the profiler adds an import, the operators that name a
+//! function (`call`, `return_call`, `ref.func`, whose indices shift) are written anew. The input's
+//! function bodies are validated while their CFGs are built. The result is not validated here: Wasmtime
 //! validates it when it compiles it, and `pathprof instrument` with [`validate`](crate::module::validate)
 //! before writing it.
 //!
