@@ -3,6 +3,10 @@
 //! table and attaching lines to every block, which a profile does after its run. Nothing runs when the
 //! corpus is absent.
 
+/// The allocator of the `pathprof` binary.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use pathprof_wasm::debuginfo::LineTable;
 use pathprof_wasm::{instrument, InstrumentOptions, ModuleInfo};
