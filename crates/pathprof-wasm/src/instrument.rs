@@ -1492,11 +1492,9 @@ impl BodyContext<'_> {
                 }
                 None => {}
             }
-            match special {
-                Some(Special::Return { depth }) => {
-                    e.f.instruction(&Instruction::Br(depth));
-                    copied = i + 1;
-                }
+            // The operator anew, when it changes.
+            let rewritten = match special {
+                Some(Special::Return { depth }) => Some(Instruction::Br(depth)),
                 Some(Special::Call { callee }) => {
                     // A callee may re-enter this function, whose activations share the slots; the
                     // host functions of an import cannot, and a trap or exit there leaves the slots
@@ -1504,31 +1502,21 @@ impl BodyContext<'_> {
                     if callee.is_none_or(|c| c >= self.info.num_imported_funcs) {
                         e.flush_some(p.counting.flush_at[block]);
                     }
-                    if let Some(c) = callee.and_then(|c| shift.moved(c)) {
-                        e.f.instruction(&Instruction::Call(c));
-                        copied = i + 1;
-                    }
+                    callee.and_then(|c| shift.moved(c)).map(Instruction::Call)
                 }
-                Some(Special::ReturnCall { func }) => {
-                    if let Some(func) = shift.moved(func) {
-                        e.f.instruction(&Instruction::ReturnCall(func));
-                        copied = i + 1;
-                    }
-                }
-                Some(Special::RefFunc { func }) => {
-                    if let Some(func) = shift.moved(func) {
-                        e.f.instruction(&Instruction::RefFunc(func));
-                        copied = i + 1;
-                    }
-                }
-                _ if last => {
-                    e.f.instruction(&Instruction::End);
-                    e.flush_loops();
-                    e.count_exit();
-                    e.f.instruction(&Instruction::End);
-                    copied = i + 1;
-                }
-                _ => {}
+                Some(Special::ReturnCall { func }) => shift.moved(func).map(Instruction::ReturnCall),
+                Some(Special::RefFunc { func }) => shift.moved(func).map(Instruction::RefFunc),
+                None => None,
+            };
+            if let Some(ins) = rewritten {
+                e.f.instruction(&ins);
+                copied = i + 1;
+            } else if last {
+                e.f.instruction(&Instruction::End);
+                e.flush_loops();
+                e.count_exit();
+                e.f.instruction(&Instruction::End);
+                copied = i + 1;
             }
             // The operator itself, unless rewritten above.
             copy_to(e.f, i + 1, &mut copied);

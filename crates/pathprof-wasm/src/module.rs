@@ -47,10 +47,13 @@ pub type Bodies<'a> = Vec<(FuncToValidate<ValidatorResources>, FunctionBody<'a>)
 /// Validates a module as `Validator::validate_all` does, with the function bodies validated on all
 /// cores.
 pub fn validate(bytes: &[u8]) -> Result<(), wasmparser::BinaryReaderError> {
-    let bodies = validate_sections(bytes)?;
-    let results = crate::parallel::parallel_map(&bodies, |_, (func, body)| validator(func).validate(body));
-    // The first invalid body in module order, as a sequential validation reports it.
-    results.into_iter().collect()
+    validate_bodies(&validate_sections(bytes)?)
+}
+
+/// Validates function bodies on all cores; the error is the first invalid body's in module order, as
+/// a sequential validation reports it.
+fn validate_bodies(bodies: &Bodies<'_>) -> Result<(), wasmparser::BinaryReaderError> {
+    crate::parallel::parallel_map(bodies, |_, (func, body)| validator(func).validate(body)).into_iter().collect()
 }
 
 /// Validates everything in a module but its function bodies, which it returns.
@@ -88,8 +91,7 @@ impl ModuleInfo {
     /// Validates `bytes` and reads the facts pathprof needs.
     pub fn read(bytes: &[u8]) -> Result<ModuleInfo, ModuleError> {
         let (info, bodies) = Self::read_sections(bytes)?;
-        let results = crate::parallel::parallel_map(&bodies, |_, (func, body)| validator(func).validate(body));
-        results.into_iter().collect::<Result<(), _>>().map_err(ModuleError::from_validation)?;
+        validate_bodies(&bodies).map_err(ModuleError::from_validation)?;
         Ok(info)
     }
 
