@@ -5,7 +5,7 @@
 //! which the frontend found them; it fixes the default Ball–Larus numbering, so it must be
 //! deterministic. Several edges between the same pair of blocks are allowed (a multigraph).
 
-use crate::graph::Adjacency;
+use crate::graph::{Adjacency, Derived};
 use serde::{Deserialize, Serialize};
 
 /// Index of a basic block in its function.
@@ -37,41 +37,28 @@ pub struct Cfg {
     entry: BlockId,
     edges: Vec<CfgEdge>,
     #[serde(skip)]
-    derived: Derived,
+    out_edges: Derived<Adjacency>,
+    #[serde(skip)]
+    back_edges: Derived<Vec<CfgEdgeId>>,
 }
-
-/// What the analyses derive from a graph's edges; part of no comparison, since the edges determine it.
-#[derive(Clone, Debug, Default)]
-struct Derived {
-    out_edges: std::sync::OnceLock<Adjacency>,
-    back_edges: std::sync::OnceLock<Vec<CfgEdgeId>>,
-}
-
-impl PartialEq for Derived {
-    fn eq(&self, _: &Derived) -> bool {
-        true
-    }
-}
-
-impl Eq for Derived {}
 
 impl Cfg {
     /// An empty graph of `num_blocks` blocks entered at `entry`.
     pub fn new(num_blocks: u32, entry: BlockId) -> Self {
-        Cfg { num_blocks, entry, edges: Vec::new(), derived: Derived::default() }
+        Cfg::from_edges(num_blocks, entry, Vec::new())
     }
 
     /// The graph of `num_blocks` blocks entered at `entry` with `edges`, in order.
     pub fn from_edges(num_blocks: u32, entry: BlockId, edges: Vec<CfgEdge>) -> Self {
         debug_assert!(edges.iter().all(|e| e.from < num_blocks));
-        Cfg { num_blocks, entry, edges, derived: Derived::default() }
+        Cfg { num_blocks, entry, edges, out_edges: Derived::default(), back_edges: Derived::default() }
     }
 
     /// Adds an edge and returns its id.
     pub fn add_edge(&mut self, from: BlockId, to: Succ) -> CfgEdgeId {
         debug_assert!(from < self.num_blocks);
         self.edges.push(CfgEdge { from, to });
-        self.derived = Derived::default();
+        (self.out_edges, self.back_edges) = (Derived::default(), Derived::default());
         (self.edges.len() - 1) as CfgEdgeId
     }
 
@@ -90,7 +77,7 @@ impl Cfg {
 
     /// Out-edges of every block, in edge order.
     pub fn out_edges(&self) -> &Adjacency {
-        self.derived.out_edges.get_or_init(|| {
+        self.out_edges.get_or_init(|| {
             Adjacency::group(
                 self.num_blocks as usize,
                 self.edges.iter().enumerate().map(|(i, e)| (e.from, i as CfgEdgeId)),
@@ -120,7 +107,7 @@ impl Cfg {
     /// The retreating edges of a depth-first search from the entry, in edge order. On a reducible
     /// graph (every wasm function is one) these are exactly the loop back edges.
     pub fn back_edges(&self) -> &[CfgEdgeId] {
-        self.derived.back_edges.get_or_init(|| self.find_back_edges())
+        self.back_edges.get_or_init(|| self.find_back_edges())
     }
 
     fn find_back_edges(&self) -> Vec<CfgEdgeId> {

@@ -13,7 +13,7 @@
 //! paths than a 64-bit register can number. Blocks unreachable from the entry are left out.
 
 use crate::cfg::{BlockId, Cfg, CfgEdgeId, Succ};
-use crate::graph::Adjacency;
+use crate::graph::{Adjacency, Derived};
 use serde::{Deserialize, Serialize};
 
 /// Index of a DAG node: blocks keep their ids, `s` and `t` follow them.
@@ -61,20 +61,8 @@ pub struct Dag {
     /// Out-edges of every node, grouped on first use (numbering, placement and the instrumenter all
     /// walk them).
     #[serde(skip)]
-    out: OutEdges,
+    out: Derived<Adjacency>,
 }
-
-/// A DAG's out-edges once grouped; part of no comparison, since the edges determine it.
-#[derive(Clone, Debug, Default)]
-struct OutEdges(std::sync::OnceLock<Adjacency>);
-
-impl PartialEq for OutEdges {
-    fn eq(&self, _: &OutEdges) -> bool {
-        true
-    }
-}
-
-impl Eq for OutEdges {}
 
 impl Dag {
     /// Builds the DAG of `cfg`, breaking loops by `mode` and cutting the blocks in `extra_cuts` too.
@@ -126,7 +114,7 @@ impl Dag {
                 cut[b as usize] = true;
             }
         }
-        Dag { num_blocks: n, edges, cut, out: OutEdges::default() }
+        Dag { num_blocks: n, edges, cut, out: Derived::default() }
     }
 
     pub fn entry(&self) -> NodeId {
@@ -148,7 +136,7 @@ impl Dag {
 
     /// Out-edges of every node, in edge order.
     pub fn out_edges(&self) -> &Adjacency {
-        self.out.0.get_or_init(|| {
+        self.out.get_or_init(|| {
             Adjacency::group(
                 self.num_nodes() as usize,
                 self.edges.iter().enumerate().map(|(i, e)| (e.from, i as DagEdgeId)),

@@ -68,6 +68,32 @@ impl<T> IndexMut<usize> for Adjacency<T> {
     }
 }
 
+/// Something derived from a graph's edges, computed on first use and kept. It takes no part in
+/// comparisons, since the edges determine it, and is not serialized.
+#[derive(Clone, Debug)]
+pub struct Derived<T>(std::sync::OnceLock<T>);
+
+impl<T> Derived<T> {
+    /// The value, computed by `f` on first use.
+    pub fn get_or_init(&self, f: impl FnOnce() -> T) -> &T {
+        self.0.get_or_init(f)
+    }
+}
+
+impl<T> Default for Derived<T> {
+    fn default() -> Self {
+        Derived(std::sync::OnceLock::new())
+    }
+}
+
+impl<T> PartialEq for Derived<T> {
+    fn eq(&self, _: &Derived<T>) -> bool {
+        true
+    }
+}
+
+impl<T> Eq for Derived<T> {}
+
 impl<T: Copy + Default + Serialize> Serialize for Adjacency<T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_seq(self.iter())
