@@ -180,9 +180,9 @@ pub fn build(
     validator.read_locals(&mut binary)?;
     let mut reader = OperatorsReader::new(binary);
     let mut unsupported = None;
-    // A body's size is a `u32`.
     let body_start = body.range().start;
-    // The file offset of every operator (operators take two bytes on average in compiled code).
+    // The offset of every operator from the body's start, a `u32` as a body's size is (operators take
+    // two bytes on average in compiled code).
     let mut offsets: Vec<u32> = Vec::with_capacity(body.range().len() / 2);
     let mut b = Builder {
         num_blocks: 0,
@@ -233,7 +233,7 @@ pub fn build(
         }
         if let Some(cur) = b.current {
             b.last[cur as usize] = Some(i);
-            if matches!(op, Operator::Call { .. } | Operator::CallIndirect { .. } | Operator::CallRef { .. }) {
+            if let Some(Special::Call { .. }) = special {
                 b.calls[cur as usize] += 1;
                 num_calls += 1;
             }

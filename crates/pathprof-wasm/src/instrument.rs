@@ -479,11 +479,8 @@ impl FuncProbe {
                 }
             }
         }
-        let counting = match counters {
-            Counters::Array { .. } => match loops {
-                Some(loops) => loops.place(layout),
-                None => LoopPlan::none(nb, fcfg.cfg.edges().len()),
-            },
+        let counting = match (counters, loops) {
+            (Counters::Array { .. }, Some(loops)) => loops.place(layout),
             _ => LoopPlan::none(nb, fcfg.cfg.edges().len()),
         };
         FuncProbe {
