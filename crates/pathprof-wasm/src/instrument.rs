@@ -26,7 +26,8 @@
 //! function (`call`, `return_call`, `ref.func`, whose indices shift) are written anew. The input's
 //! function bodies are validated while their CFGs are built. The result is not validated here: Wasmtime
 //! validates it when it compiles it, and `pathprof instrument` with [`validate`](crate::module::validate)
-//! before writing it.
+//! before writing it. Custom sections pass through, except those that locate code by its offsets in
+//! the original bodies: DWARF (`.debug_*`) and branch hints (`metadata.code.branch_hint`).
 //!
 //! # Loops
 //!
@@ -1640,8 +1641,9 @@ impl Reencode for Rewriter<'_> {
     }
 
     fn parse_custom_section(&mut self, module: &mut Module, section: wasmparser::CustomSectionReader<'_>) -> Res {
-        // Debug info describes the original code offsets; the profile maps offsets itself.
-        if section.name().starts_with(".debug_") {
+        // Debug info describes the original code offsets; the profile maps offsets itself. Branch
+        // hints name operators by their offsets in the original bodies, which the probes move.
+        if section.name().starts_with(".debug_") || section.name() == BRANCH_HINT_SECTION {
             return Ok(());
         }
         wasm_encoder::reencode::utils::parse_custom_section(self, module, section)
@@ -1686,6 +1688,9 @@ impl Reencode for Rewriter<'_> {
     }
 }
 
+/// Name of the custom section of the branch-hinting proposal.
+const BRANCH_HINT_SECTION: &str = "metadata.code.branch_hint";
+
 /// Position of a section in the binary format's order.
 fn rank(id: SectionId) -> u32 {
     match id {
@@ -1703,5 +1708,32 @@ fn rank(id: SectionId) -> u32 {
         SectionId::DataCount => 11,
         SectionId::Code => 12,
         SectionId::Data => 13,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasmparser::Payload;
+
+    fn has_section(bytes: &[u8], name: &str) -> bool {
+        Parser::new(0).parse_all(bytes).any(|p| matches!(p, Ok(Payload::CustomSection(c)) if c.name() == name))
+    }
+
+    /// The input's branch hints would point into the instrumented bodies at the wrong operators;
+    /// other custom sections pass through.
+    #[test]
+    fn drops_the_input_branch_hints() {
+        let wasm = wat::parse_str(
+            r#"(module (@custom "kept" "")
+                 (func (param i32)
+                   local.get 0
+                   (@metadata.code.branch_hint "\00") if nop end))"#,
+        )
+        .unwrap();
+        assert!(has_section(&wasm, BRANCH_HINT_SECTION) && has_section(&wasm, "kept"));
+        let out = instrument(&wasm, &InstrumentOptions::default()).unwrap();
+        assert!(!has_section(&out.bytes, BRANCH_HINT_SECTION));
+        assert!(has_section(&out.bytes, "kept"));
     }
 }
