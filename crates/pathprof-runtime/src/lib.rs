@@ -129,6 +129,8 @@ struct SampleBuffer {
     index: Word<AtomicU32>,
     first: Word<AtomicU64>,
     slots: u32,
+    random: Option<Word<AtomicU32>>,
+    missed: Option<Word<AtomicU32>>,
 }
 
 impl SampleBuffer {
@@ -151,6 +153,8 @@ impl SampleBuffer {
             index: Word::new(memory, store, layout.index)?,
             first: Word::new(memory, store, layout.buffer)?,
             slots,
+            random: layout.random.map(|offset| Word::new(memory, store, offset)).transpose()?,
+            missed: layout.missed.map(|offset| Word::new(memory, store, offset)).transpose()?,
         })
     }
 
@@ -165,13 +169,20 @@ impl SampleBuffer {
     }
 
     /// If the module took all the samples asked for, moves them into `out` and asks for the next
-    /// `samples` after `skip` path ends; otherwise leaves the module to finish.
-    fn rearm(&self, out: &mut Vec<u64>, skip: u32, samples: u32) -> bool {
+    /// `samples` after `skip` path ends, with `random` for the loops that ran without probes;
+    /// otherwise leaves the module to finish, and counts the tick as missed (for those loops).
+    fn rearm(&self, out: &mut Vec<u64>, skip: u32, samples: u32, random: u32) -> bool {
         if self.flag.get().load(Ordering::Acquire) != 0 {
+            if let Some(word) = &self.missed {
+                word.get().fetch_add(1, Ordering::Relaxed);
+            }
             return false;
         }
         self.take(out);
         self.skip.get().store(skip, Ordering::Relaxed);
+        if let Some(word) = &self.random {
+            word.get().store(random, Ordering::Relaxed);
+        }
         self.flag.get().store(samples.clamp(1, self.slots), Ordering::Release);
         true
     }
@@ -571,10 +582,25 @@ pub fn run_module(
             if let Some(b) = &sample_buffer {
                 b.take(&mut buffered);
             }
+            // The bursts that loop copies did not take, each of a tick's samples.
+            let mut bursts = Vec::new();
+            if let (Some(map), Some(b), Some(export)) =
+                (map, &sample_buffer, map.and_then(|m| m.memory_export.as_ref()))
+            {
+                if let Some(memory) = instance.get_memory(&mut store, export) {
+                    let per_tick = u64::from(config.sampling.samples.clamp(1, b.slots));
+                    bursts = map.read_loop_bursts(memory.data(&store));
+                    bursts.iter_mut().for_each(|(_, _, n)| *n *= per_tick);
+                }
+            }
             let host = store.data_mut();
             host.sampler.taken += buffered.len() as u64;
             for item in buffered {
                 *host.hash_counts.entry(((item >> 32) as u32, item & 0xffff_ffff)).or_insert(0) += 1;
+            }
+            for (func, path, n) in bursts {
+                host.sampler.taken += n;
+                *host.hash_counts.entry((func, path)).or_insert(0) += n;
             }
             (Some(instance), r)
         }
@@ -690,6 +716,8 @@ impl Ticker {
         let thread = std::thread::spawn(move || {
             let mut taken = Vec::new();
             let mut last = 0;
+            // xorshift32: the loops that ran without probes need only an even spread.
+            let mut random = 0x9e37_79b9u32;
             while !done.load(Ordering::Relaxed) {
                 std::thread::sleep(tick);
                 ticks.fetch_add(1, Ordering::Relaxed);
@@ -697,7 +725,10 @@ impl Ticker {
                     None => flag.set(true),
                     Some(b) => {
                         let next = last % stride.max(1) + 1;
-                        if b.rearm(&mut taken, next - 1, samples) {
+                        random ^= random << 13;
+                        random ^= random >> 17;
+                        random ^= random << 5;
+                        if b.rearm(&mut taken, next - 1, samples, random) {
                             last = next;
                         }
                     }

@@ -58,6 +58,28 @@
 //!
 //! Loop and run counters share a budget per function: at most 4 counters and 24 flushes at call
 //! sites, spent on loop counters first, then on the deepest loops.
+//!
+//! # Sampling in loops
+//!
+//! In sampled mode with a sample buffer (PEP), a path end only matters while the host's flag is
+//! set. A loop of one block — its header's only branch is the `br_if` back to it, right before the
+//! loop's `end` — that calls nothing and nests nothing runs in one of two copies, chosen where it
+//! is entered: the instrumented loop while the flag is set, and otherwise its original bytes, which
+//! only count their iterations in a local (the path register is set once the copy is left). Such
+//! loops are the hottest code of many programs (sieve's inner loop, matrix's dot product), and the
+//! copy spares each iteration the flag's load and test.
+//!
+//! The flag may be set while the copy runs. Each iteration but the last ended the loop's path (a
+//! constant ID), and each iteration is as likely as the next to be the one during which the flag
+//! was set, so the copy's exit gives the sampler `random * n >> 32` of those path ends (`n`
+//! iterations, `random` a word that the host sets afresh with the flag): it lets go by as many as
+//! it still has to skip, then takes its samples from the rest, as the instrumented loop would have.
+//! The samples of a tick thus start at the same point of the loop's run as they would have, in
+//! distribution (iterations of one loop run take about the same time), and no path end is sampled
+//! that did not happen. A copy may also run for many ticks (random's loop is the whole program):
+//! the host cannot arm the flag again while it is set, and counts each such tick as missed; the
+//! copy's exit adds the ticks missed while it ran to a slot of its own, and the host adds a burst of
+//! samples of the loop's path for each ([`Probes::loop_bursts`](crate::map::Probes::loop_bursts)).
 
 use crate::cfg::{self, FuncCfg, SiteKind, Special};
 use crate::map::{
@@ -180,6 +202,8 @@ struct FuncProbe {
     /// Byte offset of the increment table of each `br_table` site, by operator index.
     tables: HashMap<usize, u32>,
     wrapper: BlockType,
+    /// Sampled mode: the loops that also run as a copy without probes.
+    copies: Vec<UnprobedLoop>,
 }
 
 /// A function's CFG and plan, and its loop and run counters should it count in an array; the reason
@@ -240,6 +264,8 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
         buffer: SAMPLE_BUFFER,
         slots: slots.max(1),
         atomic: !cfg!(target_arch = "x86_64"),
+        random: Some(SAMPLE_RANDOM),
+        missed: Some(SAMPLE_MISSED),
     });
     if options.sampled {
         layout.counters = match sample_buffer {
@@ -318,13 +344,17 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
                 BlockType::FunctionType(pos as u32) // fixed up below to the real type index
             }
         };
-        let probe = FuncProbe::new(fcfg, &plan, bits, counters, wrapper, loops, &mut layout);
+        let mut probe = FuncProbe::new(fcfg, &plan, bits, counters, wrapper, loops, &mut layout);
+        if sample_buffer.is_some() {
+            probe.copies = unprobed_loops(&probe, bodies[k].1.as_bytes(), &mut layout);
+        }
         let (loop_counters, run_counters) = (probe.counting.loops.clone(), probe.counting.runs.clone());
+        let loop_bursts = probe.copies.iter().map(|c| LoopCounter { path: c.path, slot: c.slot }).collect();
         functions.push(FunctionMap {
             index,
             name,
             blocks,
-            probes: Some(Probes { plan, counters, register_bits: bits, loop_counters, run_counters }),
+            probes: Some(Probes { plan, counters, register_bits: bits, loop_counters, run_counters, loop_bursts }),
             skip_reason: None,
         });
         probes.push(Some(probe));
@@ -495,6 +525,7 @@ impl FuncProbe {
             entry_inc,
             tables,
             wrapper,
+            copies: Vec::new(),
         }
     }
 }
@@ -632,7 +663,13 @@ impl LoopPlan {
 /// to take).
 pub const SAMPLE_SKIP: u32 = 4;
 pub const SAMPLE_INDEX: u32 = 8;
-pub const SAMPLE_BUFFER: u32 = 16;
+/// Sampled mode with a sample buffer: byte offset of the `i32` random value of the host (see
+/// "Sampling in loops" in the module docs).
+pub const SAMPLE_RANDOM: u32 = 12;
+/// Sampled mode with a sample buffer: byte offset of the `i32` count of ticks that found the flag
+/// still set.
+pub const SAMPLE_MISSED: u32 = 16;
+pub const SAMPLE_BUFFER: u32 = 24;
 
 /// Tag of a stream item that marks an activation's entry; the low bits carry the function index.
 pub const STREAM_ENTER: u64 = 1 << 62;
@@ -878,6 +915,64 @@ fn add_to_word(f: &mut Function, word: MemArg, delta: i32, atomic: bool) {
 
 /// The opcode of `if`.
 const OPCODE_IF: u8 = 0x04;
+const OPCODE_LOOP: u8 = 0x03;
+const OPCODE_BR_IF: u8 = 0x0d;
+const OPCODE_END: u8 = 0x0b;
+
+/// Sampled mode: a loop whose iterations can also run in a copy without probes (see "Sampling in
+/// loops" in the module docs).
+struct UnprobedLoop {
+    /// The `loop` operator and its `end`.
+    start: usize,
+    end: usize,
+    /// `r` when the loop's back edge ends its path, and when the loop is left.
+    path: u64,
+    exit: u64,
+    /// Byte offset of the `u64` count of the ticks missed while the copy ran.
+    slot: u32,
+}
+
+/// Sampled mode: the loops of one block (a header whose only branch is the `br_if` back to it right
+/// before the loop's `end`) that call nothing and nest nothing; their copies are their bytes.
+fn unprobed_loops(p: &FuncProbe, bytes: &[u8], layout: &mut Layout) -> Vec<UnprobedLoop> {
+    let fcfg = &p.fcfg;
+    let opcode = |i: usize| bytes[fcfg.op_offsets[i] as usize];
+    // Operators that branch, call, nest, trap for good or throw (and the prefix of the GC operators,
+    // whose `br_on_cast` branches): none may sit inside such a loop.
+    let control = |op: u8| matches!(op, 0x00 | 0x02..=0x15 | 0x18 | 0x19 | 0x1f | 0xd5 | 0xd6 | 0xfb);
+    let mut loops = Vec::new();
+    for (k, &(start, h)) in fcfg.block_starts.iter().enumerate() {
+        if opcode(start) != OPCODE_LOOP || !p.cut.get(h as usize).copied().unwrap_or(false) {
+            continue;
+        }
+        // The next block starts after the back edge.
+        let Some(&(back, _)) = fcfg.block_starts.get(k + 1) else { continue };
+        let end = back + 1;
+        if end >= fcfg.num_ops || opcode(back) != OPCODE_BR_IF || opcode(end) != OPCODE_END {
+            continue;
+        }
+        if (start + 1..back).any(|i| control(opcode(i))) {
+            continue;
+        }
+        let first_special = fcfg.specials.partition_point(|&(op, _)| op <= start);
+        if fcfg.specials.get(first_special).is_some_and(|&(op, _)| op < end) {
+            continue;
+        }
+        let Ok(site) = fcfg.sites.binary_search_by_key(&back, |s| s.op) else { continue };
+        let SiteKind::Cond(taken, not_taken) = fcfg.sites[site].kind else { continue };
+        if fcfg.cfg.edges()[taken as usize].to != Succ::Block(h) {
+            continue;
+        }
+        let r = p.start_inc[h as usize];
+        let path = r.wrapping_add(p.edge_inc[taken as usize]);
+        let exit = r.wrapping_add(p.edge_inc[not_taken as usize]);
+        let width = |v: u64| if p.bits == 32 { v as u32 as u64 } else { v };
+        let slot = layout.counters as u32;
+        layout.counters += 8;
+        loops.push(UnprobedLoop { start, end, path: width(path), exit: width(exit), slot });
+    }
+    loops
+}
 
 /// Emits probe code into one function.
 struct Emitter<'f> {
@@ -903,6 +998,9 @@ struct Emitter<'f> {
     runs: &'f [RunCounter],
     /// Sampled mode: the buffer samples go to, instead of the sample import.
     sample_buffer: Option<SampleBufferLayout>,
+    /// Sampled mode with loop copies: an `i32` local counting the iterations of a copy; the next
+    /// holds the count of missed ticks when it began.
+    n: u32,
 }
 
 impl Emitter<'_> {
@@ -1264,6 +1362,136 @@ impl Emitter<'_> {
         f.instruction(&Instruction::End);
     }
 
+    /// Before a loop with a copy without probes: while the flag is 0, the copy runs instead (see
+    /// "Sampling in loops" in the module docs). `block_type` is the loop's, as encoded.
+    fn choose_loop_copy(&mut self, block_type: &[u8]) {
+        self.f.instruction(&Instruction::I32Const(0));
+        self.f.instruction(&Instruction::I32Load(self.flag_word()));
+        self.f.raw(std::iter::once(OPCODE_IF).chain(block_type.iter().copied()));
+    }
+
+    fn flag_word(&self) -> MemArg {
+        MemArg { offset: 0, align: 2, memory_index: self.memory }
+    }
+
+    /// The copy without probes of a loop (`loop_op`, then `body` up to its `end`), counting its
+    /// iterations in `n`; then `r` as the instrumented loop leaves it and, when the flag was set
+    /// while the copy ran, the samples of the loop's path that the instrumented loop would have
+    /// taken.
+    ///
+    /// The copy ran `n` iterations, all but the last of which ended the loop's path. The flag was
+    /// set during one of them, each as likely as the next, which leaves `random * n >> 32` (`0` to
+    /// `n - 1`) of those path ends to the sampler: first those it lets go by, then its samples. The
+    /// ticks that the host missed while the copy ran are added to the loop's slot of bursts.
+    fn loop_copy(&mut self, loop_op: &[u8], body: &[u8], l: &UnprobedLoop) {
+        let layout = self.sample_buffer.expect("called in sampled mode with a buffer");
+        let word = |offset: u32| MemArg { offset: u64::from(offset), align: 2, memory_index: self.memory };
+        let (flag, skip, index) = (word(0), word(layout.skip), word(layout.index));
+        let random = word(layout.random.expect("modules with loop copies have a random word"));
+        let missed = word(layout.missed.expect("modules with loop copies count missed ticks"));
+        let (n, missed_before, left, cut) = (self.n, self.n + 1, self.a, self.s);
+        let item = (u64::from(self.func_index) << 32 | l.path) as i64;
+        let f = &mut *self.f;
+        f.instruction(&Instruction::Else);
+        f.instruction(&Instruction::I32Const(0));
+        f.instruction(&Instruction::LocalSet(n));
+        f.instruction(&Instruction::I32Const(0));
+        f.instruction(&Instruction::I32AtomicLoad(missed));
+        f.instruction(&Instruction::LocalSet(missed_before));
+        f.raw(loop_op.iter().copied());
+        f.instruction(&Instruction::LocalGet(n));
+        f.instruction(&Instruction::I32Const(1));
+        f.instruction(&Instruction::I32Add);
+        f.instruction(&Instruction::LocalSet(n));
+        f.raw(body.iter().copied());
+        self.set(l.exit);
+        let f = &mut *self.f;
+        // An atomic load: the compiler would otherwise reuse the value of the load before the loop,
+        // as no store of the module's comes between them, and miss the host's.
+        f.instruction(&Instruction::I32Const(0));
+        f.instruction(&Instruction::I32AtomicLoad(flag));
+        f.instruction(&Instruction::If(BlockType::Empty));
+        if layout.atomic {
+            f.instruction(&Instruction::AtomicFence);
+        }
+        // left = random * n >> 32
+        f.instruction(&Instruction::I32Const(0));
+        f.instruction(&Instruction::I32Load(random));
+        f.instruction(&Instruction::I64ExtendI32U);
+        f.instruction(&Instruction::LocalGet(n));
+        f.instruction(&Instruction::I64ExtendI32U);
+        f.instruction(&Instruction::I64Mul);
+        f.instruction(&Instruction::I64Const(32));
+        f.instruction(&Instruction::I64ShrU);
+        f.instruction(&Instruction::I32WrapI64);
+        f.instruction(&Instruction::LocalSet(left));
+        // cut = min(skip, left); skip -= cut; left -= cut
+        f.instruction(&Instruction::I32Const(0));
+        f.instruction(&Instruction::I32Load(skip));
+        f.instruction(&Instruction::LocalTee(cut));
+        f.instruction(&Instruction::LocalGet(left));
+        f.instruction(&Instruction::LocalGet(cut));
+        f.instruction(&Instruction::LocalGet(left));
+        f.instruction(&Instruction::I32LtU);
+        f.instruction(&Instruction::Select);
+        f.instruction(&Instruction::LocalSet(cut));
+        f.instruction(&Instruction::I32Const(0));
+        f.instruction(&Instruction::I32Const(0));
+        f.instruction(&Instruction::I32Load(skip));
+        f.instruction(&Instruction::LocalGet(cut));
+        f.instruction(&Instruction::I32Sub);
+        f.instruction(&Instruction::I32Store(skip));
+        f.instruction(&Instruction::LocalGet(left));
+        f.instruction(&Instruction::LocalGet(cut));
+        f.instruction(&Instruction::I32Sub);
+        f.instruction(&Instruction::LocalSet(left));
+        // While left and the flag are not 0: a sample, in the order of `sample_to_buffer`.
+        f.instruction(&Instruction::Block(BlockType::Empty));
+        f.instruction(&Instruction::Loop(BlockType::Empty));
+        f.instruction(&Instruction::LocalGet(left));
+        f.instruction(&Instruction::I32Eqz);
+        f.instruction(&Instruction::BrIf(1));
+        f.instruction(&Instruction::I32Const(0));
+        f.instruction(&Instruction::I32Load(flag));
+        f.instruction(&Instruction::I32Eqz);
+        f.instruction(&Instruction::BrIf(1));
+        f.instruction(&Instruction::I32Const(0));
+        f.instruction(&Instruction::I32Load(index));
+        f.instruction(&Instruction::I32Const(3));
+        f.instruction(&Instruction::I32Shl);
+        f.instruction(&Instruction::I64Const(item));
+        f.instruction(&Instruction::I64Store(MemArg {
+            offset: u64::from(layout.buffer),
+            align: 3,
+            memory_index: self.memory,
+        }));
+        add_to_word(f, index, 1, false);
+        add_to_word(f, flag, -1, layout.atomic);
+        f.instruction(&Instruction::LocalGet(left));
+        f.instruction(&Instruction::I32Const(-1));
+        f.instruction(&Instruction::I32Add);
+        f.instruction(&Instruction::LocalSet(left));
+        f.instruction(&Instruction::Br(0));
+        f.instruction(&Instruction::End);
+        f.instruction(&Instruction::End);
+        // Every later tick while the copy ran found the flag set: a burst of samples of the loop's
+        // path that the host adds.
+        let bursts = MemArg { offset: u64::from(l.slot), align: 3, memory_index: self.memory };
+        f.instruction(&Instruction::I32Const(0));
+        f.instruction(&Instruction::I32Const(0));
+        f.instruction(&Instruction::I64Load(bursts));
+        f.instruction(&Instruction::I32Const(0));
+        f.instruction(&Instruction::I32AtomicLoad(missed));
+        f.instruction(&Instruction::LocalGet(missed_before));
+        f.instruction(&Instruction::I32Sub);
+        f.instruction(&Instruction::I64ExtendI32U);
+        f.instruction(&Instruction::I64Add);
+        f.instruction(&Instruction::I64Store(bursts));
+        f.instruction(&Instruction::End);
+        // The end of the choice between the loop and its copy.
+        f.instruction(&Instruction::End);
+    }
+
     /// `counter[r]++` in the array at `offset`.
     fn count_in_array(&mut self, offset: u32) {
         self.r_as_i32();
@@ -1381,10 +1609,17 @@ impl BodyContext<'_> {
             locals.push((p.counting.runs.len() as u32, ValType::I64));
         }
         let t = first_run_local + p.counting.runs.len() as u32;
+        let mut n = t;
         if let Counters::Stream { .. } = p.counters {
             locals.push((1, ValType::I64));
             // Whether the activation's entry marker was written.
             locals.push((1, ValType::I32));
+            n += 2;
+        }
+        let bytes = func.as_bytes();
+        if !p.copies.is_empty() {
+            // The copy's iterations, and the missed ticks when it began.
+            locals.push((2, ValType::I32));
         }
         let mut f = Function::new(locals);
         let mut e = Emitter {
@@ -1405,6 +1640,7 @@ impl BodyContext<'_> {
             first_run_local,
             runs: &p.counting.runs,
             sample_buffer: self.sample_buffer,
+            n,
         };
         e.f.instruction(&Instruction::Block(p.wrapper));
         e.enter();
@@ -1412,7 +1648,6 @@ impl BodyContext<'_> {
 
         // Operators are copied from the original body in runs, up to the next one that needs code
         // before or after it or is rewritten; they are not decoded again.
-        let bytes = func.as_bytes();
         let offsets = &p.fcfg.op_offsets;
         let mut copied = 0usize;
         let copy_to = |f: &mut Function, i: usize, copied: &mut usize| {
@@ -1424,6 +1659,7 @@ impl BodyContext<'_> {
         let mut sites = p.fcfg.sites.iter().peekable();
         let mut specials = p.fcfg.specials.iter().peekable();
         let mut starts = p.fcfg.block_starts.iter().peekable();
+        let mut copies = p.copies.iter().peekable();
         // The block of the current operator: blocks start in operator order.
         let mut block = p.fcfg.cfg.entry() as usize;
         let last_op = p.fcfg.num_ops - 1;
@@ -1431,10 +1667,15 @@ impl BodyContext<'_> {
         while i <= last_op {
             // Straight to the next operator that a site, a special operator or a block start names:
             // the ones before it are copied with it.
-            i = [sites.peek().map(|s| s.op), specials.peek().map(|&&(op, _)| op), starts.peek().map(|&&(op, _)| op)]
-                .into_iter()
-                .flatten()
-                .fold(last_op, usize::min);
+            i = [
+                sites.peek().map(|s| s.op),
+                specials.peek().map(|&&(op, _)| op),
+                starts.peek().map(|&&(op, _)| op),
+                copies.peek().map(|c| c.end),
+            ]
+            .into_iter()
+            .flatten()
+            .fold(last_op, usize::min);
             let site = sites.next_if(|s| s.op == i).map(|s| &s.kind);
             let special = specials.next_if(|&&(op, _)| op == i).map(|&(_, s)| s);
             // The block that starts after this operator, and whether its start ends a path.
@@ -1447,7 +1688,8 @@ impl BodyContext<'_> {
                 }
             }
             let last = i == last_op;
-            if site.is_none() && special.is_none() && after.is_none() && !last {
+            let copy_end = copies.peek().is_some_and(|c| c.end == i);
+            if site.is_none() && special.is_none() && after.is_none() && !last && !copy_end {
                 block = next.unwrap_or(block);
                 i += 1;
                 continue;
@@ -1516,8 +1758,16 @@ impl BodyContext<'_> {
                 e.f.instruction(&Instruction::End);
                 copied = i + 1;
             }
+            if copies.peek().is_some_and(|c| c.start == i) {
+                e.choose_loop_copy(&bytes[offsets[i] as usize + 1..offsets[i + 1] as usize]);
+            }
             // The operator itself, unless rewritten above.
             copy_to(e.f, i + 1, &mut copied);
+            if let Some(c) = copies.next_if(|c| c.end == i) {
+                let (start, body, end) =
+                    (offsets[c.start] as usize, offsets[c.start + 1] as usize, offsets[i + 1] as usize);
+                e.loop_copy(&bytes[start..body], &bytes[body..end], c);
+            }
             e.add(correction);
             if let Some(b) = after {
                 if let Some(j) = p.counting.header_run[b as usize] {

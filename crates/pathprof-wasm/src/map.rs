@@ -56,6 +56,16 @@ pub struct SampleBufferLayout {
     pub slots: u32,
     /// The path ends order their stores with atomics (see above).
     pub atomic: bool,
+    /// Byte offset of an `i32` that the host sets to a fresh random value before it sets the flag:
+    /// loops that run a copy without probes while the flag is 0 use it to decide how many of their
+    /// iterations came after the flag was set (see `instrument`, "Sampling in loops"). Absent from
+    /// modules without such loops.
+    #[serde(default)]
+    pub random: Option<u32>,
+    /// Byte offset of an `i32` that the host increments at every tick that finds the flag still set
+    /// (its samples not all taken), which those loops read before and after their copy runs.
+    #[serde(default)]
+    pub missed: Option<u32>,
 }
 
 /// Where the stream buffer of k-BLPP lives in the profiler's memory.
@@ -92,6 +102,11 @@ pub struct Probes {
     /// every call reachable from their loop.
     #[serde(default)]
     pub run_counters: Vec<RunCounter>,
+    /// Sampled mode: loops that also run as a copy without probes (see `instrument`, "Sampling in
+    /// loops"). `slot` counts the ticks that came while a copy ran, after the one that set the flag:
+    /// each stands for a burst of samples of the loop's `path` that the copy did not take.
+    #[serde(default)]
+    pub loop_bursts: Vec<LoopCounter>,
 }
 
 /// A loop's only path around, counted in a local; `slot` holds the count not yet in the array.
@@ -186,6 +201,20 @@ impl ProfileMap {
             let entry = counts.entry(f.index).or_default();
             entry.extend(values.into_iter().enumerate().filter(|&(_, c)| c > 0).map(|(id, c)| (id as u64, c)));
         }
+    }
+
+    /// Sampled mode: the bursts of samples that loop copies did not take (see
+    /// [`Probes::loop_bursts`]), as `(function index, path ID, bursts)`.
+    pub fn read_loop_bursts(&self, memory: &[u8]) -> Vec<(u32, u64, u64)> {
+        let word = |at: u32| {
+            memory.get(at as usize..at as usize + 8).map_or(0, |b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+        };
+        self.functions
+            .iter()
+            .filter_map(|f| Some((f.index, f.probes.as_ref()?)))
+            .flat_map(|(index, p)| p.loop_bursts.iter().map(move |l| (index, l.path, word(l.slot))))
+            .filter(|&(_, _, bursts)| bursts > 0)
+            .collect()
     }
 
     /// Builds the per-function profiles from raw counts.
