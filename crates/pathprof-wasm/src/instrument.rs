@@ -71,9 +71,11 @@
 //!
 //! The flag may be set while the copy runs. Each iteration but the last ended the loop's path (a
 //! constant ID), and each iteration is as likely as the next to be the one during which the flag
-//! was set, so the copy's exit gives the sampler `random * n >> 32` of those path ends (`n`
-//! iterations, `random` a word that the host sets afresh with the flag): it lets go by as many as
-//! it still has to skip, then takes its samples from the rest, as the instrumented loop would have.
+//! was set, so the copy's exit, finding the flag set, calls a function that the instrumenter appends
+//! to the module ([`loop_copy_exit`]), which gives the sampler `random * n >> 32` of those path ends
+//! (`n` iterations, `random` a word that the host sets afresh with the flag): it lets go by as many
+//! as it still has to skip, then takes its samples from the rest, as the instrumented loop would
+//! have.
 //! The samples of a tick thus start at the same point of the loop's run as they would have, in
 //! distribution (iterations of one loop run take about the same time), and no path end is sampled
 //! that did not happen. A copy may also run for many ticks (random's loop is the whole program):
@@ -383,7 +385,20 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
         None
     };
     let shift = FunctionShift { first_shifted: import_type.map(|_| info.num_imported_funcs) };
-    let context = BodyContext { info: &info, shift, tables_base: layout.counters.next_multiple_of(8), sample_buffer };
+    // Loop copies call one function of the profiler's, appended after the program's, of a type
+    // appended after the wrappers'.
+    let copy_exit = sample_buffer.filter(|_| probes.iter().flatten().any(|p| !p.copies.is_empty())).map(|layout| {
+        let ty = first_wrapper_type + new_types.len() as u32;
+        let index = info.num_imported_funcs + u32::from(import_type.is_some()) + bodies.len() as u32;
+        (ty, index, loop_copy_exit(layout, info.num_memories))
+    });
+    let context = BodyContext {
+        info: &info,
+        shift,
+        tables_base: layout.counters.next_multiple_of(8),
+        sample_buffer,
+        loop_copy_exit: copy_exit.as_ref().map(|&(_, index, _)| index),
+    };
     // Each function's probes are dropped on the thread that emitted them.
     let bodies = parallel_map_owned(probes, |k, p| p.map(|p| context.emit(k, &p, &bodies[k].1)));
     let mut rewriter = Rewriter {
@@ -392,6 +407,7 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
         info: &info,
         shift,
         bodies,
+        loop_copy_exit: copy_exit.map(|(ty, _, body)| (ty, body)),
         next_body: 0,
         import_type,
         new_types,
@@ -535,6 +551,8 @@ struct Rewriter<'a> {
     shift: FunctionShift,
     /// The instrumented body of every defined function that has probes.
     bodies: Vec<Option<Result<Vec<u8>, ReencodeError<Infallible>>>>,
+    /// The type index and body of [`loop_copy_exit`], when loop copies call it.
+    loop_copy_exit: Option<(u32, Function)>,
     next_body: usize,
     import_type: Option<u32>,
     new_types: Vec<Vec<ValType>>,
@@ -911,6 +929,101 @@ fn add_to_word(f: &mut Function, word: MemArg, delta: i32, atomic: bool) {
     f.instruction(&Instruction::I32Const(delta));
     f.instruction(&Instruction::I32Add);
     f.instruction(&if atomic { Instruction::I32AtomicStore(word) } else { Instruction::I32Store(word) });
+}
+
+/// The parameters of [`loop_copy_exit`]: the copy's iterations, the missed ticks when it began, its
+/// path's sample (`function << 32 | path ID`) and the byte offset of its slot of bursts.
+const LOOP_COPY_EXIT_PARAMS: [ValType; 4] = [ValType::I32, ValType::I32, ValType::I64, ValType::I32];
+
+/// The function that a loop's copy without probes calls at its exit when the flag was set while it
+/// ran (see "Sampling in loops" in the module docs), appended to the module, in memory `memory`.
+///
+/// The copy ran `n` iterations, all but the last of which ended the loop's path. The flag was set
+/// during one of them, each as likely as the next, which leaves `random * n >> 32` (`0` to `n - 1`)
+/// of those path ends to the sampler: first those it lets go by, then its samples, stored as
+/// `sample_to_buffer` stores them. The ticks that the host missed while the copy ran are added to the
+/// loop's slot of bursts.
+fn loop_copy_exit(layout: SampleBufferLayout, memory: u32) -> Function {
+    let word = |offset: u32| MemArg { offset: u64::from(offset), align: 2, memory_index: memory };
+    let (flag, skip, index) = (word(0), word(layout.skip), word(layout.index));
+    let random = word(layout.random.expect("modules with loop copies have a random word"));
+    let missed = word(layout.missed.expect("modules with loop copies count missed ticks"));
+    let (n, missed_before, item, slot, left, cut) = (0, 1, 2, 3, 4, 5);
+    let mut f = Function::new([(2, ValType::I32)]);
+    if layout.atomic {
+        f.instruction(&Instruction::AtomicFence);
+    }
+    // left = random * n >> 32
+    f.instruction(&Instruction::I32Const(0));
+    f.instruction(&Instruction::I32Load(random));
+    f.instruction(&Instruction::I64ExtendI32U);
+    f.instruction(&Instruction::LocalGet(n));
+    f.instruction(&Instruction::I64ExtendI32U);
+    f.instruction(&Instruction::I64Mul);
+    f.instruction(&Instruction::I64Const(32));
+    f.instruction(&Instruction::I64ShrU);
+    f.instruction(&Instruction::I32WrapI64);
+    f.instruction(&Instruction::LocalSet(left));
+    // cut = min(skip, left); skip -= cut; left -= cut
+    f.instruction(&Instruction::I32Const(0));
+    f.instruction(&Instruction::I32Load(skip));
+    f.instruction(&Instruction::LocalTee(cut));
+    f.instruction(&Instruction::LocalGet(left));
+    f.instruction(&Instruction::LocalGet(cut));
+    f.instruction(&Instruction::LocalGet(left));
+    f.instruction(&Instruction::I32LtU);
+    f.instruction(&Instruction::Select);
+    f.instruction(&Instruction::LocalSet(cut));
+    f.instruction(&Instruction::I32Const(0));
+    f.instruction(&Instruction::I32Const(0));
+    f.instruction(&Instruction::I32Load(skip));
+    f.instruction(&Instruction::LocalGet(cut));
+    f.instruction(&Instruction::I32Sub);
+    f.instruction(&Instruction::I32Store(skip));
+    f.instruction(&Instruction::LocalGet(left));
+    f.instruction(&Instruction::LocalGet(cut));
+    f.instruction(&Instruction::I32Sub);
+    f.instruction(&Instruction::LocalSet(left));
+    // While left and the flag are not 0: a sample.
+    f.instruction(&Instruction::Block(BlockType::Empty));
+    f.instruction(&Instruction::Loop(BlockType::Empty));
+    f.instruction(&Instruction::LocalGet(left));
+    f.instruction(&Instruction::I32Eqz);
+    f.instruction(&Instruction::BrIf(1));
+    f.instruction(&Instruction::I32Const(0));
+    f.instruction(&Instruction::I32Load(flag));
+    f.instruction(&Instruction::I32Eqz);
+    f.instruction(&Instruction::BrIf(1));
+    f.instruction(&Instruction::I32Const(0));
+    f.instruction(&Instruction::I32Load(index));
+    f.instruction(&Instruction::I32Const(3));
+    f.instruction(&Instruction::I32Shl);
+    f.instruction(&Instruction::LocalGet(item));
+    f.instruction(&Instruction::I64Store(MemArg { offset: u64::from(layout.buffer), align: 3, memory_index: memory }));
+    add_to_word(&mut f, index, 1, false);
+    add_to_word(&mut f, flag, -1, layout.atomic);
+    f.instruction(&Instruction::LocalGet(left));
+    f.instruction(&Instruction::I32Const(-1));
+    f.instruction(&Instruction::I32Add);
+    f.instruction(&Instruction::LocalSet(left));
+    f.instruction(&Instruction::Br(0));
+    f.instruction(&Instruction::End);
+    f.instruction(&Instruction::End);
+    // Every later tick while the copy ran found the flag set: a burst of samples of the loop's path
+    // that the host adds.
+    let bursts = MemArg { offset: 0, align: 3, memory_index: memory };
+    f.instruction(&Instruction::LocalGet(slot));
+    f.instruction(&Instruction::LocalGet(slot));
+    f.instruction(&Instruction::I64Load(bursts));
+    f.instruction(&Instruction::I32Const(0));
+    f.instruction(&Instruction::I32AtomicLoad(missed));
+    f.instruction(&Instruction::LocalGet(missed_before));
+    f.instruction(&Instruction::I32Sub);
+    f.instruction(&Instruction::I64ExtendI32U);
+    f.instruction(&Instruction::I64Add);
+    f.instruction(&Instruction::I64Store(bursts));
+    f.instruction(&Instruction::End);
+    f
 }
 
 /// The opcode of `if`.
@@ -1376,21 +1489,15 @@ impl Emitter<'_> {
 
     /// The copy without probes of a loop (`loop_op`, then `body` up to its `end`), counting its
     /// iterations in `n`; then `r` as the instrumented loop leaves it and, when the flag was set
-    /// while the copy ran, the samples of the loop's path that the instrumented loop would have
-    /// taken.
-    ///
-    /// The copy ran `n` iterations, all but the last of which ended the loop's path. The flag was
-    /// set during one of them, each as likely as the next, which leaves `random * n >> 32` (`0` to
-    /// `n - 1`) of those path ends to the sampler: first those it lets go by, then its samples. The
-    /// ticks that the host missed while the copy ran are added to the loop's slot of bursts.
-    fn loop_copy(&mut self, loop_op: &[u8], body: &[u8], l: &UnprobedLoop) {
+    /// while the copy ran, a call of the module's [`loop_copy_exit`] function.
+    fn loop_copy(&mut self, loop_op: &[u8], body: &[u8], l: &UnprobedLoop, exit_func: u32) {
         let layout = self.sample_buffer.expect("called in sampled mode with a buffer");
-        let word = |offset: u32| MemArg { offset: u64::from(offset), align: 2, memory_index: self.memory };
-        let (flag, skip, index) = (word(0), word(layout.skip), word(layout.index));
-        let random = word(layout.random.expect("modules with loop copies have a random word"));
-        let missed = word(layout.missed.expect("modules with loop copies count missed ticks"));
-        let (n, missed_before, left, cut) = (self.n, self.n + 1, self.a, self.s);
-        let item = (u64::from(self.func_index) << 32 | l.path) as i64;
+        let missed = MemArg {
+            offset: u64::from(layout.missed.expect("modules with loop copies count missed ticks")),
+            align: 2,
+            memory_index: self.memory,
+        };
+        let (n, missed_before, flag) = (self.n, self.n + 1, self.flag_word());
         let f = &mut *self.f;
         f.instruction(&Instruction::Else);
         f.instruction(&Instruction::I32Const(0));
@@ -1411,82 +1518,11 @@ impl Emitter<'_> {
         f.instruction(&Instruction::I32Const(0));
         f.instruction(&Instruction::I32AtomicLoad(flag));
         f.instruction(&Instruction::If(BlockType::Empty));
-        if layout.atomic {
-            f.instruction(&Instruction::AtomicFence);
-        }
-        // left = random * n >> 32
-        f.instruction(&Instruction::I32Const(0));
-        f.instruction(&Instruction::I32Load(random));
-        f.instruction(&Instruction::I64ExtendI32U);
         f.instruction(&Instruction::LocalGet(n));
-        f.instruction(&Instruction::I64ExtendI32U);
-        f.instruction(&Instruction::I64Mul);
-        f.instruction(&Instruction::I64Const(32));
-        f.instruction(&Instruction::I64ShrU);
-        f.instruction(&Instruction::I32WrapI64);
-        f.instruction(&Instruction::LocalSet(left));
-        // cut = min(skip, left); skip -= cut; left -= cut
-        f.instruction(&Instruction::I32Const(0));
-        f.instruction(&Instruction::I32Load(skip));
-        f.instruction(&Instruction::LocalTee(cut));
-        f.instruction(&Instruction::LocalGet(left));
-        f.instruction(&Instruction::LocalGet(cut));
-        f.instruction(&Instruction::LocalGet(left));
-        f.instruction(&Instruction::I32LtU);
-        f.instruction(&Instruction::Select);
-        f.instruction(&Instruction::LocalSet(cut));
-        f.instruction(&Instruction::I32Const(0));
-        f.instruction(&Instruction::I32Const(0));
-        f.instruction(&Instruction::I32Load(skip));
-        f.instruction(&Instruction::LocalGet(cut));
-        f.instruction(&Instruction::I32Sub);
-        f.instruction(&Instruction::I32Store(skip));
-        f.instruction(&Instruction::LocalGet(left));
-        f.instruction(&Instruction::LocalGet(cut));
-        f.instruction(&Instruction::I32Sub);
-        f.instruction(&Instruction::LocalSet(left));
-        // While left and the flag are not 0: a sample, in the order of `sample_to_buffer`.
-        f.instruction(&Instruction::Block(BlockType::Empty));
-        f.instruction(&Instruction::Loop(BlockType::Empty));
-        f.instruction(&Instruction::LocalGet(left));
-        f.instruction(&Instruction::I32Eqz);
-        f.instruction(&Instruction::BrIf(1));
-        f.instruction(&Instruction::I32Const(0));
-        f.instruction(&Instruction::I32Load(flag));
-        f.instruction(&Instruction::I32Eqz);
-        f.instruction(&Instruction::BrIf(1));
-        f.instruction(&Instruction::I32Const(0));
-        f.instruction(&Instruction::I32Load(index));
-        f.instruction(&Instruction::I32Const(3));
-        f.instruction(&Instruction::I32Shl);
-        f.instruction(&Instruction::I64Const(item));
-        f.instruction(&Instruction::I64Store(MemArg {
-            offset: u64::from(layout.buffer),
-            align: 3,
-            memory_index: self.memory,
-        }));
-        add_to_word(f, index, 1, false);
-        add_to_word(f, flag, -1, layout.atomic);
-        f.instruction(&Instruction::LocalGet(left));
-        f.instruction(&Instruction::I32Const(-1));
-        f.instruction(&Instruction::I32Add);
-        f.instruction(&Instruction::LocalSet(left));
-        f.instruction(&Instruction::Br(0));
-        f.instruction(&Instruction::End);
-        f.instruction(&Instruction::End);
-        // Every later tick while the copy ran found the flag set: a burst of samples of the loop's
-        // path that the host adds.
-        let bursts = MemArg { offset: u64::from(l.slot), align: 3, memory_index: self.memory };
-        f.instruction(&Instruction::I32Const(0));
-        f.instruction(&Instruction::I32Const(0));
-        f.instruction(&Instruction::I64Load(bursts));
-        f.instruction(&Instruction::I32Const(0));
-        f.instruction(&Instruction::I32AtomicLoad(missed));
         f.instruction(&Instruction::LocalGet(missed_before));
-        f.instruction(&Instruction::I32Sub);
-        f.instruction(&Instruction::I64ExtendI32U);
-        f.instruction(&Instruction::I64Add);
-        f.instruction(&Instruction::I64Store(bursts));
+        f.instruction(&Instruction::I64Const((u64::from(self.func_index) << 32 | l.path) as i64));
+        f.instruction(&Instruction::I32Const(l.slot as i32));
+        f.instruction(&Instruction::Call(exit_func));
         f.instruction(&Instruction::End);
         // The end of the choice between the loop and its copy.
         f.instruction(&Instruction::End);
@@ -1580,6 +1616,8 @@ struct BodyContext<'a> {
     shift: FunctionShift,
     tables_base: u64,
     sample_buffer: Option<SampleBufferLayout>,
+    /// Sampled mode with loop copies: the index of [`loop_copy_exit`] in the instrumented module.
+    loop_copy_exit: Option<u32>,
 }
 
 impl BodyContext<'_> {
@@ -1766,7 +1804,8 @@ impl BodyContext<'_> {
             if let Some(c) = copies.next_if(|c| c.end == i) {
                 let (start, body, end) =
                     (offsets[c.start] as usize, offsets[c.start + 1] as usize, offsets[i + 1] as usize);
-                e.loop_copy(&bytes[start..body], &bytes[body..end], c);
+                let exit = self.loop_copy_exit.expect("a module with loop copies has their exit function");
+                e.loop_copy(&bytes[start..body], &bytes[body..end], c, exit);
             }
             e.add(correction);
             if let Some(b) = after {
@@ -1830,6 +1869,29 @@ impl Reencode for Rewriter<'_> {
         }
         for results in &self.new_types {
             types.ty().function([], results.iter().copied());
+        }
+        if self.loop_copy_exit.is_some() {
+            types.ty().function(LOOP_COPY_EXIT_PARAMS, []);
+        }
+        Ok(())
+    }
+
+    fn parse_function_section(
+        &mut self,
+        functions: &mut wasm_encoder::FunctionSection,
+        section: wasmparser::FunctionSectionReader<'_>,
+    ) -> Res {
+        wasm_encoder::reencode::utils::parse_function_section(self, functions, section)?;
+        if let Some((ty, _)) = &self.loop_copy_exit {
+            functions.function(*ty);
+        }
+        Ok(())
+    }
+
+    fn parse_code_section(&mut self, code: &mut CodeSection, section: wasmparser::CodeSectionReader<'_>) -> Res {
+        wasm_encoder::reencode::utils::parse_code_section(self, code, section)?;
+        if let Some((_, body)) = &self.loop_copy_exit {
+            code.function(body);
         }
         Ok(())
     }
