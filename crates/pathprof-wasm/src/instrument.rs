@@ -931,6 +931,22 @@ fn add_to_word(f: &mut Function, word: MemArg, delta: i32, atomic: bool) {
     f.instruction(&if atomic { Instruction::I32AtomicStore(word) } else { Instruction::I32Store(word) });
 }
 
+/// Sampled mode with a sample buffer: `buffer[index] = item` (an `i64` the instructions push), then
+/// `index += 1` and, last, `flag -= 1`, the order the host relies on (see `SampleBufferLayout`).
+fn append_sample(f: &mut Function, layout: SampleBufferLayout, memory: u32, item: &[Instruction]) {
+    let word = |offset: u32| MemArg { offset: u64::from(offset), align: 2, memory_index: memory };
+    f.instruction(&Instruction::I32Const(0));
+    f.instruction(&Instruction::I32Load(word(layout.index)));
+    f.instruction(&Instruction::I32Const(3));
+    f.instruction(&Instruction::I32Shl);
+    for i in item {
+        f.instruction(i);
+    }
+    f.instruction(&Instruction::I64Store(MemArg { offset: u64::from(layout.buffer), align: 3, memory_index: memory }));
+    add_to_word(f, word(layout.index), 1, false);
+    add_to_word(f, word(0), -1, layout.atomic);
+}
+
 /// The parameters of [`loop_copy_exit`]: the copy's iterations, the missed ticks when it began, its
 /// path's sample (`function << 32 | path ID`) and the byte offset of its slot of bursts.
 const LOOP_COPY_EXIT_PARAMS: [ValType; 4] = [ValType::I32, ValType::I32, ValType::I64, ValType::I32];
@@ -945,7 +961,7 @@ const LOOP_COPY_EXIT_PARAMS: [ValType; 4] = [ValType::I32, ValType::I32, ValType
 /// loop's slot of bursts.
 fn loop_copy_exit(layout: SampleBufferLayout, memory: u32) -> Function {
     let word = |offset: u32| MemArg { offset: u64::from(offset), align: 2, memory_index: memory };
-    let (flag, skip, index) = (word(0), word(layout.skip), word(layout.index));
+    let (flag, skip) = (word(0), word(layout.skip));
     let random = word(layout.random.expect("modules with loop copies have a random word"));
     let missed = word(layout.missed.expect("modules with loop copies count missed ticks"));
     let (n, missed_before, item, slot, left, cut) = (0, 1, 2, 3, 4, 5);
@@ -994,14 +1010,7 @@ fn loop_copy_exit(layout: SampleBufferLayout, memory: u32) -> Function {
     f.instruction(&Instruction::I32Load(flag));
     f.instruction(&Instruction::I32Eqz);
     f.instruction(&Instruction::BrIf(1));
-    f.instruction(&Instruction::I32Const(0));
-    f.instruction(&Instruction::I32Load(index));
-    f.instruction(&Instruction::I32Const(3));
-    f.instruction(&Instruction::I32Shl);
-    f.instruction(&Instruction::LocalGet(item));
-    f.instruction(&Instruction::I64Store(MemArg { offset: u64::from(layout.buffer), align: 3, memory_index: memory }));
-    add_to_word(&mut f, index, 1, false);
-    add_to_word(&mut f, flag, -1, layout.atomic);
+    append_sample(&mut f, layout, memory, &[Instruction::LocalGet(item)]);
     f.instruction(&Instruction::LocalGet(left));
     f.instruction(&Instruction::I32Const(-1));
     f.instruction(&Instruction::I32Add);
@@ -1438,7 +1447,7 @@ impl Emitter<'_> {
     fn sample_to_buffer(&mut self) {
         let layout = self.sample_buffer.expect("called in sampled mode with a buffer");
         let word = |offset: u32| MemArg { offset: u64::from(offset), align: 2, memory_index: self.memory };
-        let (flag, skip, index) = (word(0), word(layout.skip), word(layout.index));
+        let (flag, skip) = (word(0), word(layout.skip));
         let f = &mut *self.f;
         f.instruction(&Instruction::I32Const(0));
         f.instruction(&Instruction::I32Load(flag));
@@ -1452,25 +1461,14 @@ impl Emitter<'_> {
         f.instruction(&Instruction::If(BlockType::Empty));
         add_to_word(f, skip, -1, false);
         f.instruction(&Instruction::Else);
-        // buffer[index] = function << 32 | r
-        f.instruction(&Instruction::I32Const(0));
-        f.instruction(&Instruction::I32Load(index));
-        f.instruction(&Instruction::I32Const(3));
-        f.instruction(&Instruction::I32Shl);
-        f.instruction(&Instruction::I64Const((u64::from(self.func_index) << 32) as i64));
-        f.instruction(&Instruction::LocalGet(self.r));
+        // function << 32 | r
+        let mut item =
+            vec![Instruction::I64Const((u64::from(self.func_index) << 32) as i64), Instruction::LocalGet(self.r)];
         if self.bits == 32 {
-            f.instruction(&Instruction::I64ExtendI32U);
+            item.push(Instruction::I64ExtendI32U);
         }
-        f.instruction(&Instruction::I64Or);
-        f.instruction(&Instruction::I64Store(MemArg {
-            offset: u64::from(layout.buffer),
-            align: 3,
-            memory_index: self.memory,
-        }));
-        add_to_word(f, index, 1, false);
-        // The flag last.
-        add_to_word(f, flag, -1, layout.atomic);
+        item.push(Instruction::I64Or);
+        append_sample(f, layout, self.memory, &item);
         f.instruction(&Instruction::End);
         f.instruction(&Instruction::End);
     }
@@ -1587,7 +1585,7 @@ impl Emitter<'_> {
             Counters::Sampled if self.sample_buffer.is_some() => self.sample_to_buffer(),
             Counters::Sampled => {
                 self.f.instruction(&Instruction::I32Const(0));
-                self.f.instruction(&Instruction::I32Load(MemArg { offset: 0, align: 2, memory_index: self.memory }));
+                self.f.instruction(&Instruction::I32Load(self.flag_word()));
                 self.f.instruction(&Instruction::If(BlockType::Empty));
                 self.f.instruction(&Instruction::I32Const(self.func_index as i32));
                 self.f.instruction(&Instruction::LocalGet(self.r));
