@@ -85,7 +85,8 @@
 
 use crate::cfg::{self, FuncCfg, SiteKind, Special};
 use crate::map::{
-    Counters, FunctionMap, LoopCounter, Probes, ProfileMap, RunCounter, SampleBufferLayout, MAP_FORMAT, MAP_VERSION,
+    Counters, FunctionMap, LoopBursts, LoopCounter, Probes, ProfileMap, RunCounter, SampleBufferLayout, MAP_FORMAT,
+    MAP_VERSION,
 };
 use crate::module::{validator, ModuleError, ModuleInfo};
 use crate::parallel::{parallel_map, parallel_map_owned};
@@ -351,7 +352,7 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
             probe.copies = unprobed_loops(&probe, bodies[k].1.as_bytes(), &mut layout);
         }
         let (loop_counters, run_counters) = (probe.counting.loops.clone(), probe.counting.runs.clone());
-        let loop_bursts = probe.copies.iter().map(|c| LoopCounter { path: c.path, slot: c.slot }).collect();
+        let loop_bursts = probe.copies.iter().map(|c| LoopBursts { path: c.path, slot: c.slot }).collect();
         functions.push(FunctionMap {
             index,
             name,

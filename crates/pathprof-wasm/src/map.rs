@@ -59,7 +59,7 @@ pub struct SampleBufferLayout {
     /// Byte offset of an `i32` that the host sets to a fresh random value before it sets the flag:
     /// loops that run a copy without probes while the flag is 0 use it to decide how many of their
     /// iterations came after the flag was set (see `instrument`, "Sampling in loops"). Absent from
-    /// modules without such loops.
+    /// older maps, whose modules have no such loops.
     #[serde(default)]
     pub random: Option<u32>,
     /// Byte offset of an `i32` that the host increments at every tick that finds the flag still set
@@ -103,15 +103,24 @@ pub struct Probes {
     #[serde(default)]
     pub run_counters: Vec<RunCounter>,
     /// Sampled mode: loops that also run as a copy without probes (see `instrument`, "Sampling in
-    /// loops"). `slot` counts the ticks that came while a copy ran, after the one that set the flag:
-    /// each stands for a burst of samples of the loop's `path` that the copy did not take.
+    /// loops").
     #[serde(default)]
-    pub loop_bursts: Vec<LoopCounter>,
+    pub loop_bursts: Vec<LoopBursts>,
 }
 
 /// A loop's only path around, counted in a local; `slot` holds the count not yet in the array.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LoopCounter {
+    pub path: u64,
+    /// Byte offset of a little-endian `u64` in the profiler's memory.
+    pub slot: u32,
+}
+
+/// Sampled mode: a loop that also runs as a copy without probes. `slot` counts the ticks that came
+/// while a copy ran, after the one that set the flag: each stands for a burst of samples of the
+/// loop's `path` that the copy did not take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoopBursts {
     pub path: u64,
     /// Byte offset of a little-endian `u64` in the profiler's memory.
     pub slot: u32,
