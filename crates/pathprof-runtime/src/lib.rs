@@ -169,8 +169,9 @@ impl SampleBuffer {
     }
 
     /// If the module took all the samples asked for, moves them into `out` and asks for the next
-    /// `samples` after `skip` path ends, with `random` for the loops that ran without probes;
-    /// otherwise leaves the module to finish, and counts the tick as missed (for those loops).
+    /// `samples` after `skip` path ends, with `random` and no missed tick yet for the loops that ran
+    /// without probes; otherwise leaves the module to finish, and counts the tick as missed (for
+    /// those loops).
     fn rearm(&self, out: &mut Vec<u64>, skip: u32, samples: u32, random: u32) -> bool {
         if self.flag.get().load(Ordering::Acquire) != 0 {
             if let Some(word) = &self.missed {
@@ -182,6 +183,9 @@ impl SampleBuffer {
         self.skip.get().store(skip, Ordering::Relaxed);
         if let Some(word) = &self.random {
             word.get().store(random, Ordering::Relaxed);
+        }
+        if let Some(word) = &self.missed {
+            word.get().store(0, Ordering::Relaxed);
         }
         self.flag.get().store(samples.clamp(1, self.slots), Ordering::Release);
         true

@@ -79,8 +79,9 @@
 //! The samples of a tick thus start at the same point of the loop's run as they would have, in
 //! distribution (iterations of one loop run take about the same time), and no path end is sampled
 //! that did not happen. A copy may also run for many ticks (random's loop is the whole program):
-//! the host cannot arm the flag again while it is set, and counts each such tick as missed; the
-//! copy's exit adds the ticks missed while it ran to a slot of its own, and the host adds a burst of
+//! the host cannot arm the flag again while it is set, and counts each such tick as missed (from 0
+//! each time it sets the flag, which was clear when the copy began); the copy's exit adds the ticks
+//! missed while it ran to a slot of its own, and the host adds a burst of
 //! samples of the loop's path for each ([`Probes::loop_bursts`](crate::map::Probes::loop_bursts)).
 
 use crate::cfg::{self, FuncCfg, SiteKind, Special};
@@ -948,9 +949,9 @@ fn append_sample(f: &mut Function, layout: SampleBufferLayout, memory: u32, item
     add_to_word(f, word(0), -1, layout.atomic);
 }
 
-/// The parameters of [`loop_copy_exit`]: the copy's iterations, the missed ticks when it began, its
-/// path's sample (`function << 32 | path ID`) and the byte offset of its slot of bursts.
-const LOOP_COPY_EXIT_PARAMS: [ValType; 4] = [ValType::I32, ValType::I32, ValType::I64, ValType::I32];
+/// The parameters of [`loop_copy_exit`]: the copy's iterations, its path's sample (`function << 32 |
+/// path ID`) and the byte offset of its slot of bursts.
+const LOOP_COPY_EXIT_PARAMS: [ValType; 3] = [ValType::I32, ValType::I64, ValType::I32];
 
 /// The function that a loop's copy without probes calls at its exit when the flag was set while it
 /// ran (see "Sampling in loops" in the module docs), appended to the module, in memory `memory`.
@@ -958,14 +959,14 @@ const LOOP_COPY_EXIT_PARAMS: [ValType; 4] = [ValType::I32, ValType::I32, ValType
 /// The copy ran `n` iterations, all but the last of which ended the loop's path. The flag was set
 /// during one of them, each as likely as the next, which leaves `random * n >> 32` (`0` to `n - 1`)
 /// of those path ends to the sampler: first those it lets go by, then its samples, stored as
-/// `sample_to_buffer` stores them. The ticks that the host missed while the copy ran are added to the
-/// loop's slot of bursts.
+/// `sample_to_buffer` stores them. The ticks that the host missed since it set the flag, all while the
+/// copy ran (the flag was clear when the copy began), are added to the loop's slot of bursts.
 fn loop_copy_exit(layout: SampleBufferLayout, memory: u32) -> Function {
     let word = |offset: u32| MemArg { offset: u64::from(offset), align: 2, memory_index: memory };
     let (flag, skip) = (word(0), word(layout.skip));
     let random = word(layout.random.expect("modules with loop copies have a random word"));
     let missed = word(layout.missed.expect("modules with loop copies count missed ticks"));
-    let (n, missed_before, item, slot, left, cut) = (0, 1, 2, 3, 4, 5);
+    let (n, item, slot, left, cut) = (0, 1, 2, 3, 4);
     let mut f = Function::new([(2, ValType::I32)]);
     if layout.atomic {
         f.instruction(&Instruction::AtomicFence);
@@ -1027,8 +1028,6 @@ fn loop_copy_exit(layout: SampleBufferLayout, memory: u32) -> Function {
     f.instruction(&Instruction::I64Load(bursts));
     f.instruction(&Instruction::I32Const(0));
     f.instruction(&Instruction::I32AtomicLoad(missed));
-    f.instruction(&Instruction::LocalGet(missed_before));
-    f.instruction(&Instruction::I32Sub);
     f.instruction(&Instruction::I64ExtendI32U);
     f.instruction(&Instruction::I64Add);
     f.instruction(&Instruction::I64Store(bursts));
@@ -1121,8 +1120,7 @@ struct Emitter<'f> {
     runs: &'f [RunCounter],
     /// Sampled mode: the buffer samples go to, instead of the sample import.
     sample_buffer: Option<SampleBufferLayout>,
-    /// Sampled mode with loop copies: an `i32` local counting the iterations of a copy; the next
-    /// holds the count of missed ticks when it began.
+    /// Sampled mode with loop copies: an `i32` local counting the iterations of a copy.
     n: u32,
 }
 
@@ -1490,20 +1488,11 @@ impl Emitter<'_> {
     /// iterations in `n`; then `r` as the instrumented loop leaves it and, when the flag was set
     /// while the copy ran, a call of the module's [`loop_copy_exit`] function.
     fn loop_copy(&mut self, loop_op: &[u8], body: &[u8], l: &UnprobedLoop, exit_func: u32) {
-        let layout = self.sample_buffer.expect("called in sampled mode with a buffer");
-        let missed = MemArg {
-            offset: u64::from(layout.missed.expect("modules with loop copies count missed ticks")),
-            align: 2,
-            memory_index: self.memory,
-        };
-        let (n, missed_before, flag) = (self.n, self.n + 1, self.flag_word());
+        let (n, flag) = (self.n, self.flag_word());
         let f = &mut *self.f;
         f.instruction(&Instruction::Else);
         f.instruction(&Instruction::I32Const(0));
         f.instruction(&Instruction::LocalSet(n));
-        f.instruction(&Instruction::I32Const(0));
-        f.instruction(&Instruction::I32AtomicLoad(missed));
-        f.instruction(&Instruction::LocalSet(missed_before));
         f.raw(loop_op.iter().copied());
         f.instruction(&Instruction::LocalGet(n));
         f.instruction(&Instruction::I32Const(1));
@@ -1518,7 +1507,6 @@ impl Emitter<'_> {
         f.instruction(&Instruction::I32AtomicLoad(flag));
         f.instruction(&Instruction::If(BlockType::Empty));
         f.instruction(&Instruction::LocalGet(n));
-        f.instruction(&Instruction::LocalGet(missed_before));
         f.instruction(&Instruction::I64Const((u64::from(self.func_index) << 32 | l.path) as i64));
         f.instruction(&Instruction::I32Const(l.slot as i32));
         f.instruction(&Instruction::Call(exit_func));
@@ -1655,8 +1643,8 @@ impl BodyContext<'_> {
         }
         let bytes = func.as_bytes();
         if !p.copies.is_empty() {
-            // The copy's iterations, and the missed ticks when it began.
-            locals.push((2, ValType::I32));
+            // The copy's iterations.
+            locals.push((1, ValType::I32));
         }
         let mut f = Function::new(locals);
         let mut e = Emitter {

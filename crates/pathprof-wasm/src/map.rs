@@ -62,8 +62,9 @@ pub struct SampleBufferLayout {
     /// older maps, whose modules have no such loops.
     #[serde(default)]
     pub random: Option<u32>,
-    /// Byte offset of an `i32` that the host increments at every tick that finds the flag still set
-    /// (its samples not all taken), which those loops read before and after their copy runs.
+    /// Byte offset of an `i32` that the host sets to 0 before it sets the flag and increments at every
+    /// tick that finds the flag still set (its samples not all taken), which those loops read when
+    /// their copy ends.
     #[serde(default)]
     pub missed: Option<u32>,
 }

@@ -60,8 +60,10 @@ impl Words {
         u64::from(hi) << 32 | u64::from(lo)
     }
 
+    /// As the host sets the words before it sets the flag.
     fn reset(&self, skip: u32, random: u32) {
         self.word(self.index).store(0, Ordering::Relaxed);
+        self.word(self.missed).store(0, Ordering::Relaxed);
         self.word(self.skip).store(skip, Ordering::Relaxed);
         self.word(self.random).store(random, Ordering::Relaxed);
     }
