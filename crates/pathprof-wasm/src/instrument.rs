@@ -207,7 +207,7 @@ struct FuncProbe {
     tables: HashMap<usize, u32>,
     wrapper: BlockType,
     /// Sampled mode: the loops that also run as a copy without probes.
-    copies: Vec<UnprobedLoop>,
+    copies: Vec<LoopCopy>,
 }
 
 /// A function's CFG and plan, and its loop and run counters should it count in an array; the reason
@@ -350,7 +350,7 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
         };
         let mut probe = FuncProbe::new(fcfg, &plan, bits, counters, wrapper, loops, &mut layout);
         if sample_buffer.is_some() {
-            probe.copies = unprobed_loops(&probe, bodies[k].1.as_bytes(), &mut layout);
+            probe.copies = loop_copies(&probe, bodies[k].1.as_bytes(), &mut layout);
         }
         let (loop_counters, run_counters) = (probe.counting.loops.clone(), probe.counting.runs.clone());
         let loop_bursts = probe.copies.iter().map(|c| LoopBursts { path: c.path, slot: c.slot }).collect();
@@ -1043,7 +1043,7 @@ const OPCODE_END: u8 = 0x0b;
 
 /// Sampled mode: a loop whose iterations can also run in a copy without probes (see "Sampling in
 /// loops" in the module docs).
-struct UnprobedLoop {
+struct LoopCopy {
     /// The `loop` operator and its `end`.
     start: usize,
     end: usize,
@@ -1054,9 +1054,10 @@ struct UnprobedLoop {
     slot: u32,
 }
 
-/// Sampled mode: the loops of one block (a header whose only branch is the `br_if` back to it right
+/// Sampled mode: the loops that get a copy without probes, each with a slot of bursts taken from
+/// `layout`: the loops of one block (a header whose only branch is the `br_if` back to it right
 /// before the loop's `end`) that call nothing and nest nothing; their copies are their bytes.
-fn unprobed_loops(p: &FuncProbe, bytes: &[u8], layout: &mut Layout) -> Vec<UnprobedLoop> {
+fn loop_copies(p: &FuncProbe, bytes: &[u8], layout: &mut Layout) -> Vec<LoopCopy> {
     let fcfg = &p.fcfg;
     let opcode = |i: usize| bytes[fcfg.op_offsets[i] as usize];
     // Operators that branch, call, nest, trap for good or throw (and the prefix of the GC operators,
@@ -1091,7 +1092,7 @@ fn unprobed_loops(p: &FuncProbe, bytes: &[u8], layout: &mut Layout) -> Vec<Unpro
         let width = |v: u64| if p.bits == 32 { v as u32 as u64 } else { v };
         let slot = layout.counters as u32;
         layout.counters += 8;
-        loops.push(UnprobedLoop { start, end, path: width(path), exit: width(exit), slot });
+        loops.push(LoopCopy { start, end, path: width(path), exit: width(exit), slot });
     }
     loops
 }
@@ -1487,7 +1488,7 @@ impl Emitter<'_> {
     /// The copy without probes of a loop (`loop_op`, then `body` up to its `end`), counting its
     /// iterations in `n`; then `r` as the instrumented loop leaves it and, when the flag was set
     /// while the copy ran, a call of the module's [`loop_copy_exit`] function.
-    fn loop_copy(&mut self, loop_op: &[u8], body: &[u8], l: &UnprobedLoop, exit_func: u32) {
+    fn loop_copy(&mut self, loop_op: &[u8], body: &[u8], l: &LoopCopy, exit_func: u32) {
         let (n, flag) = (self.n, self.flag_word());
         let f = &mut *self.f;
         f.instruction(&Instruction::Else);
