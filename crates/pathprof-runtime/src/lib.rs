@@ -187,8 +187,14 @@ impl SampleBuffer {
         if let Some(word) = &self.missed {
             word.get().store(0, Ordering::Relaxed);
         }
-        self.flag.get().store(samples.clamp(1, self.slots), Ordering::Release);
+        self.flag.get().store(self.per_tick(samples), Ordering::Release);
         true
+    }
+
+    /// How many samples the host asks for at a tick when the user asks for `samples`: also the size
+    /// of a burst that a loop copy did not take.
+    fn per_tick(&self, samples: u32) -> u32 {
+        samples.clamp(1, self.slots)
     }
 }
 
@@ -592,7 +598,7 @@ pub fn run_module(
                 (map, &sample_buffer, map.and_then(|m| m.memory_export.as_ref()))
             {
                 if let Some(memory) = instance.get_memory(&mut store, export) {
-                    let per_tick = u64::from(config.sampling.samples.clamp(1, b.slots));
+                    let per_tick = u64::from(b.per_tick(config.sampling.samples));
                     bursts = map.read_loop_bursts(memory.data(&store));
                     bursts.iter_mut().for_each(|(_, _, n)| *n *= per_tick);
                 }

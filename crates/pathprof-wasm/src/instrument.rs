@@ -933,10 +933,16 @@ fn add_to_word(f: &mut Function, word: MemArg, delta: i32, atomic: bool) {
     f.instruction(&if atomic { Instruction::I32AtomicStore(word) } else { Instruction::I32Store(word) });
 }
 
+/// The `i32` word at byte `offset` of memory `memory` (the sampling flag and the sample buffer's
+/// words).
+fn word(memory: u32, offset: u32) -> MemArg {
+    MemArg { offset: u64::from(offset), align: 2, memory_index: memory }
+}
+
 /// Sampled mode with a sample buffer: `buffer[index] = item` (an `i64` the instructions push), then
 /// `index += 1` and, last, `flag -= 1`, the order the host relies on (see `SampleBufferLayout`).
 fn append_sample(f: &mut Function, layout: SampleBufferLayout, memory: u32, item: &[Instruction]) {
-    let word = |offset: u32| MemArg { offset: u64::from(offset), align: 2, memory_index: memory };
+    let word = |offset| word(memory, offset);
     f.instruction(&Instruction::I32Const(0));
     f.instruction(&Instruction::I32Load(word(layout.index)));
     f.instruction(&Instruction::I32Const(3));
@@ -962,7 +968,7 @@ const LOOP_COPY_EXIT_PARAMS: [ValType; 3] = [ValType::I32, ValType::I64, ValType
 /// `sample_to_buffer` stores them. The ticks that the host missed since it set the flag, all while the
 /// copy ran (the flag was clear when the copy began), are added to the loop's slot of bursts.
 fn loop_copy_exit(layout: SampleBufferLayout, memory: u32) -> Function {
-    let word = |offset: u32| MemArg { offset: u64::from(offset), align: 2, memory_index: memory };
+    let word = |offset| word(memory, offset);
     let (flag, skip) = (word(0), word(layout.skip));
     let random = word(layout.random.expect("modules with loop copies have a random word"));
     let missed = word(layout.missed.expect("modules with loop copies count missed ticks"));
@@ -1446,7 +1452,7 @@ impl Emitter<'_> {
     /// flag, last, so that the host sees the sample once it sees the flag change.
     fn sample_to_buffer(&mut self) {
         let layout = self.sample_buffer.expect("called in sampled mode with a buffer");
-        let word = |offset: u32| MemArg { offset: u64::from(offset), align: 2, memory_index: self.memory };
+        let word = |offset| word(self.memory, offset);
         let (flag, skip) = (word(0), word(layout.skip));
         let f = &mut *self.f;
         f.instruction(&Instruction::I32Const(0));
@@ -1482,7 +1488,7 @@ impl Emitter<'_> {
     }
 
     fn flag_word(&self) -> MemArg {
-        MemArg { offset: 0, align: 2, memory_index: self.memory }
+        word(self.memory, 0)
     }
 
     /// The copy without probes of a loop (`loop_op`, then `body` up to its `end`), counting its
