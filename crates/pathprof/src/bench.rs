@@ -10,11 +10,16 @@
 //! medians are stable (relative median absolute deviation at most `--spread`), between `--runs` and
 //! `--max-runs` rounds and within `--budget` seconds per program.
 //!
-//! Modes: `bl` (exact Ball–Larus counting), `pep` (sampled) and `kbl:K` (k-BLPP: the path IDs streamed
-//! into a k-slab forest for sequences of up to `K` paths). When `bl` is among the modes, every other
-//! mode's median is also given over `bl`'s.
+//! Modes: `bl` (exact Ball–Larus counting), `pep` (sampled; `pep:S`, `pep:S:T` and `pep:every:N` for
+//! other samplings) and `kbl:K` (k-BLPP: the path IDs streamed into a k-slab forest for sequences of up
+//! to `K` paths). When `bl` is among the modes, every other mode's median is also given over `bl`'s.
+//! A `pep` mode's profile of every run is compared with the exact profile of the program (seed 004
+//! §6.3–6.4, as `pathprof compare`), which gives the overhead/accuracy trade-off of each sampling
+//! in one run.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
+use pathprof_core::accuracy::{compare_functions, Accuracy, HOT_THRESHOLD};
+use pathprof_core::profile::FunctionProfile;
 use pathprof_runtime::RunConfig;
 use pathprof_wasm::map::Counters;
 use pathprof_wasm::{InstrumentOptions, ModuleInfo};
@@ -34,37 +39,99 @@ pub enum Mode {
     None,
     /// Exact Ball–Larus path counting.
     Bl,
-    /// Sampled path profiling.
-    Pep,
+    /// Sampled path profiling, with this sampling.
+    Pep(PepSampling),
     /// k-BLPP with sequences of up to this many paths.
     Kbl(usize),
 }
 
+/// How a `pep` mode samples (`pathprof run --mode pep --samples S --stride T` or `--every N`; the
+/// timer ticks at `run`'s default period).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PepSampling {
+    /// At every tick, a rotating stride of `1..=stride` path ends go by, then `samples` are taken.
+    Timer { samples: u32, stride: u32 },
+    /// Every `N`-th path end, counted by the host (deterministic; every path end calls it).
+    Every(u64),
+}
+
+impl Default for PepSampling {
+    fn default() -> Self {
+        let d = pathprof_runtime::Sampling::default();
+        PepSampling::Timer { samples: d.samples, stride: d.stride }
+    }
+}
+
+impl PepSampling {
+    /// The runtime's sampling settings.
+    pub fn sampling(self) -> pathprof_runtime::Sampling {
+        let d = pathprof_runtime::Sampling::default();
+        match self {
+            PepSampling::Timer { samples, stride } => pathprof_runtime::Sampling { samples, stride, ..d },
+            PepSampling::Every(n) => pathprof_runtime::Sampling { every: Some(n), ..d },
+        }
+    }
+
+    /// Reads what follows `pep:`: `S`, `S:T` or `every:N`.
+    fn parse(spec: &str, settings: &str) -> Result<PepSampling> {
+        let whole = |what: &str, v: &str, max: u64| -> Result<u64> {
+            match v.parse::<u64>() {
+                Ok(n) if (1..=max).contains(&n) => Ok(n),
+                _ => bail!("mode {spec:?}: {what} must be a whole number from 1 to {max}"),
+            }
+        };
+        if let Some(n) = settings.strip_prefix("every:") {
+            return Ok(PepSampling::Every(whole("N", n, u64::MAX)?));
+        }
+        let (s, t) = match settings.split_once(':') {
+            Some((s, t)) => (s, Some(t)),
+            None => (settings, None),
+        };
+        let samples = whole("S", s, u64::from(crate::MAX_SAMPLES_PER_TICK))? as u32;
+        let stride = match t {
+            Some(t) => whole("T", t, u64::from(u32::MAX))? as u32,
+            None => pathprof_runtime::Sampling::default().stride,
+        };
+        Ok(PepSampling::Timer { samples, stride })
+    }
+}
+
 impl Mode {
-    /// Reads `none`, `bl`, `pep` or `kbl:K`.
+    /// Reads `none`, `bl`, `pep`, `pep:S`, `pep:S:T`, `pep:every:N` or `kbl:K`.
     pub fn parse(spec: &str) -> Result<Mode> {
-        let valid = format!("valid modes: none, bl, pep, kbl:K with K from 1 to {MAX_K}");
+        let valid = format!("valid modes: none, bl, pep, pep:S, pep:S:T, pep:every:N, kbl:K with K from 1 to {MAX_K}");
         Ok(match spec {
             "none" => Mode::None,
             "bl" => Mode::Bl,
-            "pep" => Mode::Pep,
-            _ => match spec.strip_prefix("kbl:") {
-                Some(k) => match k.parse::<usize>() {
-                    Ok(k) if (1..=MAX_K).contains(&k) => Mode::Kbl(k),
-                    _ => bail!("mode {spec:?}: K must be a whole number from 1 to {MAX_K} ({valid})"),
-                },
-                None => bail!("unknown mode {spec:?} ({valid})"),
-            },
+            "pep" => Mode::Pep(PepSampling::default()),
+            _ => {
+                if let Some(settings) = spec.strip_prefix("pep:") {
+                    Mode::Pep(PepSampling::parse(spec, settings)?)
+                } else if let Some(k) = spec.strip_prefix("kbl:") {
+                    match k.parse::<usize>() {
+                        Ok(k) if (1..=MAX_K).contains(&k) => Mode::Kbl(k),
+                        _ => bail!("mode {spec:?}: K must be a whole number from 1 to {MAX_K} ({valid})"),
+                    }
+                } else {
+                    bail!("unknown mode {spec:?} ({valid})")
+                }
+            }
         })
     }
 }
 
 impl fmt::Display for Mode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
+        let default_stride = pathprof_runtime::Sampling::default().stride;
+        match *self {
             Mode::None => f.write_str("none"),
             Mode::Bl => f.write_str("bl"),
-            Mode::Pep => f.write_str("pep"),
+            Mode::Pep(s) if s == PepSampling::default() => f.write_str("pep"),
+            Mode::Pep(PepSampling::Timer { samples, stride }) if stride == default_stride => {
+                write!(f, "pep:{samples}")
+            }
+            Mode::Pep(PepSampling::Timer { samples, stride }) => write!(f, "pep:{samples}:{stride}"),
+            Mode::Pep(PepSampling::Every(n)) => write!(f, "pep:every:{n}"),
             Mode::Kbl(k) => write!(f, "kbl:{k}"),
         }
     }
@@ -93,6 +160,16 @@ pub struct BenchOptions {
     pub spread: f64,
     pub budget_seconds: f64,
     pub filter: Option<String>,
+    /// Programs whose uninstrumented bench region is shorter keep their row but are left out of the
+    /// summary (never less than [`MIN_TIMED_SECONDS`]).
+    pub min_seconds: f64,
+}
+
+impl BenchOptions {
+    /// Shortest uninstrumented bench region that the summary takes.
+    pub fn timed_from(&self) -> f64 {
+        self.min_seconds.max(MIN_TIMED_SECONDS)
+    }
 }
 
 /// Figures of one mode on one program.
@@ -120,6 +197,30 @@ pub struct ModeFigures {
     /// `kbl` modes: nodes of the run's k-slab forest (the largest over the runs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ksf_nodes: Option<u64>,
+    /// `pep` modes: accuracy of the sampled profiles against the exact one, median over the runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accuracy: Option<AccuracyFigures>,
+}
+
+/// Accuracy of a sampled profile (seed 004 §6.3–6.4, as `pathprof compare`), as fractions.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct AccuracyFigures {
+    /// Wall weight matching of the hot paths by branch flow.
+    pub paths: f64,
+    pub relative_overlap: f64,
+    pub absolute_overlap: f64,
+}
+
+impl AccuracyFigures {
+    /// Each figure's median over `runs`; `None` without runs.
+    fn median_of(runs: &[Accuracy]) -> Option<AccuracyFigures> {
+        let of = |f: fn(&Accuracy) -> f64| median(&runs.iter().map(f).collect::<Vec<_>>());
+        (!runs.is_empty()).then(|| AccuracyFigures {
+            paths: of(|a| a.paths),
+            relative_overlap: of(|a| a.relative_overlap),
+            absolute_overlap: of(|a| a.absolute_overlap),
+        })
+    }
 }
 
 /// Shortest uninstrumented bench region whose ratios the summary takes: below it the region is about
@@ -132,7 +233,7 @@ pub const MIN_TIMED_SECONDS: f64 = 1e-6;
 pub struct ProgramFigures {
     pub program: String,
     pub code_bytes: usize,
-    /// Whether the uninstrumented bench region lasts at least [`MIN_TIMED_SECONDS`], so that the
+    /// Whether the uninstrumented bench region lasts at least [`BenchOptions::timed_from`], so that the
     /// summary takes its ratios.
     pub timed: bool,
     pub none_median_seconds: f64,
@@ -148,7 +249,7 @@ pub struct ModeSummary {
     pub mode: String,
     /// Programs summarised: those whose bench region is timed.
     pub programs: usize,
-    /// Programs left out: bench region shorter than [`MIN_TIMED_SECONDS`].
+    /// Programs left out: bench region shorter than [`BenchOptions::timed_from`].
     pub untimed: Vec<String>,
     pub geomean_ratio: f64,
     pub max_ratio: f64,
@@ -156,6 +257,48 @@ pub struct ModeSummary {
     /// The same over `bl`'s medians, when `bl` is among the modes (not for `bl` itself).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vs_bl: Option<RatioSummary>,
+    /// `pep` modes: the accuracy figures over the summarised programs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accuracy: Option<AccuracySummary>,
+}
+
+/// One accuracy figure over the programs: its mean and its lowest value.
+#[derive(Serialize)]
+pub struct AccuracyRange {
+    pub mean: f64,
+    pub min: f64,
+    pub min_program: String,
+}
+
+impl AccuracyRange {
+    /// `None` without figures.
+    fn of(figures: &[(f64, &str)]) -> Option<AccuracyRange> {
+        let (min, min_program) = figures.iter().copied().min_by(|a, b| a.0.total_cmp(&b.0))?;
+        let mean = figures.iter().map(|(f, _)| f).sum::<f64>() / figures.len() as f64;
+        Some(AccuracyRange { mean, min, min_program: min_program.to_string() })
+    }
+}
+
+/// A `pep` mode's accuracy over the programs.
+#[derive(Serialize)]
+pub struct AccuracySummary {
+    pub paths: AccuracyRange,
+    pub relative_overlap: AccuracyRange,
+    pub absolute_overlap: AccuracyRange,
+}
+
+impl AccuracySummary {
+    /// `None` without figures.
+    fn of(figures: &[(AccuracyFigures, &str)]) -> Option<AccuracySummary> {
+        let range = |f: fn(&AccuracyFigures) -> f64| {
+            AccuracyRange::of(&figures.iter().map(|(a, p)| (f(a), *p)).collect::<Vec<_>>())
+        };
+        Some(AccuracySummary {
+            paths: range(|a| a.paths)?,
+            relative_overlap: range(|a| a.relative_overlap)?,
+            absolute_overlap: range(|a| a.absolute_overlap)?,
+        })
+    }
 }
 
 /// Geometric mean and maximum of one mode's ratios over the programs.
@@ -192,6 +335,8 @@ struct Variant {
     times: Vec<f64>,
     hash_entries: usize,
     ksf_nodes: usize,
+    /// `pep` modes: each run's accuracy against the exact profile.
+    accuracy: Vec<Accuracy>,
 }
 
 fn median(v: &[f64]) -> f64 {
@@ -244,9 +389,13 @@ fn instrument_for(mode: Mode, bytes: &[u8]) -> Result<(Vec<u8>, Option<pathprof_
     let options = match mode {
         Mode::None => return Ok((bytes.to_vec(), None, 0.0)),
         Mode::Bl => InstrumentOptions::default(),
-        Mode::Pep => InstrumentOptions {
+        Mode::Pep(sampling) => InstrumentOptions {
             sampled: true,
-            sample_buffer: Some(pathprof_runtime::Sampling::default().samples),
+            // As `pathprof run`: timer-driven sampling through the buffer, `every` by host calls.
+            sample_buffer: match sampling {
+                PepSampling::Timer { samples, .. } => Some(samples),
+                PepSampling::Every(_) => None,
+            },
             ..InstrumentOptions::default()
         },
         Mode::Kbl(_) => InstrumentOptions { stream: true, ..InstrumentOptions::default() },
@@ -284,6 +433,8 @@ pub fn bench(dir: &Path, options: &BenchOptions, mut progress: impl FnMut(&Progr
             continue;
         };
         let vs_bl: Vec<(f64, &str)> = figures.iter().filter_map(|(m, p)| Some((m.vs_bl?, *p))).collect();
+        let accuracy: Vec<(AccuracyFigures, &str)> =
+            figures.iter().filter_map(|(m, p)| Some((m.accuracy?, *p))).collect();
         report.summary.push(ModeSummary {
             mode,
             programs: ratios.len(),
@@ -292,22 +443,41 @@ pub fn bench(dir: &Path, options: &BenchOptions, mut progress: impl FnMut(&Progr
             max_ratio: all.max,
             max_program: all.max_program,
             vs_bl: RatioSummary::of(&vs_bl),
+            accuracy: AccuracySummary::of(&accuracy),
         });
     }
     Ok(report)
 }
 
 /// What the table rows leave out, as a line under a program's row (nothing when there is nothing to
-/// add): each mode's median over `bl`'s, and each `kbl` mode's k-slab-forest nodes.
+/// add): each mode's median over `bl`'s, each `kbl` mode's k-slab-forest nodes, and each `pep` mode's
+/// accuracy.
 pub fn write_details(out: &mut impl Write, p: &ProgramFigures) -> Result<()> {
     let vs_bl: Vec<String> = p.modes.iter().filter_map(|m| Some(format!("{} {:.3}", m.mode, m.vs_bl?))).collect();
     let ksf: Vec<String> = p.modes.iter().filter_map(|m| Some(format!("{} {}", m.mode, m.ksf_nodes?))).collect();
+    let accuracy: Vec<String> = p
+        .modes
+        .iter()
+        .filter_map(|m| {
+            let a = m.accuracy?;
+            Some(format!(
+                "{} {:.2} / {:.2} / {:.2}",
+                m.mode,
+                a.paths * 100.0,
+                a.relative_overlap * 100.0,
+                a.absolute_overlap * 100.0
+            ))
+        })
+        .collect();
     let mut parts = Vec::new();
     if !vs_bl.is_empty() {
         parts.push(format!("vs bl: {}", vs_bl.join(", ")));
     }
     if !ksf.is_empty() {
         parts.push(format!("k-SF nodes: {}", ksf.join(", ")));
+    }
+    if !accuracy.is_empty() {
+        parts.push(format!("accuracy (paths / relative / absolute overlap, %): {}", accuracy.join(", ")));
     }
     if !parts.is_empty() {
         writeln!(out, "{:<40} {}", "", parts.join("; "))?;
@@ -316,7 +486,7 @@ pub fn write_details(out: &mut impl Write, p: &ProgramFigures) -> Result<()> {
     Ok(())
 }
 
-/// The corpus-wide ratios over `bl`, one line per mode that has them.
+/// The corpus-wide ratios over `bl` and the accuracy of sampled modes, one line per mode that has them.
 pub fn write_summary_vs_bl(out: &mut impl Write, r: &BenchReport) -> Result<()> {
     for s in &r.summary {
         if let Some(v) = &s.vs_bl {
@@ -324,6 +494,21 @@ pub fn write_summary_vs_bl(out: &mut impl Write, r: &BenchReport) -> Result<()> 
                 out,
                 "{} against bl: geometric mean ratio {:.3}, maximum {:.3} ({})",
                 s.mode, v.geomean, v.max, v.max_program
+            )?;
+        }
+    }
+    for s in &r.summary {
+        if let Some(a) = &s.accuracy {
+            let range = |name: &str, r: &AccuracyRange| {
+                format!("{name} mean {:.2} %, lowest {:.2} % ({})", r.mean * 100.0, r.min * 100.0, r.min_program)
+            };
+            writeln!(
+                out,
+                "{} accuracy: {}; {}; {}",
+                s.mode,
+                range("path accuracy", &a.paths),
+                range("relative overlap", &a.relative_overlap),
+                range("absolute overlap", &a.absolute_overlap)
             )?;
         }
     }
@@ -358,6 +543,7 @@ fn bench_program(
             times: Vec::new(),
             hash_entries: 0,
             ksf_nodes: 0,
+            accuracy: Vec::new(),
         });
     }
     let config = RunConfig {
@@ -366,7 +552,13 @@ fn bench_program(
         capture_output: true,
         ..RunConfig::default()
     };
-    measure(engine, &mut variants, &config, &expected, options, name)?;
+    // Sampled profiles are compared with an exact one of the same program (the corpus's programs are
+    // deterministic: every run takes the same paths).
+    let exact = match modes.iter().any(|m| matches!(m, Mode::Pep(_))) {
+        true => Some(exact_profile(engine, &bytes, &config).with_context(|| format!("{name} in mode bl"))?),
+        false => None,
+    };
+    measure(engine, &mut variants, &config, &expected, options, name, exact.as_deref())?;
 
     let none = &variants[0];
     let none_median = median(&none.times);
@@ -398,19 +590,31 @@ fn bench_program(
                 profiler_memory_bytes: counter_bytes + 16 * v.hash_entries as u64 + stream_bytes + ksf_bytes,
                 vs_bl: bl_median.filter(|_| v.mode != Mode::Bl).map(|b| median(&v.times) / b),
                 ksf_nodes: kbl.then_some(v.ksf_nodes as u64),
+                accuracy: AccuracyFigures::median_of(&v.accuracy),
             }
         })
         .collect();
     Ok(ProgramFigures {
         program: name.to_string(),
         code_bytes: info.code_size(),
-        timed: none_median >= MIN_TIMED_SECONDS,
+        timed: none_median >= options.timed_from(),
         none_median_seconds: none_median,
         none_spread: spread(&none.times),
         none_runs: none.times.len(),
         none_compile_seconds: none.compile_seconds,
         modes,
     })
+}
+
+/// The exact profile of one unmeasured `bl` run.
+fn exact_profile(engine: &pathprof_runtime::Engine, bytes: &[u8], config: &RunConfig) -> Result<Vec<FunctionProfile>> {
+    let (code, map, _) = instrument_for(Mode::Bl, bytes)?;
+    let map = map.expect("bl mode has a map");
+    let out = pathprof_runtime::run(engine, &code, Some(&map), config)?;
+    if out.exit_code != 0 || out.trap.is_some() {
+        bail!("exit {} {}", out.exit_code, out.trap.unwrap_or_default());
+    }
+    map.function_profiles(&out.counts).map_err(|e| anyhow!("{e}"))
 }
 
 /// Programs whose median run is shorter than this run once unmeasured before each measured run (all
@@ -424,6 +628,7 @@ fn measure(
     expected: &[Option<Vec<u8>>],
     options: &BenchOptions,
     name: &str,
+    exact: Option<&[FunctionProfile]>,
 ) -> Result<()> {
     let start = Instant::now();
     let mut config = config.clone();
@@ -437,8 +642,10 @@ fn measure(
             break;
         }
         for v in variants.iter_mut() {
-            if let Mode::Kbl(k) = v.mode {
-                config.k = k;
+            match v.mode {
+                Mode::Kbl(k) => config.k = k,
+                Mode::Pep(sampling) => config.sampling = sampling.sampling(),
+                Mode::None | Mode::Bl => {}
             }
             // Where the compiled code and its data land in memory can shift a program's speed by tens of
             // per cent (keccak: 9.0 or 11.7 ms, whichever the process draws, uninstrumented as well).
@@ -475,6 +682,11 @@ fn measure(
             v.times.push(out.bench_region_seconds.unwrap_or(out.wall_seconds));
             v.hash_entries = out.hash_entries;
             v.ksf_nodes = v.ksf_nodes.max(out.ksf.map_or(0, |f| f.nodes));
+            if let (Mode::Pep(_), Some(exact), Some(map)) = (v.mode, exact, &v.map) {
+                let sampled =
+                    map.function_profiles(&out.counts).map_err(|e| anyhow!("{name} in mode {}: {e}", v.mode))?;
+                v.accuracy.push(compare_functions(exact, &sampled, HOT_THRESHOLD));
+            }
         }
     }
     Ok(())

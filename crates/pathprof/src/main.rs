@@ -82,7 +82,7 @@ impl SamplingArgs {
 }
 
 /// Most samples per timer tick.
-const MAX_SAMPLES_PER_TICK: u32 = 1 << 20;
+pub(crate) const MAX_SAMPLES_PER_TICK: u32 = 1 << 20;
 
 #[derive(Subcommand)]
 enum Command {
@@ -164,6 +164,10 @@ enum Command {
         /// Only programs whose path contains this string.
         #[arg(long)]
         filter: Option<String>,
+        /// Leave programs whose uninstrumented bench region lasts less than this many seconds out of
+        /// the summary (they keep their row).
+        #[arg(long, default_value_t = 0.0)]
+        min_seconds: f64,
         /// Also write the figures as JSON.
         #[arg(long)]
         json: Option<PathBuf>,
@@ -270,7 +274,10 @@ fn dispatch(command: Command) -> Result<i32> {
             );
             Ok(0)
         }
-        Command::Bench { corpus, modes, runs, max_runs, spread, budget, filter, json } => {
+        Command::Bench { corpus, modes, runs, max_runs, spread, budget, filter, min_seconds, json } => {
+            if !min_seconds.is_finite() || min_seconds < 0.0 {
+                bail!("--min-seconds must be a number of seconds, at least 0");
+            }
             let options = bench::BenchOptions {
                 modes: bench::parse_modes(&modes)?,
                 min_runs: runs.max(1),
@@ -278,13 +285,14 @@ fn dispatch(command: Command) -> Result<i32> {
                 spread,
                 budget_seconds: budget,
                 filter,
+                min_seconds,
             };
             report::bench_header(&mut std::io::stdout(), &options.modes)?;
             let result = bench::bench(&corpus, &options, |p| {
                 let _ = report::bench_row(&mut std::io::stdout(), p);
                 let _ = bench::write_details(&mut std::io::stdout(), p);
             })?;
-            report::bench_summary(&mut std::io::stdout(), &result)?;
+            report::bench_summary(&mut std::io::stdout(), &result, options.timed_from())?;
             bench::write_summary_vs_bl(&mut std::io::stdout(), &result)?;
             if let Some(path) = json {
                 profile_file::write_atomically(&path, serde_json::to_string_pretty(&result)?.as_bytes())?;

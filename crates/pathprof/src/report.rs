@@ -550,8 +550,8 @@ pub fn bench_row(out: &mut impl Write, p: &crate::bench::ProgramFigures) -> Resu
     Ok(())
 }
 
-/// Corpus-wide ratios.
-pub fn bench_summary(out: &mut impl Write, r: &crate::bench::BenchReport) -> Result<()> {
+/// Corpus-wide ratios; `timed_from` is the shortest bench region they take.
+pub fn bench_summary(out: &mut impl Write, r: &crate::bench::BenchReport, timed_from: f64) -> Result<()> {
     for s in &r.summary {
         writeln!(
             out,
@@ -559,13 +559,14 @@ pub fn bench_summary(out: &mut impl Write, r: &crate::bench::BenchReport) -> Res
             s.mode, s.geomean_ratio, s.max_ratio, s.max_program, s.programs
         )?;
     }
-    if let Some(s) = r.summary.first().filter(|s| !s.untimed.is_empty()) {
-        writeln!(
-            out,
-            "left out (uninstrumented bench region under {} µs, too short to time): {}",
-            crate::bench::MIN_TIMED_SECONDS * 1e6,
-            s.untimed.join(", ")
-        )?;
+    let untimed: Vec<&str> = r.programs.iter().filter(|p| !p.timed).map(|p| p.program.as_str()).collect();
+    if !untimed.is_empty() {
+        let why = if timed_from > crate::bench::MIN_TIMED_SECONDS {
+            format!("under {timed_from} s, --min-seconds")
+        } else {
+            format!("under {} µs, too short to time", timed_from * 1e6)
+        };
+        writeln!(out, "left out (uninstrumented bench region {why}): {}", untimed.join(", "))?;
     }
     Ok(())
 }

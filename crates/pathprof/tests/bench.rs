@@ -1,6 +1,7 @@
 //! `pathprof bench` on a one-program corpus: `kbl:K` modes run with their k and report their k-slab
-//! forest, every mode is compared with `bl` when `bl` is measured, and bad mode lists are refused; a
-//! program whose bench region is empty keeps its row but is left out of the summary, which says so.
+//! forest, `pep` modes run with their sampling and report their accuracy, every mode is compared with
+//! `bl` when `bl` is measured, and bad mode lists are refused; a program whose bench region is empty,
+//! or shorter than `--min-seconds`, keeps its row but is left out of the summary, which says so.
 
 mod common;
 
@@ -118,15 +119,90 @@ fn programs_with_an_empty_bench_region_are_left_out_of_the_summary() {
 }
 
 #[test]
+fn pep_modes_sample_as_asked_and_report_their_accuracy() {
+    let dir = tempfile::tempdir().unwrap();
+    corpus(dir.path());
+    let json = dir.path().join("bench.json");
+    let out = pathprof()
+        .arg("bench")
+        .arg(dir.path())
+        .args(["--modes", "pep:every:1,pep:every:1000,pep:4:3", "--runs", "2", "--max-runs", "2", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let accuracy = |m: &str, figure: &str| mode(&report, m)["accuracy"][figure].as_f64().unwrap();
+    // Sampling every path end records the exact profile.
+    for figure in ["paths", "relative_overlap", "absolute_overlap"] {
+        assert_eq!(accuracy("pep:every:1", figure), 1.0, "{figure}: {report}");
+    }
+    // Every 1000th of the program's path ends: nearly all are the loop's, which alternate between its
+    // two paths, so only one of the two is ever sampled. Hand-computed, per iteration: the loop's
+    // branch goes either way half of the time (relative overlap 1 - |1/2 - 1| there), its back edge
+    // is nearly always taken (overlap 1), each weighing the same; of the edges, the back edge holds
+    // 1/3 of the flow and each side of the branch 1/3, of which the sampled side holds all.
+    let close = |m: &str, figure: &str, want: f64| {
+        let got = accuracy(m, figure);
+        assert!((got - want).abs() < 1e-4, "{m} {figure}: {got}, hand-computed {want}");
+    };
+    close("pep:every:1000", "paths", 0.5);
+    close("pep:every:1000", "relative_overlap", 0.75);
+    close("pep:every:1000", "absolute_overlap", 2.0 / 3.0);
+    let timer = accuracy("pep:4:3", "absolute_overlap");
+    assert!((0.0..=1.0).contains(&timer), "{report}");
+    assert!(stdout.contains("accuracy (paths / relative / absolute overlap, %): pep:every:1 100.00 / 100.00 / 100.00"));
+    let summary = report["summary"].as_array().unwrap();
+    let every = summary.iter().find(|s| s["mode"] == "pep:every:1000").unwrap();
+    assert_eq!(every["accuracy"]["paths"]["min"], mode(&report, "pep:every:1000")["accuracy"]["paths"], "{report}");
+    assert_eq!(every["accuracy"]["absolute_overlap"]["min_program"], "loop.wasm", "{report}");
+    assert!(stdout.contains("pep:every:1 accuracy: path accuracy mean 100.00 %"), "{stdout}");
+}
+
+#[test]
+fn programs_shorter_than_min_seconds_are_left_out_of_the_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    corpus(dir.path());
+    let json = dir.path().join("bench.json");
+    let out = pathprof()
+        .arg("bench")
+        .arg(dir.path())
+        .args(["--modes", "bl", "--runs", "1", "--max-runs", "1", "--min-seconds", "1000", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["programs"][0]["timed"], false, "{report}");
+    assert_eq!(report["summary"], serde_json::json!([]), "{report}");
+    assert!(
+        stdout.contains("left out (uninstrumented bench region under 1000 s, --min-seconds): loop.wasm"),
+        "{stdout}"
+    );
+    let bad = pathprof().arg("bench").arg(dir.path()).args(["--min-seconds=-1"]).output().unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--min-seconds must be"), "{bad:?}");
+}
+
+#[test]
 fn bad_mode_lists_are_refused_before_any_run() {
     let dir = tempfile::tempdir().unwrap();
     corpus(dir.path());
     for (modes, message) in [
-        ("bl,kbl", "unknown mode \"kbl\" (valid modes: none, bl, pep, kbl:K with K from 1 to 64)"),
-        ("fast", "unknown mode \"fast\" (valid modes: none, bl, pep, kbl:K with K from 1 to 64)"),
+        ("bl,kbl", "unknown mode \"kbl\" (valid modes: none, bl, pep, pep:S, pep:S:T, pep:every:N, kbl:K"),
+        ("fast", "unknown mode \"fast\" (valid modes: none, bl, pep, pep:S, pep:S:T, pep:every:N, kbl:K"),
         ("kbl:0", "mode \"kbl:0\": K must be a whole number from 1 to 64"),
         ("kbl:65", "mode \"kbl:65\": K must be a whole number from 1 to 64"),
         ("kbl:4,kbl:04", "mode kbl:4 is given twice"),
+        ("pep:0", "mode \"pep:0\": S must be a whole number from 1 to 1048576"),
+        ("pep:1048577", "mode \"pep:1048577\": S must be a whole number from 1 to 1048576"),
+        ("pep:16:0", "mode \"pep:16:0\": T must be a whole number from 1 to"),
+        ("pep:16:x", "mode \"pep:16:x\": T must be a whole number from 1 to"),
+        ("pep:every:0", "mode \"pep:every:0\": N must be a whole number from 1 to"),
+        ("pep,pep:64:17", "mode pep is given twice"),
+        ("pep:8:17,pep:8", "mode pep:8 is given twice"),
     ] {
         let out = pathprof().arg("bench").arg(dir.path()).args(["--modes", modes]).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
