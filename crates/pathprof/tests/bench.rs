@@ -34,6 +34,16 @@ fn corpus(dir: &Path) {
     std::fs::write(dir.join("loop.wasm"), wat::parse_str(PROGRAM).unwrap()).unwrap();
 }
 
+/// Runs `pathprof bench` on `dir` with `args`, which must succeed: its stdout and its JSON report.
+fn bench(dir: &Path, args: &[&str]) -> (String, Value) {
+    let json = dir.join("bench.json");
+    let out = pathprof().arg("bench").arg(dir).args(args).arg("--json").arg(&json).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    let report = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    (stdout, report)
+}
+
 fn mode<'a>(report: &'a Value, name: &str) -> &'a Value {
     report["programs"][0]["modes"]
         .as_array()
@@ -47,20 +57,10 @@ fn mode<'a>(report: &'a Value, name: &str) -> &'a Value {
 fn kbl_modes_report_their_forest_and_the_ratio_to_bl() {
     let dir = tempfile::tempdir().unwrap();
     corpus(dir.path());
-    let json = dir.path().join("bench.json");
-    let out = pathprof()
-        .arg("bench")
-        .arg(dir.path())
-        .args(["--modes", "bl,kbl:2,kbl:8", "--runs", "1", "--max-runs", "1", "--json"])
-        .arg(&json)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    let (stdout, report) = bench(dir.path(), &["--modes", "bl,kbl:2,kbl:8", "--runs", "1", "--max-runs", "1"]);
     assert!(stdout.contains("vs bl: kbl:2 "), "{stdout}");
     assert!(stdout.contains("k-SF nodes: kbl:2 "), "{stdout}");
     assert!(stdout.contains("kbl:8 against bl: geometric mean ratio"), "{stdout}");
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let bl = mode(&report, "bl");
     assert!(bl.get("ksf_nodes").is_none() && bl.get("vs_bl").is_none(), "{bl}");
     // The loop's paths alternate: the deeper forest holds longer sequences of them, in more nodes.
@@ -91,17 +91,7 @@ fn programs_with_an_empty_bench_region_are_left_out_of_the_summary() {
     let dir = tempfile::tempdir().unwrap();
     corpus(dir.path());
     std::fs::write(dir.path().join("empty.wasm"), wat::parse_str(EMPTY_REGION).unwrap()).unwrap();
-    let json = dir.path().join("bench.json");
-    let out = pathprof()
-        .arg("bench")
-        .arg(dir.path())
-        .args(["--modes", "bl", "--runs", "3", "--max-runs", "3", "--json"])
-        .arg(&json)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let (stdout, report) = bench(dir.path(), &["--modes", "bl", "--runs", "3", "--max-runs", "3"]);
     let programs = report["programs"].as_array().unwrap();
     let timed = |name: &str| programs.iter().find(|p| p["program"] == name).unwrap()["timed"].as_bool().unwrap();
     assert!(!timed("empty.wasm") && timed("loop.wasm"), "{report}");
@@ -122,17 +112,8 @@ fn programs_with_an_empty_bench_region_are_left_out_of_the_summary() {
 fn pep_modes_sample_as_asked_and_report_their_accuracy() {
     let dir = tempfile::tempdir().unwrap();
     corpus(dir.path());
-    let json = dir.path().join("bench.json");
-    let out = pathprof()
-        .arg("bench")
-        .arg(dir.path())
-        .args(["--modes", "pep:every:1,pep:every:1000,pep:4:3", "--runs", "2", "--max-runs", "2", "--json"])
-        .arg(&json)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let (stdout, report) =
+        bench(dir.path(), &["--modes", "pep:every:1,pep:every:1000,pep:4:3", "--runs", "2", "--max-runs", "2"]);
     let accuracy = |m: &str, figure: &str| mode(&report, m)["accuracy"][figure].as_f64().unwrap();
     // Sampling every path end records the exact profile.
     for figure in ["paths", "relative_overlap", "absolute_overlap"] {
@@ -164,17 +145,8 @@ fn pep_modes_sample_as_asked_and_report_their_accuracy() {
 fn programs_shorter_than_min_seconds_are_left_out_of_the_summary() {
     let dir = tempfile::tempdir().unwrap();
     corpus(dir.path());
-    let json = dir.path().join("bench.json");
-    let out = pathprof()
-        .arg("bench")
-        .arg(dir.path())
-        .args(["--modes", "bl", "--runs", "1", "--max-runs", "1", "--min-seconds", "1000", "--json"])
-        .arg(&json)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let (stdout, report) =
+        bench(dir.path(), &["--modes", "bl", "--runs", "1", "--max-runs", "1", "--min-seconds", "1000"]);
     assert_eq!(report["programs"][0]["timed"], false, "{report}");
     assert_eq!(report["summary"], serde_json::json!([]), "{report}");
     assert!(
