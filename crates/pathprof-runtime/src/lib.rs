@@ -70,6 +70,14 @@ impl Default for Sampling {
     }
 }
 
+impl Sampling {
+    /// The sample buffer a module sampled this way is instrumented with (slots for `samples` path
+    /// ends), or `None` for `every`, whose path ends call the host instead.
+    pub fn sample_buffer(&self) -> Option<u32> {
+        self.every.is_none().then_some(self.samples)
+    }
+}
+
 /// A word of the instance's profiler memory, at a fixed address because that memory never grows (its
 /// minimum is its maximum, and no instruction grows it): the timer thread may use it while the
 /// program runs.

@@ -391,11 +391,7 @@ fn instrument_for(mode: Mode, bytes: &[u8]) -> Result<(Vec<u8>, Option<pathprof_
         Mode::Bl => InstrumentOptions::default(),
         Mode::Pep(sampling) => InstrumentOptions {
             sampled: true,
-            // As `pathprof run`: timer-driven sampling through the buffer, `every` by host calls.
-            sample_buffer: match sampling {
-                PepSampling::Timer { samples, .. } => Some(samples),
-                PepSampling::Every(_) => None,
-            },
+            sample_buffer: sampling.sampling().sample_buffer(),
             ..InstrumentOptions::default()
         },
         Mode::Kbl(_) => InstrumentOptions { stream: true, ..InstrumentOptions::default() },

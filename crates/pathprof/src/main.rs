@@ -437,7 +437,7 @@ fn run(
             options.sampled = mode == Mode::Pep;
             // Timer-driven sampling collects its samples from a buffer, without calls; `--every`
             // calls the host at every sampled path end.
-            options.sample_buffer = config.sampling.every.is_none().then_some(config.sampling.samples);
+            options.sample_buffer = config.sampling.sample_buffer();
             options.stream = mode == Mode::Kbl;
             let t = Instant::now();
             let inst = pathprof_wasm::instrument(&bytes, &options)
