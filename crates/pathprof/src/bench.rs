@@ -21,7 +21,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use pathprof_core::accuracy::{compare_functions, Accuracy, HOT_THRESHOLD};
 use pathprof_core::profile::FunctionProfile;
 use pathprof_runtime::RunConfig;
-use pathprof_wasm::map::Counters;
+use pathprof_wasm::map::{Counters, RawCounts};
 use pathprof_wasm::{InstrumentOptions, ModuleInfo};
 use serde::Serialize;
 use std::fmt;
@@ -549,12 +549,14 @@ fn bench_program(
         ..RunConfig::default()
     };
     // Sampled profiles are compared with an exact one of the same program (the corpus's programs are
-    // deterministic: every run takes the same paths).
-    let exact = match modes.iter().any(|m| matches!(m, Mode::Pep(_))) {
-        true => Some(exact_profile(engine, &bytes, &config).with_context(|| format!("{name} in mode bl"))?),
+    // deterministic: every run takes the same paths): that of a `bl` run, measured when `bl` is among
+    // the modes, else one more run.
+    let sampled = modes.iter().any(|m| matches!(m, Mode::Pep(_)));
+    let exact = match sampled && !modes.contains(&Mode::Bl) {
+        true => Some(exact_profile(engine, &bytes, &config, name)?),
         false => None,
     };
-    measure(engine, &mut variants, &config, &expected, options, name, exact.as_deref())?;
+    measure(engine, &mut variants, &config, &expected, options, name, exact)?;
 
     let none = &variants[0];
     let none_median = median(&none.times);
@@ -603,14 +605,35 @@ fn bench_program(
 }
 
 /// The exact profile of one unmeasured `bl` run.
-fn exact_profile(engine: &pathprof_runtime::Engine, bytes: &[u8], config: &RunConfig) -> Result<Vec<FunctionProfile>> {
+fn exact_profile(
+    engine: &pathprof_runtime::Engine,
+    bytes: &[u8],
+    config: &RunConfig,
+    name: &str,
+) -> Result<Vec<FunctionProfile>> {
     let (code, map, _) = instrument_for(Mode::Bl, bytes)?;
     let map = map.expect("bl mode has a map");
     let out = pathprof_runtime::run(engine, &code, Some(&map), config)?;
+    completed(&out, name, Mode::Bl)?;
+    profiles(&map, &out.counts, name, Mode::Bl)
+}
+
+/// Fails unless the run exited with status 0, without a trap.
+fn completed(out: &pathprof_runtime::RunOutcome, name: &str, mode: Mode) -> Result<()> {
     if out.exit_code != 0 || out.trap.is_some() {
-        bail!("exit {} {}", out.exit_code, out.trap.unwrap_or_default());
+        bail!("{name} in mode {mode}: exit {} {}", out.exit_code, out.trap.as_deref().unwrap_or_default());
     }
-    map.function_profiles(&out.counts).map_err(|e| anyhow!("{e}"))
+    Ok(())
+}
+
+/// The function profiles of a run's counts.
+fn profiles(
+    map: &pathprof_wasm::ProfileMap,
+    counts: &RawCounts,
+    name: &str,
+    mode: Mode,
+) -> Result<Vec<FunctionProfile>> {
+    map.function_profiles(counts).map_err(|e| anyhow!("{name} in mode {mode}: {e}"))
 }
 
 /// Programs whose median run is shorter than this run once unmeasured before each measured run (all
@@ -624,11 +647,14 @@ fn measure(
     expected: &[Option<Vec<u8>>],
     options: &BenchOptions,
     name: &str,
-    exact: Option<&[FunctionProfile]>,
+    mut exact: Option<Vec<FunctionProfile>>,
 ) -> Result<()> {
     let start = Instant::now();
     let mut config = config.clone();
     let mut reference: Option<(Vec<u8>, Vec<u8>)> = None;
+    let sampled = variants.iter().any(|v| matches!(v.mode, Mode::Pep(_)));
+    // Counts of `pep` runs that wait for the exact profile (those before `bl`'s first run).
+    let mut pending: Vec<(usize, RawCounts)> = Vec::new();
     for round in 0.. {
         let enough = round >= options.min_runs
             && (round >= options.max_runs
@@ -637,7 +663,7 @@ fn measure(
         if enough {
             break;
         }
-        for v in variants.iter_mut() {
+        for (i, v) in variants.iter_mut().enumerate() {
             match v.mode {
                 Mode::Kbl(k) => config.k = k,
                 Mode::Pep(sampling) => config.sampling = sampling.sampling(),
@@ -653,9 +679,7 @@ fn measure(
                 pathprof_runtime::run_module(engine, &module, v.map.as_ref(), &config)?;
             }
             let out = pathprof_runtime::run_module(engine, &module, v.map.as_ref(), &config)?;
-            if out.exit_code != 0 || out.trap.is_some() {
-                bail!("{name} in mode {}: exit {} {}", v.mode, out.exit_code, out.trap.unwrap_or_default());
-            }
+            completed(&out, name, v.mode)?;
             for (i, (stream, got)) in [("stdout", &out.stdout), ("stderr", &out.stderr)].into_iter().enumerate() {
                 let want = match (&expected[i], &reference) {
                     (Some(e), _) => e,
@@ -678,10 +702,19 @@ fn measure(
             v.times.push(out.bench_region_seconds.unwrap_or(out.wall_seconds));
             v.hash_entries = out.hash_entries;
             v.ksf_nodes = v.ksf_nodes.max(out.ksf.map_or(0, |f| f.nodes));
-            if let (Mode::Pep(_), Some(exact), Some(map)) = (v.mode, exact, &v.map) {
-                let sampled =
-                    map.function_profiles(&out.counts).map_err(|e| anyhow!("{name} in mode {}: {e}", v.mode))?;
-                v.accuracy.push(compare_functions(exact, &sampled, HOT_THRESHOLD));
+            match (v.mode, &v.map) {
+                (Mode::Bl, Some(map)) if sampled && exact.is_none() => {
+                    exact = Some(profiles(map, &out.counts, name, v.mode)?);
+                }
+                (Mode::Pep(_), _) => pending.push((i, out.counts)),
+                _ => {}
+            }
+        }
+        if let Some(exact) = &exact {
+            for (i, counts) in pending.drain(..) {
+                let v = &mut variants[i];
+                let map = v.map.as_ref().expect("pep mode has a map");
+                v.accuracy.push(compare_functions(exact, &profiles(map, &counts, name, v.mode)?, HOT_THRESHOLD));
             }
         }
     }

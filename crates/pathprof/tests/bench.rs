@@ -142,6 +142,20 @@ fn pep_modes_sample_as_asked_and_report_their_accuracy() {
 }
 
 #[test]
+fn with_bl_measured_its_runs_give_the_exact_profile_even_to_pep_modes_listed_first() {
+    let dir = tempfile::tempdir().unwrap();
+    corpus(dir.path());
+    let (_, report) =
+        bench(dir.path(), &["--modes", "pep:every:1,bl,pep:every:1000", "--runs", "1", "--max-runs", "1"]);
+    for figure in ["paths", "relative_overlap", "absolute_overlap"] {
+        assert_eq!(mode(&report, "pep:every:1")["accuracy"][figure], 1.0, "{figure}: {report}");
+    }
+    let paths = mode(&report, "pep:every:1000")["accuracy"]["paths"].as_f64().unwrap();
+    assert!((paths - 0.5).abs() < 1e-4, "{report}");
+    assert!(mode(&report, "bl").get("accuracy").is_none(), "{report}");
+}
+
+#[test]
 fn programs_shorter_than_min_seconds_are_left_out_of_the_summary() {
     let dir = tempfile::tempdir().unwrap();
     corpus(dir.path());
