@@ -1,6 +1,6 @@
-//! Accuracy of an estimated profile against an exact one (seed 004 §6.3–6.4).
+//! Accuracy of an estimated profile against an exact one [PEP05 §6.3–6.4].
 //!
-//! * [`wall_weight_matching`] — Wall's weight matching over *branch flow*: a path's flow is its
+//! * [`wall_weight_matching`] — Wall's weight matching [Wall91] over *branch flow*: a path's flow is its
 //!   frequency times its number of branches; the actual hot paths are those above a fraction
 //!   (0.125 %) of the total flow; the estimated hot set is the same number of paths, hottest by
 //!   estimated flow; accuracy is the actual flow of the paths in both sets over the actual flow of
@@ -16,7 +16,7 @@ use crate::profile::{Endpoint, FunctionProfile};
 use std::collections::HashMap;
 use std::hash::Hash;
 
-/// Hot-path threshold of seed 004: 0.125 % of the total flow.
+/// Hot-path threshold of [PEP05 §6.3]: 0.125 % of the total flow.
 pub const HOT_THRESHOLD: f64 = 0.00125;
 
 /// A path's frequency and its length in branches.
@@ -182,7 +182,7 @@ pub type PathKey = (u32, Endpoint, Endpoint, Vec<u32>);
 
 /// The paths of `f` with their frequencies and branch counts.
 pub fn path_weights(f: &FunctionProfile) -> HashMap<PathKey, PathWeight> {
-    f.paths
+    f.paths()
         .iter()
         .map(|p| {
             ((f.index, p.start, p.end, p.blocks.clone()), PathWeight { freq: p.count.0 as f64, branches: p.branches })
@@ -193,7 +193,7 @@ pub fn path_weights(f: &FunctionProfile) -> HashMap<PathKey, PathWeight> {
 /// The edge profile of `f`, branch points keyed by `(function, block)`.
 pub fn edge_profile(f: &FunctionProfile) -> EdgeProfile<(u32, u32), Endpoint> {
     let mut m: EdgeProfile<(u32, u32), Endpoint> = HashMap::new();
-    for e in &f.edges {
+    for e in f.edges() {
         *m.entry((f.index, e.from)).or_default().entry(e.to).or_default() += e.count.0 as f64;
     }
     m

@@ -1,4 +1,4 @@
-//! The Ball–Larus DAG of a function (seed 004 §3.1–3.2, seed 000 §2.1).
+//! The Ball–Larus DAG of a function [PEP05 §3.1–3.2, KBL13 §2.1].
 //!
 //! Nodes are the CFG's blocks plus a virtual entry `s` and a virtual exit `t`. Loops are broken in one
 //! of two ways ([`LoopCut`]):
@@ -8,8 +8,8 @@
 //! * [`LoopCut::Headers`] — as PEP and k-BLPP do: *every* edge into a loop header ends a path there, so
 //!   each edge `u→h` becomes `u→t` and one dummy edge `s→h` starts the paths at `h`.
 //!
-//! Any other block may be *cut* the same way as a header (seed 003 §path cutting: "replace its inbound
-//! edges p→m by p→T and add S→m once"); [`crate::plan`] cuts merge blocks when a function has more
+//! Any other block may be *cut* the same way as a header ([EVT23 §4.3]: its inbound edges `p→m`
+//! become `p→T`, and `S→m` is added once); [`crate::plan`] cuts merge blocks when a function has more
 //! paths than a 64-bit register can number. Blocks unreachable from the entry are left out.
 
 use crate::cfg::{BlockId, Cfg, CfgEdgeId, Succ};

@@ -1,18 +1,18 @@
-//! Multi-iteration path profiling (k-BLPP, seed 000 §2.2): from a stream of Ball–Larus path IDs and
+//! Multi-iteration path profiling (k-BLPP [KBL13 §2.2]): from a stream of Ball–Larus path IDs and
 //! activation-entry markers to the k-iteration path forest (k-IPF), the prefix forest of every
 //! sequence of up to `k` consecutive path IDs that contains no marker.
 //!
-//! [`KSlabForest`] is the streaming construction of seed 000 Fig. 6: the stream is cut after each
+//! [`KSlabForest`] is the streaming construction of [KBL13 Fig. 6]: the stream is cut after each
 //! marker and then every `k − 1` items into slabs; each item goes at most into two places, under the
 //! current node of the upper part of the forest (`τ`) and under that of the lower part (`β`), and
 //! increments one counter. [`KSlabForest::to_kipf`] is Fig. 7: the subtrees of depth up to `k − 1`
 //! rooted at every node of a label are joined under a root of that label.
 //!
-//! Labels are `u64`s; a caller profiling several functions makes them distinct per function (seed
-//! 002 keys roots by path ID and routine). Nodes use the first-child, next-sibling layout of seed 002
+//! Labels are `u64`s; a caller profiling several functions makes them distinct per function ([KBLT]
+//! keys roots by path ID and routine). Nodes use the first-child, next-sibling layout of [KBLT]
 //! in 16 bytes: labels are interned to 32-bit indices, counts beyond 32 bits spill into a side table,
-//! and a child found after two siblings or more moves to the front (seed 000 §4 suggests it against
-//! the long sibling scans of its outliers).
+//! and a child found after two siblings or more moves to the front [KBL13 §4 suggests it against
+//! the long sibling scans of its outliers].
 //!
 //! **Bounded memory.** [`Options::max_nodes`] caps the forest. Once it is full, a path ID whose node
 //! would be new is *dropped*: it is not counted in the forest, and neither are the path IDs of its
@@ -275,7 +275,7 @@ impl KSlabForest {
         new
     }
 
-    /// Processes one stream item (`process_bl_path_id` of seed 000 Fig. 6).
+    /// Processes one stream item (`process_bl_path_id` of [KBL13 Fig. 6]).
     pub fn push(&mut self, item: Item) {
         let mut cursor = self.cursor;
         match item {
@@ -350,7 +350,7 @@ impl KSlabForest {
     }
 
     /// Every node as the sequence of labels from its root down to it, with its count: the forest
-    /// itself (seed 000 Fig. 5), for inspection.
+    /// itself [KBL13 Fig. 5], for inspection.
     pub fn node_sequences(&self) -> Vec<(Vec<u64>, u64)> {
         let mut out = Vec::with_capacity(self.nodes.len());
         let mut stack: Vec<(u32, Vec<u64>)> =
@@ -368,7 +368,7 @@ impl KSlabForest {
         out
     }
 
-    /// Converts the forest into the k-IPF (`make_k_ipf` of seed 000 Fig. 7). The roots' counts are the
+    /// Converts the forest into the k-IPF (`make_k_ipf` of [KBL13 Fig. 7]). The roots' counts are the
     /// exact totals of their labels, also when the bound dropped path IDs.
     pub fn to_kipf(&self) -> Kipf {
         let mut by_label: Vec<Vec<u32>> = vec![Vec::new(); self.labels.len()];
@@ -488,7 +488,7 @@ pub fn kipf(k: usize, stream: impl IntoIterator<Item = Item>) -> Kipf {
 
 /// The k-SF of a program's activations, one cursor per activation on a stack: a call suspends the
 /// caller's cursor and the return resumes it, so a caller's k-iteration paths never run through its
-/// callees' paths (seed 000 §3: per-activation state).
+/// callees' paths [KBL13 §3: per-activation state].
 #[derive(Clone, Debug)]
 pub struct Activations {
     forest: KSlabForest,

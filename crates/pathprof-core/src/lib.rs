@@ -7,13 +7,13 @@
 //! * [`dag`] — the Ball–Larus DAG: paths start at the entry and at cut blocks (loop headers, and merge
 //!   blocks cut to keep path IDs within 64 bits) and end at exits and cut blocks;
 //! * [`estimate`] — static edge-frequency estimates from loop depth, used until a profile exists;
-//! * [`numbering`] — Ball–Larus path numbering (seed 004 Fig. 2) and smart numbering (Fig. 4);
+//! * [`numbering`] — Ball–Larus path numbering [PEP05 Fig. 2] and smart numbering [PEP05 Fig. 4];
 //! * [`placement`] — increments on the chords of a maximum spanning tree (Ball & Larus 1996);
 //! * [`regen`] — path regeneration, from a path ID back to its edges and blocks;
 //! * [`plan`] — the whole pipeline for one function, with selective path cutting when the path count
 //!   would not fit in 64 bits;
-//! * [`kpath`] — multi-iteration paths: k-slab forest and k-iteration path forest (seed 000);
-//! * [`accuracy`] — accuracy metrics of sampled profiles (seed 004 §6.3–6.4);
+//! * [`kpath`] — multi-iteration paths: k-slab forest and k-iteration path forest [KBL13];
+//! * [`accuracy`] — accuracy metrics of sampled profiles [PEP05 §6.3–6.4];
 //! * [`profile`] — the profile data model and its JSON form (docs/profile-format.md).
 //!
 //! Nothing here knows about WebAssembly: the tests run on the papers' own figures.

@@ -1,5 +1,5 @@
-//! Ball–Larus path numbering (seed 004 Fig. 2; seed 000 Fig. 2) and smart path numbering (seed 004
-//! Fig. 4).
+//! Ball–Larus path numbering [BL96; PEP05 Fig. 2; KBL13 Fig. 2] and smart path numbering
+//! [PEP05 Fig. 4].
 //!
 //! In reverse topological order, `NumPaths(t) = 1` and for every other node the out-edges are visited
 //! in a fixed order, each getting `Val(e) = NumPaths(v)` before `NumPaths(v) += NumPaths(dest(e))`.

@@ -1,4 +1,4 @@
-//! Increments on chords only (Ball & Larus 1996, "efficient path profiling"; ppp-hpp-notes §1).
+//! Increments on chords only [BL96; PPP07 §3.2].
 //!
 //! Add the edge `t→s` to the DAG, take a maximum spanning tree of the undirected graph weighted by
 //! expected edge frequency with `t→s` forced into it, and give every node a potential `φ` such that

@@ -1,7 +1,6 @@
 //! The path-profiling plan of one function: DAG, numbering and increments, with selective path
-//! cutting at merges so that every path ID fits in 64 bits (seed 003 §path cutting,
-//! event-profiling-notes §2: "a natural extension is cutting selectively, only where NumPaths exceeds
-//! a budget").
+//! cutting at merges so that every path ID fits in 64 bits [EVT23 §4.3],
+//! applied selectively: only where a function's paths exceed the budget.
 //!
 //! While some node has more paths than the limit, a block below the first such node (in reverse
 //! topological order) is cut: its in-edges end paths there and a dummy `s→m` starts new ones. The block
@@ -26,7 +25,7 @@ pub struct PlanOptions {
     /// Expected frequency of every CFG edge (a measured edge profile, or [`estimate`]'s guess).
     /// `None` uses the static estimate.
     pub cfg_edge_frequencies: Option<Vec<f64>>,
-    /// Smart numbering (seed 004 Fig. 4): the hottest out-edge of each node gets `Val = 0`.
+    /// Smart numbering [PEP05 Fig. 4]: the hottest out-edge of each node gets `Val = 0`.
     pub smart: bool,
 }
 

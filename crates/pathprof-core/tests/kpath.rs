@@ -1,4 +1,4 @@
-//! The k-IPF equals brute-force n-gram counting; seed 000's running example.
+//! The k-IPF equals brute-force n-gram counting; the running example of [KBL13].
 
 use pathprof_core::kpath::{kipf, Activations, Item, KSlabForest, Options, NODE_BYTES};
 use proptest::prelude::*;
@@ -34,7 +34,7 @@ fn stream(text: &str) -> Vec<Item> {
 
 #[test]
 fn seed_000_example() {
-    // Σ = ⟨*, 6, 2, 0, 0, 2, 2, 0, 0, 2, 2, 0, 0, 2, 3⟩ (seed 000 §2.2, Figs. 3–5).
+    // Σ = ⟨*, 6, 2, 0, 0, 2, 2, 0, 0, 2, 2, 0, 0, 2, 3⟩ [KBL13 §2.2, Figs. 3–5].
     let s = stream("* 6 2 0 0 2 2 0 0 2 2 0 0 2 3");
     let f = kipf(4, s.iter().copied());
     // "⟨2,0,0,2⟩ … is a 4-gram that occurs 3 times in Σ".
@@ -221,7 +221,7 @@ proptest! {
     }
 }
 
-/// Seed 000 Example 3: the 4-SF of the stream of Fig. 3 is the prefix forest of its list L (Fig. 5):
+/// [KBL13 Example 3]: the 4-SF of the stream of Fig. 3 is the prefix forest of its list L (Fig. 5):
 /// one tree for the slab ⟨6,2,0⟩ with the next slab below it, and so on.
 #[test]
 fn seed_000_four_slab_forest() {

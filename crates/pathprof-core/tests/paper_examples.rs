@@ -1,5 +1,5 @@
-//! The papers' worked examples, with the values stated in docs/ppp-hpp-notes.md §6,
-//! docs/event-profiling-notes.md §2/§5 and seed 000 (Fig. 3, §2).
+//! The papers' worked examples, with the values stated in [PPP07 Figs. 3.4–3.6],
+//! [EVT23 Fig. 19] and [KBL13 Fig. 3, §2].
 //!
 //! The thesis' `s` is modelled either as the CFG entry block (the DAG then adds its own virtual entry
 //! whose only real out-edge, to the entry block, gets `Val = 0`) or directly as the DAG's virtual entry;
@@ -53,7 +53,7 @@ const FIG_3_4_PATHS: [(&[&str], u64); 6] = [
     (&["s", "b", "c"], 5),
 ];
 
-/// ppp-hpp-notes §6 item 1 (Fig 3.4), out-edge order s:[a,b], a:[c,b], c:[d,t] given by priorities.
+/// [PPP07 Fig. 3.4], out-edge order s:[a,b], a:[c,b], c:[d,t] given by priorities.
 #[test]
 fn fig_3_4_ball_larus_with_priorities() {
     let g = Named::new("s", &fig_3_4_edges());
@@ -97,7 +97,7 @@ fn fig_3_4_ball_larus_in_edge_order() {
     }
 }
 
-/// ppp-hpp-notes §6 item 2 (Fig 3.5), order s:[a,b], c:[d,e].
+/// [PPP07 Fig. 3.5], order s:[a,b], c:[d,e].
 #[test]
 fn fig_3_5_ball_larus() {
     let g = Named::new(
@@ -116,7 +116,7 @@ fn fig_3_5_ball_larus() {
     }
 }
 
-/// ppp-hpp-notes §6 item 3 (Fig 3.6), order s:[a,b,c], d:[e,f,g].
+/// [PPP07 Fig. 3.6], order s:[a,b,c], d:[e,f,g].
 #[test]
 fn fig_3_6_ball_larus() {
     let mut edges = Vec::new();
@@ -159,7 +159,7 @@ fn loop_edges() -> Vec<(&'static str, &'static str)> {
     vec![("s", "A"), ("A", "B"), ("A", "C"), ("B", "D"), ("C", "D"), ("D", "A"), ("D", "t")]
 }
 
-/// ppp-hpp-notes §6 item 4, with `s` as the CFG entry block: the dummy `s→A` leaves the DAG's virtual
+/// [PPP07 §3.2], with `s` as the CFG entry block: the dummy `s→A` leaves the DAG's virtual
 /// entry. Order [real, dummy] at s and at D, A:[B, C].
 #[test]
 fn thesis_loop_back_edge_truncation() {
@@ -236,7 +236,7 @@ fn fig_19() -> Named {
     Named::new("1", &edges)
 }
 
-/// event-profiling-notes §2 Figure 19, uncut.
+/// [EVT23 Fig. 19], uncut.
 #[test]
 fn figure_19_uncut() {
     let g = fig_19();
@@ -264,7 +264,7 @@ fn figure_19_uncut() {
     assert_eq!(Numbering::ball_larus(&dag, 15).unwrap_err(), Overflow { node: g.block("1"), limit: 15 });
 }
 
-/// event-profiling-notes §2 Figure 19, cut at 6 and 11: 9 paths, Val(S→6) = 4, Val(S→11) = 8.
+/// [EVT23 Fig. 19], cut at 6 and 11: 9 paths, Val(S→6) = 4, Val(S→11) = 8.
 #[test]
 fn figure_19_cut_at_merges() {
     let g = fig_19();
@@ -272,7 +272,7 @@ fn figure_19_cut_at_merges() {
     extra[g.block("6") as usize] = true;
     extra[g.block("11") as usize] = true;
     let dag = Dag::build(&g.cfg, LoopCut::Headers, &extra);
-    // The virtual entry's out-edges are [→1, S→6, S→11] in edge order, as in the notes.
+    // The virtual entry's out-edges are [→1, S→6, S→11] in edge order, as in [EVT23 Fig. 19].
     let out = dag.out_edges();
     assert_eq!(out[dag.entry() as usize], vec![0, g.start(&dag, "6"), g.start(&dag, "11")]);
     let numbering = Numbering::ball_larus(&dag, u64::MAX).unwrap();
@@ -304,7 +304,7 @@ fn figure_19_cut_at_merges() {
     let p = regenerate(&dag, &numbering, 8).unwrap();
     assert_eq!(p.blocks, g.blocks(&["11"]));
     assert_eq!((p.start, p.end), (PathPoint::Block(g.block("11")), PathPoint::Boundary));
-    // ⟨1,2,6,7,11⟩ runs as three cut paths (notes: "3 updates cut vs 1 uncut").
+    // ⟨1,2,6,7,11⟩ runs as three cut paths (three updates cut against one uncut [EVT23 §4.3]).
     let trace = g.blocks(&["1", "2", "6", "7", "11"]);
     assert_eq!(simulate_trace(&g.cfg, &dag, &inc.inc, &trace), vec![0, 4, 8]);
 }
@@ -339,7 +339,7 @@ fn seed_000_fig_3() -> Named {
     Named::new("A", &[("A", "B"), ("B", "C"), ("B", "D"), ("C", "E"), ("D", "E"), ("E", "B"), ("E", "F"), ("F", "t")])
 }
 
-/// Seed 000 Fig. 3 with classic back-edge truncation: 8 paths; with the out-edge orders
+/// [KBL13 Fig. 3] with classic back-edge truncation: 8 paths; with the out-edge orders
 /// s:[dummy s→B, real s→A], B:[D, C], E:[dummy E→t, E→F] the IDs of the figure.
 #[test]
 fn seed_000_figure_3_numbering_and_stream() {
@@ -386,7 +386,7 @@ fn seed_000_figure_3_numbering_and_stream() {
     assert_eq!(simulate_trace(&g.cfg, &dag, &uniform.inc, &trace), want);
 }
 
-/// Seed 000 Fig. 3 with loop-header truncation (PEP): both A→B and E→B end a path at B, so the paths
+/// [KBL13 Fig. 3] with loop-header truncation (PEP): both A→B and E→B end a path at B, so the paths
 /// are A alone and the four from B.
 #[test]
 fn seed_000_figure_3_header_truncation() {

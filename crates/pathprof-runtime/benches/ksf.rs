@@ -1,11 +1,12 @@
-//! k-SF construction throughput (seed 000 Fig. 6), in path IDs per second on one core, over streams
+//! k-SF construction throughput [KBL13 Fig. 6], in path IDs per second on one core, over streams
 //! recorded from programs of ../shared/corpus run in kbl mode; with and without moving found children
 //! to the front of their sibling lists. Nothing runs when the corpus is absent.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use pathprof_core::kpath::{Activations, Options};
-use pathprof_runtime::{RunConfig, StreamFolder};
-use pathprof_wasm::{instrument, InstrumentOptions};
+use pathprof_runtime::{ForestSettings, RunConfig, StreamCollector, StreamFolder};
+use pathprof_wasm::abi::StreamItem;
+use pathprof_wasm::{instrument, InstrumentOptions, SinkKind};
 use std::path::Path;
 
 /// Items recorded per program.
@@ -23,18 +24,17 @@ const PROGRAMS: &[&str] = &[
 /// The first [`ITEMS`] items of a program's stream.
 fn record(wasm: &Path) -> Vec<u64> {
     let bytes = std::fs::read(wasm).unwrap();
-    let inst = instrument(&bytes, &InstrumentOptions { stream: true, ..InstrumentOptions::default() }).unwrap();
+    let inst = instrument(&bytes, &InstrumentOptions::with_sink(SinkKind::Stream)).unwrap();
     let dir = wasm.parent().unwrap().to_path_buf();
     let config = RunConfig {
         dirs: vec![(dir, ".".into())],
         args: vec![wasm.file_name().unwrap().to_string_lossy().into_owned()],
         capture_output: true,
-        k: 2,
-        record_stream: ITEMS,
         ..RunConfig::default()
     };
+    let collector = StreamCollector::new(&inst.map, ForestSettings { k: 2, max_nodes: None }).unwrap().record(ITEMS);
     let engine = pathprof_runtime::engine().unwrap();
-    pathprof_runtime::run(&engine, &inst.bytes, Some(&inst.map), &config).unwrap().stream
+    pathprof_runtime::run(&engine, &inst.bytes, Some(&inst.map), collector, &config).unwrap().1.recorded
 }
 
 fn bench_ksf(c: &mut Criterion) {
@@ -47,13 +47,13 @@ fn bench_ksf(c: &mut Criterion) {
     group.sample_size(10);
     for program in PROGRAMS {
         let stream = record(&corpus.join(program));
-        // Path IDs, a run item standing for as many as it repeats.
+        // Path IDs, a repeat item standing for as many as it repeats.
         let paths: u64 = stream
             .iter()
-            .map(|&i| match i >> 62 {
-                1 => 0,
-                3 => i & !(3 << 62),
-                _ => 1,
+            .map(|&i| match StreamItem::decode(i) {
+                StreamItem::Enter { .. } => 0,
+                StreamItem::Repeat(n) => n,
+                StreamItem::Path { .. } | StreamItem::ExitPath { .. } => 1,
             })
             .sum();
         group.throughput(Throughput::Elements(paths));

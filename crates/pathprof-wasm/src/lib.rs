@@ -1,15 +1,18 @@
 //! The WebAssembly frontend of pathprof.
 //!
 //! * [`module`] — reads and validates a module: types, functions, names, code ranges;
+//! * [`abi`] — what instrumented modules and the host agree on: the profiler's memory, its words and
+//!   the host imports;
 //! * [`cfg`](mod@cfg) — the CFG of every function body, with the places where probes go, validating
 //!   the body on the way;
 //! * [`debuginfo`] — source lines of code offsets from DWARF;
 //! * [`instrument`](mod@instrument) — rewrites the module with Ball–Larus path probes (the original
-//!   operators copied as they are, the other sections through wasm-encoder's `reencode`), counters in
-//!   a memory of the profiler's own;
-//! * [`map`] — what is needed to decode the counters of an instrumented module into a profile;
+//!   operators copied as they are, the other sections through wasm-encoder's `reencode`); what a
+//!   path end does is a [sink](instrument::sink) that the profiling mode chooses;
+//! * [`map`] — what is needed to decode what an instrumented module recorded into a profile;
 //! * [`parallel`] — independent per-function work spread over the cores.
 
+pub mod abi;
 pub mod cfg;
 pub mod debuginfo;
 pub mod instrument;
@@ -17,6 +20,6 @@ pub mod map;
 pub mod module;
 pub mod parallel;
 
-pub use instrument::{instrument, InstrumentOptions, Instrumented};
+pub use instrument::{instrument, InstrumentOptions, Instrumented, SinkKind};
 pub use map::ProfileMap;
 pub use module::{ModuleError, ModuleInfo};

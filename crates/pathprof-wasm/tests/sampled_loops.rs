@@ -4,7 +4,9 @@
 //! word: `random * n >> 32` of the `n - 1` path ends came after the flag was set; and it counts the
 //! ticks the host missed meanwhile, each a burst of samples that the host adds.
 
-use pathprof_wasm::{instrument, InstrumentOptions};
+use pathprof_wasm::abi::SAMPLE_FLAG;
+use pathprof_wasm::map::SinkLayout;
+use pathprof_wasm::{instrument, InstrumentOptions, SinkKind};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 use wasmtime::{Engine, Instance, Module, Store};
@@ -77,9 +79,9 @@ struct Setup {
 
 fn setup() -> Setup {
     let wasm = wat::parse_str(SPIN).unwrap();
-    let options = InstrumentOptions { sampled: true, sample_buffer: Some(64), ..Default::default() };
+    let options = InstrumentOptions::with_sink(SinkKind::Sample { buffer: Some(64) });
     let inst = instrument(&wasm, &options).unwrap();
-    let layout = inst.map.sample_buffer.expect("a sample buffer");
+    let SinkLayout::Sample { buffer: Some(layout) } = inst.map.sink else { panic!("a sample buffer") };
     let engine = Engine::new(wasmtime::Config::new().wasm_multi_memory(true)).unwrap();
     let module = Module::new(&engine, &inst.bytes).unwrap();
     let mut store = Store::new(&engine, ());
@@ -88,13 +90,13 @@ fn setup() -> Setup {
     let memory = instance.get_memory(&mut store, name).unwrap();
     let words = Words {
         base: memory.data_ptr(&store) as usize,
-        flag: inst.map.sample_flag.expect("a flag"),
+        flag: SAMPLE_FLAG,
         skip: layout.skip,
         index: layout.index,
-        random: layout.random.expect("a random word"),
-        missed: layout.missed.expect("a count of missed ticks"),
+        random: layout.random,
+        missed: layout.missed,
         buffer: layout.buffer,
-        bursts: inst.map.functions[0].probes.as_ref().expect("instrumented").loop_bursts[0].slot,
+        bursts: inst.map.functions[0].probes().expect("instrumented").loop_bursts[0].slot,
     };
     Setup { store, instance, words }
 }

@@ -7,11 +7,10 @@
 //! sequence ran without being continued by a deeper node. A function's lines thus add up to the sum
 //! of its root counts (its Ball–Larus path executions).
 
-use crate::report::{function_label, matches, source_lines};
+use crate::view::{function_label, matches, source_lines};
 use anyhow::{anyhow, bail, Result};
 use pathprof_core::profile::{FunctionProfile, Profile, U64};
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::Path;
 
 /// `s` as a frame name: `;` separates frames and a line ends at its newline, so `;` becomes `,` and
@@ -29,7 +28,7 @@ fn frame_name(s: &str) -> String {
 /// The frame of path `id` of `f`: `path 3 (foo.c:12-14)` when its blocks have source lines,
 /// `path 3 (B2-B7)` otherwise. It always ends with `)`, so a count never looks like part of it.
 fn path_frame(f: &FunctionProfile, id: U64) -> String {
-    let place = match f.paths.iter().find(|p| p.id == id) {
+    let place = match f.paths().iter().find(|p| p.id == id) {
         None => "unknown path".to_string(),
         Some(path) => {
             source_lines(f, &path.blocks).unwrap_or_else(|| match (path.blocks.first(), path.blocks.last()) {
@@ -46,7 +45,7 @@ fn path_frame(f: &FunctionProfile, id: U64) -> String {
 pub fn folded(p: &Profile, function: Option<&str>) -> Vec<String> {
     let mut lines = Vec::new();
     for f in p.functions.iter().filter(|f| function.is_none_or(|sel| matches(f, sel))) {
-        let Some(kipf) = &f.kipf else {
+        let Some(kipf) = f.kipf() else {
             continue;
         };
         let label = frame_name(&function_label(f));
@@ -83,8 +82,7 @@ pub fn flame_graph(p: &Profile, lines: &[String], function: Option<&str>) -> Res
     let program = Path::new(&p.module.path)
         .file_name()
         .map_or_else(|| p.module.path.clone(), |n| n.to_string_lossy().into_owned());
-    let k =
-        p.kbl.as_ref().map(|k| k.k).or_else(|| p.functions.iter().filter_map(|f| f.kipf.as_ref()).map(|k| k.k).max());
+    let k = crate::view::kipf_k(p);
     let mut options = inferno::flamegraph::Options::default();
     options.title = match (k, function) {
         (Some(k), Some(sel)) => format!("k-iteration paths of {sel} in {program} (k = {k})"),
@@ -99,50 +97,4 @@ pub fn flame_graph(p: &Profile, lines: &[String], function: Option<&str>) -> Res
     inferno::flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), &mut svg)
         .map_err(|e| anyhow!("cannot draw the flame graph: {e}"))?;
     Ok(svg)
-}
-
-/// Writes `data` to the file `path`, or to standard output when `path` is `-`.
-fn write_output(path: &Path, data: &[u8]) -> Result<()> {
-    if path == Path::new("-") {
-        let mut out = std::io::stdout().lock();
-        out.write_all(data)?;
-        out.flush()?;
-        Ok(())
-    } else {
-        crate::profile_file::write_atomically(path, data)
-    }
-}
-
-/// `pathprof export`: checks that `profile` has k-IPFs, then writes the folded stacks to `folded_out`
-/// and the flame graph to `svg_out` (each when given; `-` is standard output).
-pub fn export(profile: &Path, folded_out: Option<&Path>, svg_out: Option<&Path>, function: Option<&str>) -> Result<()> {
-    if folded_out.is_some_and(|p| p == Path::new("-")) && svg_out.is_some_and(|p| p == Path::new("-")) {
-        bail!("--folded and --svg cannot both write to standard output");
-    }
-    let p = crate::profile_file::read(profile)?;
-    if !p.functions.iter().any(|f| f.kipf.is_some()) {
-        bail!(
-            "{} is a {} profile without k-iteration path forests: export needs one from `pathprof run --mode kbl`",
-            profile.display(),
-            p.mode
-        );
-    }
-    if let Some(sel) = function {
-        if !p.functions.iter().any(|f| matches(f, sel)) {
-            bail!("no function {sel:?} in {}", profile.display());
-        }
-    }
-    let lines = folded(&p, function);
-    let svg = svg_out.map(|_| flame_graph(&p, &lines, function)).transpose()?;
-    if let Some(path) = folded_out {
-        let mut text = lines.join("\n");
-        if !text.is_empty() {
-            text.push('\n');
-        }
-        write_output(path, text.as_bytes())?;
-    }
-    if let (Some(path), Some(svg)) = (svg_out, svg) {
-        write_output(path, &svg)?;
-    }
-    Ok(())
 }

@@ -104,6 +104,37 @@ fn bad_flags() {
     fails_cleanly(dir.path(), &["run", "-o", "p.json", "--env", "NOEQUALS", "m.wasm"], "NAME=VALUE");
 }
 
+/// A mode's flags apply to that mode only, and a setting is given once: in the mode or as a flag.
+#[test]
+fn flags_of_another_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = wat::parse_str(r#"(module (func (export "_start")))"#).unwrap();
+    write(dir.path(), "m.wasm", &bytes);
+    for (args, expect) in [
+        (&["-k", "3"][..], "-k does not apply to --mode bl"),
+        (&["--mode", "pep", "-k", "3"], "-k does not apply to --mode pep"),
+        (&["--mode", "kbl", "--samples", "8"], "--samples does not apply to --mode kbl"),
+        (&["--mode", "bl", "--every", "2"], "--every does not apply to --mode bl"),
+        (&["--mode", "none", "--max-nodes", "9"], "--max-nodes does not apply to --mode none"),
+        (&["--mode", "kbl", "--tick-ms", "1"], "--tick-ms does not apply to --mode kbl"),
+        (&["--mode", "pep:8", "--samples", "4"], "--mode pep:8 gives its settings already"),
+        (&["--mode", "kbl:3", "-k", "4"], "--mode kbl:3 gives its settings already"),
+        (&["--mode", "pep", "--every", "4", "--stride", "2"], "--every samples without a timer"),
+        (&["--mode", "pep:every:0"], "N must be a whole number from 1"),
+        (&["--mode", "kbl:65"], "K must be a whole number from 1 to 64"),
+        (&["--mode", "fast"], "unknown mode \"fast\""),
+        (&["--mode", "none", "--edge-profile", "p.json"], "--edge-profile does not apply to --mode none"),
+    ] {
+        let mut all = vec!["run", "-o", "p.json"];
+        all.extend(args);
+        all.push("m.wasm");
+        fails_cleanly(dir.path(), &all, expect);
+    }
+    fails_cleanly(dir.path(), &["instrument", "--mode", "none", "m.wasm", "-o", "out.wasm"], "no probes to write");
+    fails_cleanly(dir.path(), &["instrument", "--mode", "pep:0", "m.wasm", "-o", "out.wasm"], "S must be");
+    assert!(!dir.path().join("out.wasm").exists());
+}
+
 #[test]
 fn unwritable_profile_path_leaves_nothing() {
     let dir = tempfile::tempdir().unwrap();

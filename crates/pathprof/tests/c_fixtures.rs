@@ -55,10 +55,10 @@ fn run(name: &'static str, expected_code: i32) -> Fixture {
     );
     let text = std::fs::read_to_string(&out).expect("no profile written");
     let profile = Profile::from_json(&text).expect("unreadable profile");
-    assert_eq!(profile.mode, "bl");
+    assert_eq!(profile.mode.name(), "bl");
     assert_eq!(profile.exit_code, expected_code);
     assert_eq!(profile.trap, None, "{name}: the program trapped");
-    let total: u64 = profile.functions.iter().flat_map(|f| &f.paths).map(|p| p.count.0).sum();
+    let total: u64 = profile.functions.iter().flat_map(|f| f.paths()).map(|p| p.count.0).sum();
     assert_eq!(profile.path_executions.0, total, "path_executions");
     let fixture = Fixture { name, source, wasm, profile };
     fixture.check_well_formed();
@@ -72,7 +72,7 @@ impl Fixture {
             self.profile.functions.iter().filter(|f| f.name.as_deref() == Some(name)).collect();
         assert_eq!(found.len(), 1, "{}: functions named {name}", self.name);
         let f = found[0];
-        assert!(f.instrumented, "{}: {name} not instrumented: {:?}", self.name, f.skip_reason);
+        assert!(f.is_instrumented(), "{}: {name} not instrumented: {:?}", self.name, f.skip_reason());
         f
     }
 
@@ -130,8 +130,8 @@ impl Fixture {
     fn check_well_formed(&self) {
         for f in &self.profile.functions {
             let ids: BTreeSet<u32> = f.blocks.iter().map(|b| b.id).collect();
-            let boundary = |b: u32| f.blocks.iter().any(|x| x.id == b && x.loop_header) || f.cut_blocks.contains(&b);
-            for p in &f.paths {
+            let boundary = |b: u32| f.blocks.iter().any(|x| x.id == b && x.loop_header) || f.cut_blocks().contains(&b);
+            for p in f.paths() {
                 assert!(p.count.0 > 0, "{:?}: path with count 0", f.name);
                 assert!(p.blocks.iter().all(|b| ids.contains(b)), "{:?}: path {:?}", f.name, p.blocks);
                 match p.start {
@@ -213,7 +213,7 @@ fn calls_in(code: &[u8]) -> Vec<u64> {
 
 /// Sum of the counts of the paths of `f` for which `pred` holds.
 fn count(f: &FunctionProfile, pred: impl Fn(&PathCount) -> bool) -> u64 {
-    f.paths.iter().filter(|p| pred(p)).map(|p| p.count.0).sum()
+    f.paths().iter().filter(|p| pred(p)).map(|p| p.count.0).sum()
 }
 
 fn touches(p: &PathCount, blocks: &BTreeSet<u32>) -> bool {
@@ -228,10 +228,10 @@ fn entries(f: &FunctionProfile) -> u64 {
 /// Completed activations of a function with a single straight-line path.
 fn calls(f: &FunctionProfile) -> u64 {
     assert!(
-        f.paths.iter().all(|p| p.start == Endpoint::Entry && p.end == Endpoint::Exit),
+        f.paths().iter().all(|p| p.start == Endpoint::Entry && p.end == Endpoint::Exit),
         "{:?}: {:?}",
         f.name,
-        f.paths
+        f.paths()
     );
     entries(f)
 }
@@ -432,7 +432,7 @@ fn early_exit() {
     fx.main_func();
     let open = chain
         .iter()
-        .filter(|n| fx.profile.functions.iter().any(|f| f.name.as_deref() == Some(*n) && f.instrumented))
+        .filter(|n| fx.profile.functions.iter().any(|f| f.name.as_deref() == Some(*n) && f.is_instrumented()))
         .count() as u64;
     assert!(open >= 4, "main, run, step and fail are all instrumented");
     assert_eq!(fx.profile.open_activations_at_exit, open);
@@ -444,8 +444,8 @@ fn early_exit() {
     assert_eq!(calls(step), 7);
     assert_eq!(count(step, |p| touches(p, &fail_call)), 0);
     // fail, exit and main never returned.
-    assert_eq!(fx.func("fail").paths.len(), 0);
-    assert_eq!(fx.func("exit").paths.len(), 0);
+    assert_eq!(fx.func("fail").paths().len(), 0);
+    assert_eq!(fx.func("exit").paths().len(), 0);
     assert_eq!(entries(fx.main_func()), 0);
 
     // run: one path from the entry into its loop; the loop header is the block that calls step. The

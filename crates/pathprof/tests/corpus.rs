@@ -1,9 +1,12 @@
-//! Every program of ../shared/corpus runs instrumented with byte-identical stdout and stderr, exits
-//! as it should, and produces balanced path counts. Skipped, with a message, when the corpus is absent.
+//! Every program of ../shared/corpus runs in every mode — uninstrumented, `bl`, `pep` and `kbl`,
+//! through the library's API — with byte-identical stdout and stderr, exits as it should, and
+//! produces balanced path counts. Skipped, with a message, when the corpus is absent.
 
 mod common;
 
-use common::{check_balance, corpus_dir, expected, run_in};
+use common::{check_balance, corpus_dir, expected};
+use pathprof::{Mode, Prepared, RunConfig};
+use pathprof_core::profile::Profile;
 use std::path::{Path, PathBuf};
 
 fn programs(dir: &Path) -> Vec<PathBuf> {
@@ -20,6 +23,29 @@ fn programs(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Profiles `wasm` in `mode`, run in its own folder with its output captured, and checks its exit
+/// status and its output against the expected files.
+fn profile_checked(engine: &pathprof_runtime::Engine, wasm: &Path, name: &str, mode: &str) -> Profile {
+    let bytes = std::fs::read(wasm).unwrap();
+    let config = RunConfig {
+        dirs: vec![(wasm.parent().unwrap().to_path_buf(), ".".into())],
+        args: vec![wasm.file_name().unwrap().to_string_lossy().into_owned()],
+        capture_output: true,
+        ..RunConfig::default()
+    };
+    let prepared = Prepared::new(&bytes, name, &Mode::parse(mode).unwrap(), None).unwrap();
+    let run = prepared.run(engine, &config).unwrap_or_else(|e| panic!("{name} ({mode}): {e:#}"));
+    let out = &run.outcome;
+    assert_eq!((out.exit_code, out.trap.as_deref()), (0, None), "{name} ({mode})");
+    for (stream, got) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+        if let Some(file) = expected(wasm, stream) {
+            let want = std::fs::read(&file).unwrap();
+            assert!(*got == want, "{name} ({mode}): {stream} differs from {}", file.display());
+        }
+    }
+    prepared.profile(&run, &config).unwrap()
+}
+
 #[test]
 fn corpus_runs_instrumented_with_identical_output() {
     let Some(dir) = corpus_dir() else {
@@ -28,45 +54,33 @@ fn corpus_runs_instrumented_with_identical_output() {
     };
     let programs = programs(&dir);
     assert!(!programs.is_empty());
+    let engine = pathprof_runtime::engine().unwrap();
     eprintln!(
         "{:<42} {:>6} {:>5} {:>8} {:>15} {:>10}",
         "program", "instr", "skip", "paths", "executions", "instr s/MB"
     );
     for wasm in &programs {
-        let cwd = wasm.parent().unwrap();
         let name = wasm.strip_prefix(&dir).unwrap().display().to_string();
-        let check_output = |run: &common::Run, mode: &str| {
-            let status = run.output.status.code();
-            assert_eq!(status, Some(0), "{name} ({mode}): {}", String::from_utf8_lossy(&run.output.stderr));
-            for (stream, got) in [("stdout", &run.output.stdout), ("stderr", &run.output.stderr)] {
-                if let Some(file) = expected(wasm, stream) {
-                    let want = std::fs::read(&file).unwrap();
-                    assert!(*got == want, "{name} ({mode}): {stream} differs from {}", file.display());
-                }
-            }
-        };
-        let run = run_in(cwd, &["--dir", "."], wasm, &[]);
-        check_output(&run, "bl");
+        let none = profile_checked(&engine, wasm, &name, "none");
+        assert!(none.functions.is_empty() && none.path_executions.0 == 0);
+        let p = profile_checked(&engine, wasm, &name, "bl");
         // Sampled mode, driven by the timer: the program's behaviour is the same.
-        let sampled = run_in(cwd, &["--dir", ".", "--mode", "pep"], wasm, &[]);
-        check_output(&sampled, "pep");
-        let taken = sampled.profile.sampling.as_ref().expect("pep profiles say how they sampled").samples_taken;
-        assert_eq!(taken, sampled.profile.path_executions.0);
+        let sampled = profile_checked(&engine, wasm, &name, "pep");
+        let taken = sampled.mode.sampling().expect("pep profiles say how they sampled").samples_taken;
+        assert_eq!(taken, sampled.path_executions.0);
         // Multi-iteration paths: the same behaviour, and a k-IPF whose first level is the path profile.
-        let kbl = run_in(cwd, &["--dir", ".", "--mode", "kbl", "-k", "4"], wasm, &[]);
-        check_output(&kbl, "kbl");
-        assert_eq!(kbl.profile.kbl.as_ref().expect("kbl profiles say how the forests were built").dropped.0, 0);
-        for f in kbl.profile.functions.iter().filter(|f| f.instrumented) {
-            let roots: u64 = f.kipf.as_ref().expect("kbl profiles carry a k-IPF").roots.iter().map(|r| r.count.0).sum();
-            assert_eq!(roots, f.paths.iter().map(|p| p.count.0).sum::<u64>(), "{name}: {:?}", f.name);
+        let kbl = profile_checked(&engine, wasm, &name, "kbl");
+        assert_eq!(kbl.mode.kbl().expect("kbl profiles say how the forests were built").dropped.0, 0);
+        for f in kbl.functions.iter().filter(|f| f.is_instrumented()) {
+            let roots: u64 = f.kipf().expect("kbl profiles carry a k-IPF").roots.iter().map(|r| r.count.0).sum();
+            assert_eq!(roots, f.paths().iter().map(|p| p.count.0).sum::<u64>(), "{name}: {:?}", f.name);
         }
-        let p = &run.profile;
-        check_balance(p);
+        check_balance(&p);
         assert_eq!(p.open_activations_at_exit, 0);
         assert!(p.bench_region_seconds.is_some(), "{name}: bench.start/bench.end were called");
-        let instrumented = p.functions.iter().filter(|f| f.instrumented).count();
+        let instrumented = p.functions.iter().filter(|f| f.is_instrumented()).count();
         let skipped = p.functions.len() - instrumented;
-        let distinct: usize = p.functions.iter().map(|f| f.paths.len()).sum();
+        let distinct: usize = p.functions.iter().map(|f| f.paths().len()).sum();
         assert!(p.path_executions.0 > 0);
         let mb = p.module.code_section_size as f64 / 1e6;
         eprintln!(

@@ -1,4 +1,4 @@
-//! Seed 000's properties of k-iteration path forests (§2.2) on real programs of ../shared/corpus, in
+//! The properties of k-iteration path forests [KBL13 §2.2] on real programs of ../shared/corpus, in
 //! `--mode kbl`:
 //!
 //! * Property 1: every node's count is at least the sum of its children's counts;
@@ -95,12 +95,12 @@ fn label(f: &FunctionProfile) -> String {
 
 /// The k-IPF roots of `f`.
 fn roots<'a>(f: &'a FunctionProfile, what: &str) -> &'a [KipfNodeProfile] {
-    &f.kipf.as_ref().unwrap_or_else(|| panic!("{what}: {} has no k-IPF", label(f))).roots
+    &f.kipf().unwrap_or_else(|| panic!("{what}: {} has no k-IPF", label(f))).roots
 }
 
 /// Path counts by path ID.
 fn path_counts(f: &FunctionProfile) -> BTreeMap<u64, u64> {
-    f.paths.iter().map(|p| (p.id.0, p.count.0)).collect()
+    f.paths().iter().map(|p| (p.id.0, p.count.0)).collect()
 }
 
 /// The counts of the k-IPF's roots by path ID.
@@ -158,18 +158,18 @@ fn check_siblings(nodes: &[KipfNodeProfile], seq: &[u64], what: &str) {
 /// is short of the first by one per activation: the sequences of one path ending an activation's
 /// sequence, as many as there are paths from the function's entry.
 fn check_kipf(p: &Profile, k: usize, name: &str) -> usize {
-    if let Some(kbl) = &p.kbl {
+    if let Some(kbl) = p.mode.kbl() {
         assert_eq!(kbl.k, k, "{name}: the profile says it was built with k = {}, not {k}", kbl.k);
         assert_eq!(kbl.dropped.0, 0, "{name} (k = {k}): {} path IDs dropped without a node bound", kbl.dropped.0);
     }
     let mut nodes = 0;
-    for f in p.functions.iter().filter(|f| f.instrumented) {
+    for f in p.functions.iter().filter(|f| f.is_instrumented()) {
         let what = format!("{name} (k = {k}), {}", label(f));
-        let kipf = f.kipf.as_ref().unwrap_or_else(|| panic!("{what}: no k-IPF"));
+        let kipf = f.kipf().unwrap_or_else(|| panic!("{what}: no k-IPF"));
         assert_eq!(kipf.k, k, "{what}: k-IPF of depth {}", kipf.k);
         check_siblings(&kipf.roots, &[], &what);
         for r in &kipf.roots {
-            nodes += check_node(r, &mut Vec::new(), k, f.num_paths.0, &what);
+            nodes += check_node(r, &mut Vec::new(), k, f.num_paths(), &what);
         }
         let level1 = root_counts(&kipf.roots);
         let diff = differences(&level1, &path_counts(f));
@@ -180,7 +180,7 @@ fn check_kipf(p: &Profile, k: usize, name: &str) -> usize {
         if k >= 2 && p.open_activations_at_exit == 0 {
             let first: u64 = level1.values().sum();
             let second: u64 = kipf.roots.iter().flat_map(|r| &r.children).map(|c| c.count.0).sum();
-            let activations: u64 = f.paths.iter().filter(|x| x.start == Endpoint::Entry).map(|x| x.count.0).sum();
+            let activations: u64 = f.paths().iter().filter(|x| x.start == Endpoint::Entry).map(|x| x.count.0).sum();
             assert_eq!(
                 first - second,
                 activations,
@@ -228,9 +228,13 @@ fn first_difference(
 fn check_property_2(small: &Profile, k: usize, big: &Profile, k_big: usize, name: &str) {
     assert!(k < k_big);
     assert_eq!(small.functions.len(), big.functions.len(), "{name}: runs with k = {k} and {k_big} differ in functions");
-    for (f, g) in small.functions.iter().zip(&big.functions).filter(|(f, _)| f.instrumented) {
+    for (f, g) in small.functions.iter().zip(&big.functions).filter(|(f, _)| f.is_instrumented()) {
         let what = format!("{name}, {}", label(f));
-        assert_eq!((f.index, f.instrumented), (g.index, g.instrumented), "{what}: the runs list other functions");
+        assert_eq!(
+            (f.index, f.is_instrumented()),
+            (g.index, g.is_instrumented()),
+            "{what}: the runs list other functions"
+        );
         if let Some(diff) = first_difference(roots(f, &what), roots(g, &what), k, &mut Vec::new()) {
             panic!("{what}: Property 2 fails, the {k}-IPF is not the {k_big}-IPF cut to depth {k}: {diff}");
         }
@@ -240,9 +244,13 @@ fn check_property_2(small: &Profile, k: usize, big: &Profile, k_big: usize, name
 /// The first level of a kbl profile equals the path counts of a `bl` profile of the same program.
 fn check_against_bl(kbl: &Profile, k: usize, bl: &Profile, name: &str) {
     assert_eq!(kbl.functions.len(), bl.functions.len(), "{name}: the kbl and bl runs differ in functions");
-    for (f, g) in kbl.functions.iter().zip(&bl.functions).filter(|(f, _)| f.instrumented) {
+    for (f, g) in kbl.functions.iter().zip(&bl.functions).filter(|(f, _)| f.is_instrumented()) {
         let what = format!("{name} (k = {k}), {}", label(f));
-        assert_eq!((f.index, f.instrumented), (g.index, g.instrumented), "{what}: the runs list other functions");
+        assert_eq!(
+            (f.index, f.is_instrumented()),
+            (g.index, g.is_instrumented()),
+            "{what}: the runs list other functions"
+        );
         let diff = differences(&root_counts(roots(f, &what)), &path_counts(g));
         assert!(diff.is_empty(), "{what}: the roots differ from the bl run's path counts (ID, kbl, bl): {diff:?}");
     }

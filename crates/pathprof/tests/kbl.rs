@@ -8,7 +8,7 @@ use pathprof_core::profile::{FunctionProfile, KipfNodeProfile};
 
 /// Count of the sequence of paths `seq` (path IDs) in `f`'s k-IPF.
 fn count(f: &FunctionProfile, seq: &[u64]) -> u64 {
-    let mut level: &Vec<KipfNodeProfile> = &f.kipf.as_ref().unwrap().roots;
+    let mut level: &Vec<KipfNodeProfile> = &f.kipf().unwrap().roots;
     let mut c = 0;
     for p in seq {
         match level.iter().find(|n| n.path.0 == *p) {
@@ -24,7 +24,7 @@ fn count(f: &FunctionProfile, seq: &[u64]) -> u64 {
 
 /// The IDs of the two paths of `f` that satisfy `pred`, the one through fewer blocks first.
 fn shortest_first(f: &FunctionProfile, pred: impl Fn(&pathprof_core::profile::PathCount) -> bool) -> [u64; 2] {
-    let mut paths: Vec<_> = f.paths.iter().filter(|p| pred(p)).collect();
+    let mut paths: Vec<_> = f.paths().iter().filter(|p| pred(p)).collect();
     paths.sort_by_key(|p| p.blocks.len());
     assert_eq!(paths.len(), 2, "{:?}", paths.iter().map(|p| p.id.0).collect::<Vec<_>>());
     assert!(paths[0].blocks.len() < paths[1].blocks.len(), "the two paths have as many blocks");
@@ -37,7 +37,7 @@ fn kipf_of_a_loop_by_hand() {
     assert!(run.output.status.success(), "{}", String::from_utf8_lossy(&run.output.stderr));
     let bl = run_wat(KBL_LOOP, &[], &[]);
     let work = function(&run.profile, "work");
-    assert_eq!(work.kipf.as_ref().unwrap().k, 3);
+    assert_eq!(work.kipf().unwrap().k, 3);
     let [entry, even, odd, exit] = kbl_loop_work_paths(work);
     assert_eq!(count(work, &[entry]), 1);
     assert_eq!(count(work, &[even]), 5);
@@ -54,16 +54,16 @@ fn kipf_of_a_loop_by_hand() {
     // The calls to $odd between the rounds are not in work's sequences: $odd's own forest has them,
     // 4 paths a call (entry to header, two rounds, header to exit).
     let odd_fn = function(&run.profile, "odd");
-    assert_eq!(odd_fn.kipf.as_ref().unwrap().roots.iter().map(|r| r.count.0).sum::<u64>(), 5 * 4);
+    assert_eq!(odd_fn.kipf().unwrap().roots.iter().map(|r| r.count.0).sum::<u64>(), 5 * 4);
     // The first level is the Ball–Larus profile.
     for (a, b) in run.profile.functions.iter().zip(&bl.profile.functions) {
-        let mut x: Vec<_> = a.paths.iter().map(|p| (p.id, p.count, p.blocks.clone())).collect();
-        let mut y: Vec<_> = b.paths.iter().map(|p| (p.id, p.count, p.blocks.clone())).collect();
+        let mut x: Vec<_> = a.paths().iter().map(|p| (p.id, p.count, p.blocks.clone())).collect();
+        let mut y: Vec<_> = b.paths().iter().map(|p| (p.id, p.count, p.blocks.clone())).collect();
         x.sort();
         y.sort();
         assert_eq!(x, y, "{:?}", a.name);
-        let roots: Vec<(u64, u64)> = a.kipf.as_ref().unwrap().roots.iter().map(|r| (r.path.0, r.count.0)).collect();
-        let mut bl_counts: Vec<(u64, u64)> = b.paths.iter().map(|p| (p.id.0, p.count.0)).collect();
+        let roots: Vec<(u64, u64)> = a.kipf().unwrap().roots.iter().map(|r| (r.path.0, r.count.0)).collect();
+        let mut bl_counts: Vec<(u64, u64)> = b.paths().iter().map(|p| (p.id.0, p.count.0)).collect();
         bl_counts.sort();
         assert_eq!(roots, bl_counts);
     }
@@ -113,13 +113,13 @@ fn stream_filled_by_the_start_function() {
     assert!(run.output.status.success(), "{}", String::from_utf8_lossy(&run.output.stderr));
     let bl = run_wat(START_FILLS_BUFFER, &[], &[]);
     for (a, b) in run.profile.functions.iter().zip(&bl.profile.functions) {
-        let mut x: Vec<_> = a.paths.iter().map(|p| (p.id, p.count)).collect();
-        let mut y: Vec<_> = b.paths.iter().map(|p| (p.id, p.count)).collect();
+        let mut x: Vec<_> = a.paths().iter().map(|p| (p.id, p.count)).collect();
+        let mut y: Vec<_> = b.paths().iter().map(|p| (p.id, p.count)).collect();
         x.sort();
         y.sort();
         assert_eq!(x, y, "function {}", a.index);
     }
-    let total: u64 = run.profile.functions.iter().flat_map(|f| &f.paths).map(|p| p.count.0).sum();
+    let total: u64 = run.profile.functions.iter().flat_map(|f| f.paths()).map(|p| p.count.0).sum();
     assert_eq!(total, 5001 + 1);
 }
 
@@ -161,7 +161,7 @@ fn single_path_activations_stay_out_of_the_stream() {
         shortest_first(spin, |p| p.start == Endpoint::Block(header) && p.end == Endpoint::Block(header));
     // spin(0) three times (once from spin(2)'s first round, once from its second): direct paths.
     assert_eq!(count(spin, &[direct]), 3);
-    assert!(spin.kipf.as_ref().unwrap().roots.iter().find(|r| r.path.0 == direct).unwrap().children.is_empty());
+    assert!(spin.kipf().unwrap().roots.iter().find(|r| r.path.0 == direct).unwrap().children.is_empty());
     // spin(2): into, with_call, with_call, out; spin(1): into, plain, out.
     assert_eq!(count(spin, &[into, with_call, with_call]), 1);
     assert_eq!(count(spin, &[with_call, with_call, out]), 1);
@@ -170,7 +170,7 @@ fn single_path_activations_stay_out_of_the_stream() {
     assert_eq!(count(spin, &[plain, out]), 1);
     assert_eq!(count(spin, &[out]), 2);
     // Streamed: two entries, and the 4 + 3 paths of the two activations that looped.
-    assert_eq!(run.profile.kbl.as_ref().unwrap().stream_items.0, 2 + 7 + 2);
+    assert_eq!(run.profile.mode.kbl().unwrap().stream_items.0, 2 + 7 + 2);
 }
 
 /// `deep(n)` loops once around and then, when `n > 0`, calls `deep(n - 1)` on its way out: the
@@ -214,5 +214,5 @@ fn back_to_back_exits_of_nested_activations() {
         assert_eq!(count(deep, &[a, b]), 0, "{a} then {b}");
     }
     // Five entries, fifteen paths and five exits.
-    assert_eq!(run.profile.kbl.as_ref().unwrap().stream_items.0, 5 + 15 + 5);
+    assert_eq!(run.profile.mode.kbl().unwrap().stream_items.0, 5 + 15 + 5);
 }

@@ -60,7 +60,7 @@ fn parse_line(line: &str) -> (String, Vec<u64>, u64) {
 
 /// The paths of `$odd`: entry, round, exit.
 fn odd_paths(odd: &FunctionProfile) -> [u64; 3] {
-    let by = |s: Endpoint, e: Endpoint| odd.paths.iter().find(|p| p.start == s && p.end == e).unwrap().id.0;
+    let by = |s: Endpoint, e: Endpoint| odd.paths().iter().find(|p| p.start == s && p.end == e).unwrap().id.0;
     let header = odd.blocks.iter().find(|b| b.loop_header).unwrap().id;
     let h = Endpoint::Block(header);
     [by(Endpoint::Entry, h), by(h, h), by(h, Endpoint::Exit)]
@@ -77,13 +77,13 @@ fn folded_stacks_of_a_loop_by_hand() {
         assert!(by_function.entry(f).or_default().insert(ids, count).is_none(), "one line per node: {line}");
     }
     // A function's lines add up to its root counts, the Ball–Larus path executions.
-    for f in saved.profile.functions.iter().filter(|f| f.kipf.is_some()) {
+    for f in saved.profile.functions.iter().filter(|f| f.kipf().is_some()) {
         let label = match &f.name {
             Some(n) => format!("{n} [{}]", f.index),
             None => format!("func[{}]", f.index),
         };
-        let roots: u64 = f.kipf.as_ref().unwrap().roots.iter().map(|r| r.count.0).sum();
-        let paths: u64 = f.paths.iter().map(|p| p.count.0).sum();
+        let roots: u64 = f.kipf().unwrap().roots.iter().map(|r| r.count.0).sum();
+        let paths: u64 = f.paths().iter().map(|p| p.count.0).sum();
         let lines: u64 = by_function.get(&label).map_or(0, |l| l.values().sum());
         assert_eq!((lines, roots), (paths, paths), "{label}");
     }
@@ -112,14 +112,14 @@ fn folded_stacks_of_a_loop_by_hand() {
     let work = function(&saved.profile, "work");
     let lines: BTreeMap<Vec<u64>, u64> =
         folded(&saved, &["--function", "work"]).lines().map(parse_line).map(|(_, ids, c)| (ids, c)).collect();
-    let paths: BTreeMap<Vec<u64>, u64> = work.paths.iter().map(|p| (vec![p.id.0], p.count.0)).collect();
+    let paths: BTreeMap<Vec<u64>, u64> = work.paths().iter().map(|p| (vec![p.id.0], p.count.0)).collect();
     assert_eq!(lines, paths);
 }
 
 #[test]
 fn forest_statistics_by_hand() {
     let saved = profile_of(KBL_LOOP, &["--mode", "kbl", "-k", "3"]);
-    let stats = |name: &str| function(&saved.profile, name).kipf.as_ref().unwrap().stats();
+    let stats = |name: &str| function(&saved.profile, name).kipf().unwrap().stats();
     // work: internal E, EV, V, VO, O, OV; leaves EVO, VOV, VOX, OVO (depth 3), OX (2), X (1).
     let work = stats("work");
     assert_eq!(work, KipfStats { nodes: 12, internal_nodes: 6, child_edges: 8, leaves: 6, leaf_depth_sum: 15 });
@@ -184,7 +184,7 @@ fn report_shows_the_hottest_sequences() {
     // Every path of the sequences, expanded to its blocks.
     let work = function(&saved.profile, "work");
     for id in [v, o] {
-        let p = work.paths.iter().find(|p| p.id.0 == id).unwrap();
+        let p = work.paths().iter().find(|p| p.id.0 == id).unwrap();
         let blocks: Vec<String> = p.blocks.iter().map(|b| format!("B{b}")).collect();
         let expansion = format!("path {id} [{}→{}]: {}", p.start, p.end, blocks.join(" "));
         assert!(section.lines().any(|l| l.trim() == expansion), "{expansion:?} in {text}");
@@ -213,8 +213,8 @@ fn report_shows_the_hottest_sequences() {
     );
 
     // Profiles of other modes report as before.
-    for mode in ["bl", "pep"] {
-        let other = profile_of(KBL_LOOP, &["--mode", mode, "--every", "1"]);
+    for mode in ["bl", "pep:every:1"] {
+        let other = profile_of(KBL_LOOP, &["--mode", mode]);
         let text = stdout_of(&pathprof_on(&other, &["report"]));
         assert!(!text.contains("k-iteration") && !text.contains("hottest sequences"), "{text}");
         let json: serde_json::Value =
@@ -297,7 +297,7 @@ fn deepest_forests_read_back() {
         }
         nodes.iter().map(|n| at_depth(&n.children, depth - 1)).sum()
     }
-    let roots = &work.kipf.as_ref().unwrap().roots;
+    let roots = &work.kipf().unwrap().roots;
     assert_eq!(at_depth(roots, 64), 139);
     assert_eq!(at_depth(roots, 65), 0);
     stdout_of(&pathprof_on(&saved, &["report", "--top", "3"]));

@@ -43,13 +43,13 @@ fn run_with(mode: &[&str], args: &[&str]) -> Run {
 fn every_path_end_sampled_is_the_exact_profile() {
     let exact = run(&[]);
     let sampled = run(&["--mode", "pep", "--every", "1"]);
-    assert_eq!(sampled.profile.mode, "pep");
-    let s = sampled.profile.sampling.as_ref().unwrap();
+    assert_eq!(sampled.profile.mode.name(), "pep");
+    let s = sampled.profile.mode.sampling().unwrap();
     assert_eq!((s.every, s.ticks), (Some(1), 0));
     assert_eq!(s.samples_taken, exact.profile.path_executions.0);
     for (a, b) in exact.profile.functions.iter().zip(&sampled.profile.functions) {
         assert_eq!(path_weights(a), path_weights(b), "{:?}", a.name);
-        assert_eq!(a.edges, b.edges);
+        assert_eq!(a.edges(), b.edges());
     }
     let acc = compare_functions(&exact.profile.functions, &sampled.profile.functions, HOT_THRESHOLD);
     assert_eq!((acc.paths, acc.relative_overlap), (1.0, 1.0));
@@ -63,7 +63,7 @@ fn sampled_profiles_converge_as_sampling_gets_denser() {
     for every in ["1009", "97", "13", "1"] {
         let sampled = run(&["--mode", "pep", "--every", every]);
         let n: u64 = every.parse().unwrap();
-        let taken = sampled.profile.sampling.as_ref().unwrap().samples_taken;
+        let taken = sampled.profile.mode.sampling().unwrap().samples_taken;
         // The n-th, 2n-th, … path ends.
         assert_eq!(taken, exact.profile.path_executions.0 / n);
         let acc = compare_functions(&exact.profile.functions, &sampled.profile.functions, HOT_THRESHOLD);
@@ -81,7 +81,7 @@ fn timer_sampling_takes_samples_of_the_hot_paths() {
     let exact = run_with(&["--invoke", "work"], &n);
     let sampled =
         run_with(&["--invoke", "work", "--mode", "pep", "--samples", "64", "--stride", "17", "--tick-ms", "0.2"], &n);
-    let s = sampled.profile.sampling.as_ref().unwrap();
+    let s = sampled.profile.mode.sampling().unwrap();
     assert_eq!((s.samples, s.stride, s.every), (64, 17, None));
     assert!(s.ticks > 0 && s.samples_taken > 0 && s.samples_taken <= 64 * s.ticks, "{s:?}");
     assert_eq!(s.samples_taken, sampled.profile.path_executions.0);

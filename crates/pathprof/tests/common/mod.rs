@@ -48,7 +48,7 @@ pub fn function<'a>(p: &'a Profile, name: &str) -> &'a FunctionProfile {
 
 /// Sum of the counts of `f`'s paths that satisfy `pred`.
 pub fn total(f: &FunctionProfile, pred: impl Fn(&pathprof_core::profile::PathCount) -> bool) -> u64 {
-    f.paths.iter().filter(|p| pred(p)).map(|p| p.count.0).sum()
+    f.paths().iter().filter(|p| pred(p)).map(|p| p.count.0).sum()
 }
 
 /// Path counts balance: at every loop header or cut block as many paths end as start, and as many
@@ -56,7 +56,7 @@ pub fn total(f: &FunctionProfile, pred: impl Fn(&pathprof_core::profile::PathCou
 /// current paths were never counted.
 pub fn check_balance(p: &Profile) {
     let open = p.open_activations_at_exit;
-    for f in p.functions.iter().filter(|f| f.instrumented) {
+    for f in p.functions.iter().filter(|f| f.is_instrumented()) {
         let starts_entry = total(f, |x| x.start == Endpoint::Entry);
         let ends_exit = total(f, |x| x.end == Endpoint::Exit);
         assert!(
@@ -65,7 +65,7 @@ pub fn check_balance(p: &Profile) {
             f.name
         );
         let mut points: Vec<u32> = f
-            .paths
+            .paths()
             .iter()
             .flat_map(|x| [x.start, x.end])
             .filter_map(|e| match e {
@@ -84,15 +84,15 @@ pub fn check_balance(p: &Profile) {
                 f.name
             );
             let info = &f.blocks[b as usize];
-            assert!(info.loop_header || f.cut_blocks.contains(&b), "paths end only at headers and cut blocks");
+            assert!(info.loop_header || f.cut_blocks().contains(&b), "paths end only at headers and cut blocks");
         }
         // Every path is made of the function's blocks, and IDs are below the path count.
-        for x in &f.paths {
-            assert!(x.id.0 < f.num_paths.0);
+        for x in f.paths() {
+            assert!(x.id.0 < f.num_paths());
             assert!(x.blocks.iter().all(|&b| (b as usize) < f.blocks.len()));
         }
     }
-    let sum: u64 = p.functions.iter().flat_map(|f| &f.paths).map(|x| x.count.0).sum();
+    let sum: u64 = p.functions.iter().flat_map(|f| f.paths()).map(|x| x.count.0).sum();
     assert_eq!(sum, p.path_executions.0);
 }
 
@@ -138,7 +138,7 @@ pub fn expected(wasm: &Path, stream: &str) -> Option<PathBuf> {
 
 /// The one path of `f` that satisfies `pred`.
 pub fn path_id(f: &FunctionProfile, pred: impl Fn(&pathprof_core::profile::PathCount) -> bool) -> u64 {
-    let ids: Vec<u64> = f.paths.iter().filter(|p| pred(p)).map(|p| p.id.0).collect();
+    let ids: Vec<u64> = f.paths().iter().filter(|p| pred(p)).map(|p| p.id.0).collect();
     assert_eq!(ids.len(), 1, "{ids:?}");
     ids[0]
 }
@@ -150,13 +150,13 @@ pub fn kbl_loop_work_paths(work: &FunctionProfile) -> [u64; 4] {
     let entry = path_id(work, |p| p.start == Endpoint::Entry);
     let exit = path_id(work, |p| p.end == Endpoint::Exit);
     let rounds: Vec<u64> = work
-        .paths
+        .paths()
         .iter()
         .filter(|p| p.start == Endpoint::Block(header) && p.end == Endpoint::Block(header))
         .map(|p| p.id.0)
         .collect();
     assert_eq!(rounds.len(), 2);
-    let kipf = work.kipf.as_ref().unwrap();
+    let kipf = work.kipf().unwrap();
     let after_entry = kipf.roots.iter().find(|r| r.path.0 == entry).unwrap().children[0].path.0;
     let even = *rounds.iter().find(|&&r| r == after_entry).expect("entry then even");
     let odd = *rounds.iter().find(|&&r| r != even).unwrap();

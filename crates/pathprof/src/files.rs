@@ -1,6 +1,6 @@
-//! Reading and writing profile files: never a half-written file.
+//! Reading modules and profiles, and writing files: never a half-written file.
 
-use anyhow::{Context, Result};
+use anyhow::{anyhow, Context, Result};
 use pathprof_core::profile::Profile;
 use sha2::{Digest, Sha256};
 use std::io::Write;
@@ -20,11 +20,27 @@ pub fn write_atomically(path: &Path, data: &[u8]) -> Result<()> {
 }
 
 /// Reads and checks a profile.
-pub fn read(path: &Path) -> Result<Profile> {
+pub fn read_profile(path: &Path) -> Result<Profile> {
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     Profile::from_json(&text).with_context(|| format!("cannot read {}", path.display()))
 }
 
+/// Reads a module in the binary format, or in the text format (`.wat`).
+pub fn read_module(path: &Path) -> Result<Vec<u8>> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if bytes.starts_with(b"\0asm") || !bytes.iter().take(64).all(|b| b.is_ascii()) {
+        return Ok(bytes);
+    }
+    wat::parse_bytes(&bytes).map(|b| b.into_owned()).map_err(|e| {
+        anyhow!(
+            "{}: not a WebAssembly module (text format error: {})",
+            path.display(),
+            e.to_string().lines().next().unwrap_or("")
+        )
+    })
+}
+
+/// The SHA-256 digest of `bytes`, in hex.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -1,0 +1,387 @@
+//! The JSON form of a profile (docs/profile-format.md, version 1).
+//!
+//! The typed model is written through borrowed views that lay out the documented fields, and read
+//! through plain records of those fields, which are then checked: a profile whose fields contradict
+//! one another (a `pep` profile without its `sampling` object, a skipped function with paths) is
+//! refused rather than read into a state the model does not admit.
+
+use super::*;
+
+/// Value of the `format` field.
+pub const FORMAT: &str = "pathprof-profile";
+/// Value of the `version` field.
+pub const VERSION: u32 = 1;
+
+/// Why a profile file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("not a pathprof profile")]
+    Json(#[from] serde_json::Error),
+    #[error("not a pathprof profile (format is {0:?})")]
+    Format(String),
+    #[error("profile version {0} is not supported (this pathprof reads version {VERSION})")]
+    Version(u32),
+    #[error("not a pathprof profile (nested more than {MAX_DEPTH} levels deep)")]
+    TooDeep,
+}
+
+/// Deepest nesting of arrays and objects read: a k-IPF of k = 64 nests about 135 levels deep, and
+/// JSON's own recursion limit of 128 would refuse it.
+const MAX_DEPTH: usize = 256;
+
+/// The deepest nesting of arrays and objects in `text`, strings skipped.
+fn nesting_depth(text: &str) -> usize {
+    let (mut depth, mut max, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for b in text.bytes() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
+impl Profile {
+    /// Parses and checks a profile.
+    pub fn from_json(text: &str) -> Result<Profile, ReadError> {
+        if nesting_depth(text) > MAX_DEPTH {
+            return Err(ReadError::TooDeep);
+        }
+        let mut de = serde_json::Deserializer::from_str(text);
+        de.disable_recursion_limit();
+        let value = serde_json::Value::deserialize(&mut de)?;
+        de.end()?;
+        match value.get("format").and_then(|f| f.as_str()) {
+            Some(FORMAT) => {}
+            other => return Err(ReadError::Format(other.unwrap_or("missing").to_string())),
+        }
+        match value.get("version").and_then(|v| v.as_u64()) {
+            Some(v) if v == VERSION as u64 => {}
+            other => return Err(ReadError::Version(other.unwrap_or(0) as u32)),
+        }
+        Ok(serde_json::from_value(value)?)
+    }
+
+    pub fn to_json(&self) -> String {
+        // k-iteration path forests can have millions of nodes: such profiles are written compact.
+        if self.functions.iter().any(|f| f.kipf().is_some()) {
+            serde_json::to_string(self).expect("profiles always serialize")
+        } else {
+            serde_json::to_string_pretty(self).expect("profiles always serialize")
+        }
+    }
+}
+
+/// The fields of a profile, as written.
+#[derive(Serialize)]
+struct ProfileOut<'a> {
+    format: &'static str,
+    version: u32,
+    module: &'a ModuleInfo,
+    mode: &'static str,
+    args: &'a [String],
+    wall_seconds: f64,
+    bench_region_seconds: Option<f64>,
+    instrumentation_seconds: Option<f64>,
+    exit_code: i32,
+    trap: Option<&'a str>,
+    open_activations_at_exit: u64,
+    path_executions: U64,
+    sampling: Option<&'a SamplingInfo>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kbl: Option<&'a KblInfo>,
+    functions: &'a [FunctionProfile],
+}
+
+impl Serialize for Profile {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        ProfileOut {
+            format: FORMAT,
+            version: VERSION,
+            module: &self.module,
+            mode: self.mode.name(),
+            args: &self.args,
+            wall_seconds: self.wall_seconds,
+            bench_region_seconds: self.bench_region_seconds,
+            instrumentation_seconds: self.instrumentation_seconds,
+            exit_code: self.exit_code,
+            trap: self.trap.as_deref(),
+            open_activations_at_exit: self.open_activations_at_exit,
+            path_executions: self.path_executions,
+            sampling: self.mode.sampling(),
+            kbl: self.mode.kbl(),
+            functions: &self.functions,
+        }
+        .serialize(s)
+    }
+}
+
+/// The fields of a profile, as read (`format` and `version` are checked before).
+#[derive(Deserialize)]
+struct ProfileIn {
+    module: ModuleInfo,
+    mode: String,
+    args: Vec<String>,
+    wall_seconds: f64,
+    bench_region_seconds: Option<f64>,
+    instrumentation_seconds: Option<f64>,
+    exit_code: i32,
+    trap: Option<String>,
+    open_activations_at_exit: u64,
+    path_executions: U64,
+    #[serde(default)]
+    sampling: Option<SamplingInfo>,
+    #[serde(default)]
+    kbl: Option<KblInfo>,
+    functions: Vec<FunctionProfile>,
+}
+
+impl<'de> Deserialize<'de> for Profile {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let p = ProfileIn::deserialize(d)?;
+        let mode = match (p.mode.as_str(), p.sampling, p.kbl) {
+            ("none", None, None) => ProfileMode::None,
+            ("bl", None, None) => ProfileMode::Bl,
+            ("pep", Some(s), None) => ProfileMode::Pep(s),
+            ("kbl", None, Some(k)) => ProfileMode::Kbl(k),
+            ("pep", None, _) => return Err(serde::de::Error::custom("a pep profile needs its `sampling` object")),
+            ("kbl", _, None) => return Err(serde::de::Error::custom("a kbl profile needs its `kbl` object")),
+            (m @ ("none" | "bl" | "pep" | "kbl"), _, _) => {
+                return Err(serde::de::Error::custom(format!("a {m} profile has another mode's `sampling` or `kbl`")))
+            }
+            (other, _, _) => return Err(serde::de::Error::custom(format!("unknown mode {other:?}"))),
+        };
+        Ok(Profile {
+            module: p.module,
+            mode,
+            args: p.args,
+            wall_seconds: p.wall_seconds,
+            bench_region_seconds: p.bench_region_seconds,
+            instrumentation_seconds: p.instrumentation_seconds,
+            exit_code: p.exit_code,
+            trap: p.trap,
+            open_activations_at_exit: p.open_activations_at_exit,
+            path_executions: p.path_executions,
+            functions: p.functions,
+        })
+    }
+}
+
+/// The fields of a function, as written: a skipped function has no paths, no counters and a
+/// reason.
+#[derive(Serialize)]
+struct FunctionOut<'a> {
+    index: u32,
+    name: Option<&'a str>,
+    instrumented: bool,
+    skip_reason: Option<&'a str>,
+    num_paths: U64,
+    counters: Option<CounterKind>,
+    cut_blocks: &'a [u32],
+    blocks: &'a [BlockInfo],
+    paths: &'a [PathCount],
+    edges: &'a [EdgeCount],
+    increments: u32,
+    increments_executed: U64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kipf: Option<&'a KipfProfile>,
+}
+
+impl Serialize for FunctionProfile {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let p = self.profiled();
+        FunctionOut {
+            index: self.index,
+            name: self.name.as_deref(),
+            instrumented: p.is_some(),
+            skip_reason: self.skip_reason(),
+            num_paths: U64(self.num_paths()),
+            counters: p.map(|p| p.counters),
+            cut_blocks: self.cut_blocks(),
+            blocks: &self.blocks,
+            paths: self.paths(),
+            edges: self.edges(),
+            increments: p.map_or(0, |p| p.increments),
+            increments_executed: p.map_or(U64(0), |p| p.increments_executed),
+            kipf: self.kipf(),
+        }
+        .serialize(s)
+    }
+}
+
+/// The fields of a function, as read.
+#[derive(Deserialize)]
+struct FunctionIn {
+    index: u32,
+    name: Option<String>,
+    instrumented: bool,
+    skip_reason: Option<String>,
+    #[serde(default)]
+    num_paths: U64,
+    counters: Option<CounterKind>,
+    #[serde(default)]
+    cut_blocks: Vec<u32>,
+    #[serde(default)]
+    blocks: Vec<BlockInfo>,
+    #[serde(default)]
+    paths: Vec<PathCount>,
+    #[serde(default)]
+    edges: Vec<EdgeCount>,
+    #[serde(default)]
+    increments: u32,
+    #[serde(default)]
+    increments_executed: U64,
+    #[serde(default)]
+    kipf: Option<KipfProfile>,
+}
+
+impl<'de> Deserialize<'de> for FunctionProfile {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let f = FunctionIn::deserialize(d)?;
+        let state = if f.instrumented {
+            let counters = f
+                .counters
+                .ok_or_else(|| D::Error::custom(format!("instrumented function {} has no `counters`", f.index)))?;
+            FunctionState::Instrumented(PathProfile {
+                num_paths: f.num_paths,
+                counters,
+                cut_blocks: f.cut_blocks,
+                paths: f.paths,
+                edges: f.edges,
+                increments: f.increments,
+                increments_executed: f.increments_executed,
+                kipf: f.kipf,
+            })
+        } else {
+            if !f.paths.is_empty() || f.kipf.is_some() {
+                return Err(D::Error::custom(format!("function {} is not instrumented but has paths", f.index)));
+            }
+            FunctionState::Skipped { reason: f.skip_reason.unwrap_or_else(|| "no reason given".to_string()) }
+        };
+        Ok(FunctionProfile { index: f.index, name: f.name, blocks: f.blocks, state })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nesting_depth_skips_strings() {
+        assert_eq!(nesting_depth(r#"{"a": [1, {"b": "]]}}[[\"["}]}"#), 3);
+        assert_eq!(nesting_depth("[]"), 1);
+        let deep = "[".repeat(MAX_DEPTH + 1) + &"]".repeat(MAX_DEPTH + 1);
+        assert!(matches!(Profile::from_json(&deep), Err(ReadError::TooDeep)));
+    }
+
+    fn profile(mode: ProfileMode, functions: Vec<FunctionProfile>) -> Profile {
+        Profile {
+            module: ModuleInfo { path: "m.wasm".into(), sha256: "00".into(), size: 8, code_section_size: 0 },
+            mode,
+            args: vec!["m.wasm".into()],
+            wall_seconds: 0.5,
+            bench_region_seconds: None,
+            instrumentation_seconds: Some(0.1),
+            exit_code: 0,
+            trap: None,
+            open_activations_at_exit: 0,
+            path_executions: U64(3),
+            functions,
+        }
+    }
+
+    fn instrumented(index: u32, counters: CounterKind) -> FunctionProfile {
+        FunctionProfile {
+            index,
+            name: Some("f".into()),
+            blocks: vec![BlockInfo { id: 0, offset: 10, end: 12, line: None, loop_header: false }],
+            state: FunctionState::Instrumented(PathProfile {
+                num_paths: U64(1),
+                counters,
+                cut_blocks: vec![],
+                paths: vec![PathCount {
+                    id: U64(0),
+                    count: U64(3),
+                    start: Endpoint::Entry,
+                    end: Endpoint::Exit,
+                    blocks: vec![0],
+                    branches: 0,
+                }],
+                edges: vec![EdgeCount { from: 0, to: Endpoint::Exit, count: U64(3) }],
+                increments: 0,
+                increments_executed: U64(0),
+                kipf: None,
+            }),
+        }
+    }
+
+    fn skipped(index: u32) -> FunctionProfile {
+        FunctionProfile {
+            index,
+            name: None,
+            blocks: vec![],
+            state: FunctionState::Skipped { reason: "uses exception handling".into() },
+        }
+    }
+
+    #[test]
+    fn every_mode_and_function_state_reads_back() {
+        let sampling = SamplingInfo { samples: 64, stride: 17, every: None, tick_ms: 0.25, ticks: 9, samples_taken: 3 };
+        let kbl = KblInfo {
+            k: 4,
+            stream_items: U64(5),
+            ksf_nodes: U64(2),
+            ksf_node_bytes: 16,
+            sibling_scans: U64(1),
+            max_nodes: None,
+            dropped: U64(0),
+        };
+        for (mode, counters) in [
+            (ProfileMode::Bl, CounterKind::Array),
+            (ProfileMode::Bl, CounterKind::Hash),
+            (ProfileMode::Pep(sampling), CounterKind::Sampled),
+            (ProfileMode::Kbl(kbl), CounterKind::Stream),
+        ] {
+            let p = profile(mode, vec![skipped(1), instrumented(2, counters)]);
+            let text = p.to_json();
+            assert_eq!(Profile::from_json(&text).unwrap(), p, "{text}");
+        }
+        let none = profile(ProfileMode::None, vec![]);
+        assert_eq!(Profile::from_json(&none.to_json()).unwrap(), none);
+    }
+
+    #[test]
+    fn contradictory_profiles_are_refused() {
+        let text = profile(ProfileMode::Bl, vec![instrumented(2, CounterKind::Array)]).to_json();
+        let edit = |from: &str, to: &str| {
+            assert!(text.contains(from), "{from} in {text}");
+            Profile::from_json(&text.replacen(from, to, 1)).unwrap_err().to_string()
+        };
+        assert!(edit("\"mode\": \"bl\"", "\"mode\": \"pep\"").contains("not a pathprof profile"));
+        assert!(edit("\"mode\": \"bl\"", "\"mode\": \"fast\"").contains("not a pathprof profile"));
+        assert!(edit("\"instrumented\": true", "\"instrumented\": false").contains("not a pathprof profile"));
+        assert!(edit("\"counters\": \"array\"", "\"counters\": null").contains("not a pathprof profile"));
+        assert!(edit("\"counters\": \"array\"", "\"counters\": \"tally\"").contains("not a pathprof profile"));
+        // The counter kinds are spelt as documented.
+        for kind in CounterKind::ALL {
+            let json = serde_json::to_string(&kind).unwrap();
+            assert_eq!(json, format!("\"{}\"", kind.name()));
+            assert!(include_str!("../../../../docs/profile-format.md").contains(&format!("`{json}`")), "{json}");
+        }
+    }
+}

@@ -1,0 +1,372 @@
+//! The profile data model, versioned and documented in docs/profile-format.md.
+//!
+//! A [`Profile`] is what one run of a program gives: the module, how it was profiled
+//! ([`ProfileMode`], with what the mode measured besides paths), the run's ending, and one
+//! [`FunctionProfile`] per defined function, either with its path profile
+//! ([`FunctionState::Instrumented`]) or with the reason it was left as it was
+//! ([`FunctionState::Skipped`]). The types admit only consistent profiles; their JSON form
+//! ([`json`](self::json)) is read back into them or refused.
+
+mod json;
+mod kipf;
+
+pub use json::{ReadError, FORMAT, VERSION};
+pub use kipf::{KipfNodeProfile, KipfProfile, KipfStats};
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
+
+/// An unsigned 64-bit integer written as a JSON number up to 2^53 and as a decimal string beyond, so
+/// that readers in any language stay exact.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct U64(pub u64);
+
+const MAX_SAFE: u64 = (1 << 53) - 1;
+
+impl Serialize for U64 {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.0 <= MAX_SAFE {
+            s.serialize_u64(self.0)
+        } else {
+            s.serialize_str(&self.0.to_string())
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for U64 {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = U64;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an unsigned integer or a decimal string")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<U64, E> {
+                Ok(U64(v))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<U64, E> {
+                u64::try_from(v).map(U64).map_err(|_| E::custom("negative value"))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<U64, E> {
+                v.parse().map(U64).map_err(|_| E::custom(format!("not a decimal u64: {v:?}")))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl fmt::Display for U64 {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// Where a path starts (`"entry"` or a block id) or ends (`"exit"` or a block id).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Endpoint {
+    Entry,
+    Exit,
+    Block(u32),
+}
+
+impl Serialize for Endpoint {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Endpoint::Entry => s.serialize_str("entry"),
+            Endpoint::Exit => s.serialize_str("exit"),
+            Endpoint::Block(b) => s.serialize_u32(*b),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Endpoint {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Num(u32),
+            Str(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Num(b) => Ok(Endpoint::Block(b)),
+            Raw::Str(s) if s == "entry" => Ok(Endpoint::Entry),
+            Raw::Str(s) if s == "exit" => Ok(Endpoint::Exit),
+            Raw::Str(s) => Err(serde::de::Error::custom(format!("bad path endpoint {s:?}"))),
+        }
+    }
+}
+
+impl fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            Endpoint::Entry => f.write_str("entry"),
+            Endpoint::Exit => f.write_str("exit"),
+            Endpoint::Block(b) => write!(f, "B{b}"),
+        }
+    }
+}
+
+/// The profiled module.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModuleInfo {
+    pub path: String,
+    pub sha256: String,
+    pub size: u64,
+    pub code_section_size: u64,
+}
+
+/// A whole profile: one run of one module.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Profile {
+    pub module: ModuleInfo,
+    /// How the run was profiled, with what the mode measured besides the paths.
+    pub mode: ProfileMode,
+    pub args: Vec<String>,
+    pub wall_seconds: f64,
+    pub bench_region_seconds: Option<f64>,
+    pub instrumentation_seconds: Option<f64>,
+    pub exit_code: i32,
+    /// The trap message when the program trapped.
+    pub trap: Option<String>,
+    pub open_activations_at_exit: u64,
+    /// Sum of all path counts.
+    pub path_executions: U64,
+    pub functions: Vec<FunctionProfile>,
+}
+
+/// How a run was profiled: one variant per profiling mode, each with the facts of its own.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ProfileMode {
+    /// Uninstrumented: no paths.
+    None,
+    /// Exact Ball–Larus path counts [BL96].
+    Bl,
+    /// Sampled paths (PEP [PEP05]): counts are numbers of samples.
+    Pep(SamplingInfo),
+    /// Exact Ball–Larus counts and k-iteration path forests (k-BLPP [KBL13]).
+    Kbl(KblInfo),
+}
+
+impl ProfileMode {
+    /// The mode's name in the profile's `mode` field.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ProfileMode::None => "none",
+            ProfileMode::Bl => "bl",
+            ProfileMode::Pep(_) => "pep",
+            ProfileMode::Kbl(_) => "kbl",
+        }
+    }
+
+    pub fn sampling(&self) -> Option<&SamplingInfo> {
+        match self {
+            ProfileMode::Pep(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn kbl(&self) -> Option<&KblInfo> {
+        match self {
+            ProfileMode::Kbl(k) => Some(k),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ProfileMode {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How the k-iteration path forests of a `kbl` profile were built [KBL13 §2.2, §4].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KblInfo {
+    pub k: usize,
+    /// Items of the path stream: path IDs, activation entries and activation exits.
+    pub stream_items: U64,
+    /// Nodes of the k-slab forest the k-IPFs were made from, and the bytes each takes.
+    pub ksf_nodes: U64,
+    pub ksf_node_bytes: u32,
+    /// Nodes visited looking up children in the k-SF (sibling scans), over all path IDs.
+    pub sibling_scans: U64,
+    /// The bound on k-SF nodes (`--max-nodes`), when one was set.
+    pub max_nodes: Option<U64>,
+    /// Path IDs the bound kept out of the forest. Zero means every count is exact; otherwise the
+    /// roots (the Ball–Larus counts) stay exact and every other count is a lower bound, below the
+    /// true count by at most `dropped`.
+    pub dropped: U64,
+}
+
+/// How a sampled profile was taken [PEP05 §3.3].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SamplingInfo {
+    /// Consecutive samples per timer tick.
+    pub samples: u32,
+    /// Path ends skipped after a tick rotate through `1..=stride`.
+    pub stride: u32,
+    /// Deterministic sampling of every `every`-th path end (no timer), when set.
+    pub every: Option<u64>,
+    pub tick_ms: f64,
+    pub ticks: u64,
+    /// Samples taken: the sum of all path counts.
+    pub samples_taken: u64,
+}
+
+/// One defined function of the module (imports are not listed).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FunctionProfile {
+    /// Index in the module's function index space (imports included).
+    pub index: u32,
+    pub name: Option<String>,
+    /// The basic blocks, when the function's body could be read into a CFG.
+    pub blocks: Vec<BlockInfo>,
+    pub state: FunctionState,
+}
+
+/// Whether a function was profiled.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FunctionState {
+    /// Instrumented: its paths and what they tell.
+    Instrumented(PathProfile),
+    /// Left as it was, for this reason (e.g. `"uses exception handling"`).
+    Skipped { reason: String },
+}
+
+/// Where the paths of an instrumented function were recorded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CounterKind {
+    /// A dense array of `u64` counters in the profiler's memory, indexed by path ID.
+    Array,
+    /// An exact hash table on the host, for functions with too many paths for an array.
+    Hash,
+    /// Sampled path ends (mode `pep`).
+    Sampled,
+    /// The k-BLPP stream of path IDs (mode `kbl`).
+    Stream,
+}
+
+impl CounterKind {
+    /// Every kind, as docs/profile-format.md lists them.
+    pub const ALL: [CounterKind; 4] =
+        [CounterKind::Array, CounterKind::Hash, CounterKind::Sampled, CounterKind::Stream];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CounterKind::Array => "array",
+            CounterKind::Hash => "hash",
+            CounterKind::Sampled => "sampled",
+            CounterKind::Stream => "stream",
+        }
+    }
+}
+
+/// The path profile of one instrumented function.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PathProfile {
+    /// Number of Ball–Larus paths (IDs are `0 .. num_paths`).
+    pub num_paths: U64,
+    pub counters: CounterKind,
+    /// Blocks cut to keep path IDs within 64 bits (paths start and end there as at loop headers).
+    pub cut_blocks: Vec<u32>,
+    /// Executed paths, by decreasing count.
+    pub paths: Vec<PathCount>,
+    /// Edge counts derived from the paths: for every edge some path took, the sum of their counts.
+    pub edges: Vec<EdgeCount>,
+    /// Edges that carry a path-register increment (chords with a non-zero increment).
+    pub increments: u32,
+    /// Increments executed by the counted paths: for every path, its count times the increments on it.
+    pub increments_executed: U64,
+    /// Mode `kbl`: the k-iteration path forest of the function [KBL13].
+    pub kipf: Option<KipfProfile>,
+}
+
+impl FunctionProfile {
+    /// The function's path profile, when it was instrumented.
+    pub fn profiled(&self) -> Option<&PathProfile> {
+        match &self.state {
+            FunctionState::Instrumented(p) => Some(p),
+            FunctionState::Skipped { .. } => None,
+        }
+    }
+
+    pub fn profiled_mut(&mut self) -> Option<&mut PathProfile> {
+        match &mut self.state {
+            FunctionState::Instrumented(p) => Some(p),
+            FunctionState::Skipped { .. } => None,
+        }
+    }
+
+    pub fn is_instrumented(&self) -> bool {
+        self.profiled().is_some()
+    }
+
+    /// Why the function was not instrumented, when it was not.
+    pub fn skip_reason(&self) -> Option<&str> {
+        match &self.state {
+            FunctionState::Skipped { reason } => Some(reason),
+            FunctionState::Instrumented(_) => None,
+        }
+    }
+
+    /// The executed paths, by decreasing count (none for a skipped function).
+    pub fn paths(&self) -> &[PathCount] {
+        self.profiled().map_or(&[], |p| &p.paths)
+    }
+
+    /// The derived edge counts (none for a skipped function).
+    pub fn edges(&self) -> &[EdgeCount] {
+        self.profiled().map_or(&[], |p| &p.edges)
+    }
+
+    /// The blocks cut to keep path IDs within 64 bits.
+    pub fn cut_blocks(&self) -> &[u32] {
+        self.profiled().map_or(&[], |p| &p.cut_blocks)
+    }
+
+    /// The number of Ball–Larus paths (0 for a skipped function).
+    pub fn num_paths(&self) -> u64 {
+        self.profiled().map_or(0, |p| p.num_paths.0)
+    }
+
+    /// Mode `kbl`: the function's k-iteration path forest.
+    pub fn kipf(&self) -> Option<&KipfProfile> {
+        self.profiled()?.kipf.as_ref()
+    }
+}
+
+/// How often an edge was taken, as derived from path counts.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EdgeCount {
+    pub from: u32,
+    /// A block id, or `"exit"`.
+    pub to: Endpoint,
+    pub count: U64,
+}
+
+/// A basic block of the original module.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockInfo {
+    pub id: u32,
+    /// Byte range `[offset, end)` of the block's instructions in the original module file.
+    pub offset: u64,
+    pub end: u64,
+    /// `file:line` from DWARF, when present.
+    pub line: Option<String>,
+    pub loop_header: bool,
+}
+
+/// An executed path and its count.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PathCount {
+    pub id: U64,
+    pub count: U64,
+    pub start: Endpoint,
+    pub end: Endpoint,
+    pub blocks: Vec<u32>,
+    /// Number of branches (blocks with several successors) the path goes through: its branch flow
+    /// is `count × branches`.
+    #[serde(default)]
+    pub branches: u32,
+}

@@ -1,0 +1,70 @@
+//! The collector of exact counts (`bl`) [BL96]: functions with few paths count in arrays of the
+//! profiler's memory, read once the program has stopped; the others call
+//! [`HostImport::CountPath`] at every path end, which this collector counts in an exact hash table.
+
+use super::Collector;
+use anyhow::{bail, Result};
+use pathprof_wasm::abi::{HostImport, IMPORT_MODULE};
+use pathprof_wasm::map::{ArrayCounters, RawCounts, SinkLayout};
+use pathprof_wasm::ProfileMap;
+use std::collections::HashMap;
+use wasmtime::{Caller, Linker};
+
+/// Exact path counts of one run.
+pub struct CountCollector {
+    arrays: Vec<ArrayCounters>,
+    /// Counts of the hash-counted functions, by `(function, path ID)`.
+    hash: HashMap<(u32, u64), u64>,
+}
+
+/// What a run counted.
+#[derive(Debug)]
+pub struct Counted {
+    /// Path counts by function.
+    pub counts: RawCounts,
+    /// Entries of the host's hash table.
+    pub hash_entries: usize,
+}
+
+impl CountCollector {
+    /// The collector of a module instrumented with exact counts.
+    pub fn new(map: &ProfileMap) -> Result<CountCollector> {
+        if !matches!(map.sink, SinkLayout::Count { .. }) {
+            bail!("this module was not instrumented to count its paths exactly");
+        }
+        Ok(CountCollector { arrays: map.arrays(), hash: HashMap::new() })
+    }
+
+    /// The counts so far: the arrays in `memory` and the host's table.
+    pub fn counts(&self, memory: Option<&[u8]>) -> RawCounts {
+        let mut counts = RawCounts::new();
+        if let Some(memory) = memory {
+            for a in &self.arrays {
+                a.read(memory, &mut counts);
+            }
+        }
+        for (&(func, id), &c) in &self.hash {
+            counts.entry(func).or_default().push((id, c));
+        }
+        counts
+    }
+}
+
+impl Collector for CountCollector {
+    type Output = Counted;
+
+    fn link<T: 'static>(linker: &mut Linker<T>, get: fn(&mut T) -> &mut Self) -> Result<()> {
+        linker.func_wrap(
+            IMPORT_MODULE,
+            HostImport::CountPath.name(),
+            move |mut caller: Caller<'_, T>, func: i32, id: i64| {
+                *get(caller.data_mut()).hash.entry((func as u32, id as u64)).or_insert(0) += 1;
+            },
+        )?;
+        Ok(())
+    }
+
+    fn finish(&mut self, memory: Option<&mut [u8]>) -> Result<Counted> {
+        Ok(Counted { counts: self.counts(memory.as_deref()), hash_entries: self.hash.len() })
+    }
+}

@@ -1,0 +1,59 @@
+//! Collectors: the host's side of each way of recording path ends.
+//!
+//! A profiling mode's instrumented module records its paths through the sink the instrumenter gave
+//! it (`pathprof_wasm::instrument::sink`); its collector is the other end of the same ABI
+//! (`pathprof_wasm::abi`): it defines the host imports the module calls, starts the threads that
+//! work beside the program, and, once the program has stopped — returned, trapped or called
+//! `proc_exit` — reads what the profiler's memory holds. One file per collector:
+//!
+//! * [`count`] — exact counts (`bl`): arrays in the profiler's memory and the host's hash table;
+//! * [`sample`] — sampled path ends (`pep`) [PEP05 §3.3]: a timer thread and a sample buffer, or
+//!   every N-th path end passed to the host;
+//! * [`stream`] — the k-BLPP stream (`kbl`) [KBL13 §3], folded into a k-slab forest by a second
+//!   thread while the program runs.
+//!
+//! A collector lives in the data of the store that runs the program, reached through an accessor
+//! as WASI's context is (`get`), so that any embedding — the runtime's [`run_module`](crate::run_module)
+//! or a test's own store — runs a module with the real host.
+
+pub mod count;
+pub mod sample;
+pub mod stream;
+
+use anyhow::Result;
+use wasmtime::Linker;
+
+/// The host's side of one way of recording path ends.
+pub trait Collector: Send + Sized + 'static {
+    /// What the collector gives once the program has stopped.
+    type Output;
+
+    /// Defines the host imports that modules of this collector's sink call; `get` reaches the
+    /// collector inside the store's data.
+    fn link<T: 'static>(linker: &mut Linker<T>, get: fn(&mut T) -> &mut Self) -> Result<()>;
+
+    /// The instance is ready (its start function has run) and its entry point is about to be called:
+    /// `memory` is its profiler memory, when it has one.
+    fn start(&mut self, _memory: Option<&mut [u8]>) -> Result<()> {
+        Ok(())
+    }
+
+    /// The program has stopped: stops the collector's threads and reads what the profiler's memory
+    /// holds (after a trap too: the memory keeps what the probes stored).
+    fn finish(&mut self, memory: Option<&mut [u8]>) -> Result<Self::Output>;
+}
+
+/// The collector of an uninstrumented run: nothing to link, nothing to collect.
+pub struct NoCollector;
+
+impl Collector for NoCollector {
+    type Output = ();
+
+    fn link<T: 'static>(_: &mut Linker<T>, _: fn(&mut T) -> &mut Self) -> Result<()> {
+        Ok(())
+    }
+
+    fn finish(&mut self, _: Option<&mut [u8]>) -> Result<()> {
+        Ok(())
+    }
+}

@@ -1,0 +1,275 @@
+//! The collector of the k-BLPP stream (`kbl`) [KBL13 §3], with the k-slab forest built on a second
+//! core ("exploiting multiple cores").
+//!
+//! A full stream buffer in the profiler's memory calls [`HostImport::FlushStream`], which copies it
+//! into one of two host buffers and hands it to the consumer thread; the consumer folds the items
+//! into per-activation k-SF cursors ([`pathprof_core::kpath`]) while the program runs on and fills
+//! the other. When both are in flight, the program waits for one: no item is ever lost. Once the
+//! program has stopped, the items still in the buffer (and a pending repetition) are folded too,
+//! and the forest is converted to the k-IPF, whose roots are the Ball–Larus counts of the streamed
+//! functions; the functions counted in arrays add theirs.
+
+use super::Collector;
+use anyhow::{anyhow, bail, Result};
+use pathprof_core::kpath::{Activations, Kipf, Options};
+use pathprof_wasm::abi::{HostImport, StreamItem, StreamLayout, IMPORT_MODULE};
+use pathprof_wasm::map::{ArrayCounters, RawCounts, SinkLayout};
+use pathprof_wasm::ProfileMap;
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::thread::JoinHandle;
+use wasmtime::{Caller, Linker};
+
+/// How the k-slab forest is built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ForestSettings {
+    /// Longest k-iteration paths (at least 1).
+    pub k: usize,
+    /// Most k-SF nodes (see `pathprof_core::kpath` on bounded memory).
+    pub max_nodes: Option<usize>,
+}
+
+/// Facts of a run's k-slab forest.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct KsfFacts {
+    pub stream_items: u64,
+    pub nodes: usize,
+    pub sibling_scans: u64,
+    /// Path IDs kept out by [`ForestSettings::max_nodes`].
+    pub dropped: u64,
+}
+
+/// What a streamed run gave.
+#[derive(Debug)]
+pub struct Streamed {
+    /// Ball–Larus counts by function: the k-IPF's roots and the arrays.
+    pub counts: RawCounts,
+    /// The run's k-IPF (labels are `function << 32 | path ID`).
+    pub kipf: Kipf,
+    pub ksf: KsfFacts,
+    /// The first items of the stream, as many as [`StreamCollector::record`] asked for.
+    pub recorded: Vec<u64>,
+}
+
+/// Decodes a k-BLPP stream ([`StreamItem`]) into per-activation k-SFs.
+pub struct StreamFolder {
+    pub activations: Activations,
+    /// The last item, which a repeat item repeats.
+    last: StreamItem,
+}
+
+impl StreamFolder {
+    pub fn new(activations: Activations) -> Self {
+        StreamFolder { activations, last: StreamItem::Enter { function: 0 } }
+    }
+
+    /// Folds the next items of the stream.
+    pub fn fold(&mut self, items: &[u64]) {
+        for &item in items {
+            let item = StreamItem::decode(item);
+            match item {
+                StreamItem::Path { label } => self.activations.path(label),
+                StreamItem::Enter { .. } => self.activations.enter(),
+                StreamItem::ExitPath { label } => {
+                    self.activations.path(label);
+                    self.activations.exit();
+                }
+                StreamItem::Repeat(n) => {
+                    match self.last {
+                        StreamItem::Path { label } => self.activations.path_run(label, n),
+                        // Nested activations of one function may end with the same exit path in a row.
+                        StreamItem::ExitPath { label } => {
+                            for _ in 0..n {
+                                self.activations.path(label);
+                                self.activations.exit();
+                            }
+                        }
+                        // A run of entries is never written: each is counted apart.
+                        StreamItem::Enter { .. } | StreamItem::Repeat(_) => {
+                            for _ in 0..n {
+                                self.activations.enter();
+                            }
+                        }
+                    }
+                    continue;
+                }
+            }
+            self.last = item;
+        }
+    }
+}
+
+/// The stream of one run.
+pub struct StreamCollector {
+    layout: StreamLayout,
+    memory_export: Option<String>,
+    /// The instance's profiler memory, once the module has flushed its buffer.
+    memory: Option<wasmtime::Memory>,
+    arrays: Vec<ArrayCounters>,
+    full: Option<Sender<Vec<u64>>>,
+    free: Receiver<Vec<u64>>,
+    consumer: Option<JoinHandle<Activations>>,
+    /// The first `record` items of the stream, in order.
+    record: usize,
+    recorded: Vec<u64>,
+    /// Buffers handed to the consumer.
+    drains: u64,
+}
+
+impl StreamCollector {
+    /// The collector of a module instrumented to stream its paths; starts the consumer thread.
+    pub fn new(map: &ProfileMap, settings: ForestSettings) -> Result<StreamCollector> {
+        let SinkLayout::Stream(layout) = map.sink else {
+            bail!("this module was not instrumented to stream its paths");
+        };
+        let (full, full_rx) = channel::<Vec<u64>>();
+        let (free_tx, free) = channel();
+        for _ in 0..2 {
+            let _ = free_tx.send(Vec::with_capacity(layout.capacity as usize));
+        }
+        let options = Options { max_nodes: settings.max_nodes, ..Default::default() };
+        let k = settings.k.max(2);
+        let consumer = std::thread::spawn(move || {
+            let mut folder = StreamFolder::new(Activations::with_options(k, options));
+            for buffer in full_rx {
+                folder.fold(&buffer);
+                // The program may have finished and stopped taking buffers back.
+                let _ = free_tx.send(buffer);
+            }
+            folder.activations
+        });
+        Ok(StreamCollector {
+            layout,
+            memory_export: map.memory_export.clone(),
+            memory: None,
+            arrays: map.arrays(),
+            full: Some(full),
+            free,
+            consumer: Some(consumer),
+            record: 0,
+            recorded: Vec::new(),
+            drains: 0,
+        })
+    }
+
+    /// Keeps the first `n` items of the stream in order (in [`Streamed::recorded`]).
+    pub fn record(mut self, n: usize) -> StreamCollector {
+        self.record = n;
+        self
+    }
+
+    /// The items handed to the consumer so far, in order, as many as recorded.
+    pub fn recorded(&self) -> &[u64] {
+        &self.recorded
+    }
+
+    /// How many times the buffer was handed to the consumer.
+    pub fn drains(&self) -> u64 {
+        self.drains
+    }
+
+    /// Hands the items of the buffer to the consumer and empties the buffer; at the `end` of the run,
+    /// also the repetitions of the last item still pending.
+    pub fn drain(&mut self, data: &mut [u8], end: bool) -> Result<()> {
+        let word = |data: &[u8], at: u32| u64::from_le_bytes(data[at as usize..at as usize + 8].try_into().expect("8"));
+        let at = self.layout.index as usize;
+        let n = u32::from_le_bytes(data[at..at + 4].try_into().expect("4 bytes")).min(self.layout.capacity) as usize;
+        let run = if end { word(data, self.layout.run) } else { 0 };
+        if n == 0 && run == 0 {
+            return Ok(());
+        }
+        let lost = || anyhow!("the k-SF consumer thread stopped");
+        let mut buffer = self.free.recv().map_err(|_| lost())?;
+        buffer.clear();
+        let base = self.layout.buffer as usize;
+        buffer.extend(data[base..base + 8 * n].chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8"))));
+        if run > 0 {
+            buffer.push(StreamItem::Repeat(run).encode());
+            data[self.layout.run as usize..self.layout.run as usize + 8].fill(0);
+        }
+        data[at..at + 4].copy_from_slice(&0u32.to_le_bytes());
+        if self.recorded.len() < self.record {
+            let room = self.record - self.recorded.len();
+            self.recorded.extend(buffer.iter().take(room));
+        }
+        self.drains += 1;
+        self.full.as_ref().ok_or_else(lost)?.send(buffer).map_err(|_| lost())
+    }
+
+    /// Waits for the consumer to fold the last buffer.
+    fn join(&mut self) -> Result<Activations> {
+        drop(self.full.take());
+        let consumer = self.consumer.take().ok_or_else(|| anyhow!("the stream was already finished"))?;
+        consumer.join().map_err(|_| anyhow!("the k-SF consumer thread failed"))
+    }
+}
+
+impl Collector for StreamCollector {
+    type Output = Streamed;
+
+    fn link<T: 'static>(linker: &mut Linker<T>, get: fn(&mut T) -> &mut Self) -> Result<()> {
+        linker.func_wrap(
+            IMPORT_MODULE,
+            HostImport::FlushStream.name(),
+            move |mut caller: Caller<'_, T>| -> wasmtime::Result<()> {
+                // The start function may fill the buffer before instantiation hands out the instance:
+                // the memory is looked up by its export name at the first flush.
+                let memory = match get(caller.data_mut()).memory {
+                    Some(memory) => memory,
+                    None => {
+                        let export = get(caller.data_mut()).memory_export.clone();
+                        let memory = export.and_then(|e| caller.get_export(&e)).and_then(|e| e.into_memory());
+                        let Some(memory) = memory else {
+                            return Err(wasmtime::Error::msg(
+                                "the streaming module does not export its profiler memory",
+                            ));
+                        };
+                        get(caller.data_mut()).memory = Some(memory);
+                        memory
+                    }
+                };
+                let (data, host) = memory.data_and_store_mut(&mut caller);
+                get(host).drain(data, false).map_err(wasmtime::Error::from_anyhow)
+            },
+        )?;
+        Ok(())
+    }
+
+    fn finish(&mut self, memory: Option<&mut [u8]>) -> Result<Streamed> {
+        // The items still in the buffer, also after a trap.
+        let mut counts = RawCounts::new();
+        let drained = match memory {
+            Some(data) => {
+                let drained = self.drain(data, true);
+                for a in &self.arrays {
+                    a.read(data, &mut counts);
+                }
+                drained
+            }
+            None => Ok(()),
+        };
+        let activations = self.join()?;
+        drained?;
+        let forest = activations.forest();
+        let ksf = KsfFacts {
+            stream_items: activations.items(),
+            nodes: forest.len(),
+            sibling_scans: forest.sibling_scans(),
+            dropped: forest.dropped(),
+        };
+        let kipf = forest.to_kipf();
+        // The 1-IPF is the Ball–Larus profile.
+        for root in &kipf.roots {
+            counts.entry((root.path >> 32) as u32).or_default().push((root.path & 0xffff_ffff, root.count));
+        }
+        Ok(Streamed { counts, kipf, ksf, recorded: std::mem::take(&mut self.recorded) })
+    }
+}
+
+impl Drop for StreamCollector {
+    fn drop(&mut self) {
+        drop(self.full.take());
+        if let Some(consumer) = self.consumer.take() {
+            let _ = consumer.join();
+        }
+    }
+}

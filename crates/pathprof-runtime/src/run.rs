@@ -1,0 +1,224 @@
+//! Running a program: the engine, the program's WASI environment, the Sightglass `bench` imports,
+//! and the ending — returned, trapped or `proc_exit` — with the activations it left open. What the
+//! profiler records is its [collector](crate::collect)'s.
+
+use crate::collect::Collector;
+use crate::entry::{call_entry, NoEntry};
+use anyhow::{anyhow, bail, Result};
+use pathprof_wasm::ProfileMap;
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use wasmtime::{Caller, Config, Engine, Linker, Module, Store, WasmBacktrace};
+use wasmtime_wasi::p1::WasiP1Ctx;
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{I32Exit, WasiCtxBuilder};
+
+/// Most output kept when capturing a program's stdout or stderr.
+const CAPTURE_LIMIT: usize = 256 << 20;
+
+/// Exit status reported when the program traps (as a process killed by `SIGABRT` would).
+pub const TRAP_EXIT_CODE: i32 = 134;
+
+/// What the program may see and how it is started.
+#[derive(Clone, Debug, Default)]
+pub struct RunConfig {
+    /// `(host directory, guest path)` pre-opened for the program.
+    pub dirs: Vec<(PathBuf, String)>,
+    pub env: Vec<(String, String)>,
+    /// `argv`, including the program name.
+    pub args: Vec<String>,
+    /// Exported function to call instead of `_start`; its arguments are `args[1..]`.
+    pub invoke: Option<String>,
+    /// Capture stdout and stderr (and give an empty stdin) instead of inheriting the host's.
+    pub capture_output: bool,
+}
+
+/// How one run went.
+#[derive(Debug)]
+pub struct RunOutcome {
+    pub exit_code: i32,
+    pub trap: Option<String>,
+    /// Compile time of the module (0 when it was compiled before).
+    pub compile_seconds: f64,
+    /// Instantiation and execution.
+    pub wall_seconds: f64,
+    pub bench_region_seconds: Option<f64>,
+    /// Activations of profiled functions still open when the program stopped.
+    pub open_activations: u64,
+    /// Results of `--invoke`, formatted one per line.
+    pub results: Vec<String>,
+    /// Captured output, with [`RunConfig::capture_output`].
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+}
+
+/// The store's data: the program's WASI context, the bench region, and the collector.
+struct Host<C> {
+    wasi: WasiP1Ctx,
+    bench_start: Option<Instant>,
+    bench_region: Option<Duration>,
+    collector: C,
+}
+
+/// A Wasmtime engine configured for profiling runs.
+pub fn engine() -> Result<Engine> {
+    let mut config = Config::new();
+    config.wasm_multi_memory(true);
+    // Programs may declare shared memories and use atomics.
+    config.wasm_threads(true);
+    config.shared_memory(true);
+    Ok(Engine::new(&config)?)
+}
+
+/// Compiles a module, returning it with the compile time in seconds.
+pub fn compile(engine: &Engine, bytes: &[u8]) -> Result<(Module, f64)> {
+    let start = Instant::now();
+    let module = Module::new(engine, bytes).map_err(|e| anyhow!("cannot compile the module: {e}"))?;
+    Ok((module, start.elapsed().as_secs_f64()))
+}
+
+/// Compiles and runs `bytes` (an instrumented module described by `map` with its `collector`, or any
+/// module with [`NoCollector`](crate::collect::NoCollector) and no map).
+pub fn run<C: Collector>(
+    engine: &Engine,
+    bytes: &[u8],
+    map: Option<&ProfileMap>,
+    collector: C,
+    config: &RunConfig,
+) -> Result<(RunOutcome, C::Output)> {
+    let (module, compile_seconds) = compile(engine, bytes)?;
+    let (mut outcome, output) = run_module(engine, &module, map, collector, config)?;
+    outcome.compile_seconds = compile_seconds;
+    Ok((outcome, output))
+}
+
+/// Runs a compiled module in a fresh instance, with `collector` on the host's side of its probes.
+pub fn run_module<C: Collector>(
+    engine: &Engine,
+    module: &Module,
+    map: Option<&ProfileMap>,
+    collector: C,
+    config: &RunConfig,
+) -> Result<(RunOutcome, C::Output)> {
+    let mut wasi = WasiCtxBuilder::new();
+    let pipes = if config.capture_output {
+        let out = MemoryOutputPipe::new(CAPTURE_LIMIT);
+        let err = MemoryOutputPipe::new(CAPTURE_LIMIT);
+        wasi.stdout(out.clone()).stderr(err.clone());
+        Some((out, err))
+    } else {
+        wasi.inherit_stdio();
+        None
+    };
+    wasi.args(&config.args);
+    for (k, v) in &config.env {
+        wasi.env(k, v);
+    }
+    for (host, guest) in &config.dirs {
+        wasi.preopened_dir(host, guest, wasmtime_wasi::FsPerms::ReadWrite)
+            .map_err(|e| anyhow!("cannot open directory {}: {e}", host.display()))?;
+    }
+    let host = Host { wasi: wasi.build_p1(), bench_start: None, bench_region: None, collector };
+    let mut store = Store::new(engine, host);
+    let mut linker: Linker<Host<C>> = Linker::new(engine);
+    wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |h: &mut Host<C>| &mut h.wasi)?;
+    linker.func_wrap("bench", "start", |mut caller: Caller<'_, Host<C>>| {
+        caller.data_mut().bench_start = Some(Instant::now());
+    })?;
+    linker.func_wrap("bench", "end", |mut caller: Caller<'_, Host<C>>| {
+        let host = caller.data_mut();
+        if let Some(start) = host.bench_start.take() {
+            *host.bench_region.get_or_insert(Duration::ZERO) += start.elapsed();
+        }
+    })?;
+    C::link(&mut linker, |h: &mut Host<C>| &mut h.collector)?;
+    for import in module.imports() {
+        if linker.get_by_import(&mut store, &import).is_none() {
+            bail!(
+                "unknown import: {}::{} (pathprof provides WASI preview 1, bench.start and bench.end)",
+                import.module(),
+                import.name()
+            );
+        }
+    }
+    let profiler_memory = |instance: &wasmtime::Instance, store: &mut Store<Host<C>>| {
+        map.and_then(|m| m.memory_export.as_deref()).and_then(|name| instance.get_memory(store, name))
+    };
+
+    let run_start = Instant::now();
+    let mut results = Vec::new();
+    let (instance, outcome) = match linker.instantiate(&mut store, module) {
+        Err(e) => (None, Err(e)),
+        Ok(instance) => {
+            let memory = profiler_memory(&instance, &mut store);
+            match memory {
+                Some(m) => {
+                    let (data, host) = m.data_and_store_mut(&mut store);
+                    host.collector.start(Some(data))?;
+                }
+                None => store.data_mut().collector.start(None)?,
+            }
+            let r = call_entry(&mut store, &instance, config, &mut results);
+            (Some(instance), r)
+        }
+    };
+    let wall_seconds = run_start.elapsed().as_secs_f64();
+    let memory = instance.as_ref().and_then(|i| profiler_memory(i, &mut store));
+    let output = match memory {
+        Some(m) => {
+            let (data, host) = m.data_and_store_mut(&mut store);
+            host.collector.finish(Some(data))
+        }
+        None => store.data_mut().collector.finish(None),
+    };
+
+    let (exit_code, trap, open_frames) = match outcome {
+        Ok(()) => (0, None, Vec::new()),
+        Err(e) if e.downcast_ref::<NoEntry>().is_some() => bail!("{e}"),
+        Err(e) => {
+            let frames: Vec<u32> = e
+                .downcast_ref::<WasmBacktrace>()
+                .map(|bt| bt.frames().iter().map(|f| f.func_index()).collect())
+                .unwrap_or_default();
+            if let Some(exit) = e.downcast_ref::<I32Exit>() {
+                (exit.0, None, frames)
+            } else {
+                let msg = match e.downcast_ref::<wasmtime::Trap>() {
+                    Some(t) => t.to_string(),
+                    None => format!("{e:#}").lines().next().unwrap_or_default().to_string(),
+                };
+                (TRAP_EXIT_CODE, Some(msg), frames)
+            }
+        }
+    };
+    let output = output?;
+    let open_activations = match map {
+        Some(map) => {
+            // Frames report indices of the instrumented module, which has one more import when the
+            // profiler imports a host function.
+            let shift = u32::from(map.sink.import().is_some());
+            let profiled: HashSet<u32> = map.probed().map(|(f, _)| f.index).collect();
+            let first_defined = map.functions.first().map_or(0, |f| f.index);
+            open_frames.iter().filter(|&&i| i >= first_defined + shift && profiled.contains(&(i - shift))).count()
+                as u64
+        }
+        None => open_frames.len() as u64,
+    };
+    let (stdout, stderr) = match pipes {
+        Some((out, err)) => (out.contents().to_vec(), err.contents().to_vec()),
+        None => (Vec::new(), Vec::new()),
+    };
+    let outcome = RunOutcome {
+        exit_code,
+        trap,
+        compile_seconds: 0.0,
+        wall_seconds,
+        bench_region_seconds: store.data().bench_region.map(|d| d.as_secs_f64()),
+        open_activations,
+        results,
+        stdout,
+        stderr,
+    };
+    Ok((outcome, output))
+}

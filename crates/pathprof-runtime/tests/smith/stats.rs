@@ -1,0 +1,71 @@
+//! What the test saw, summed over the cases and printed at the end.
+
+use std::collections::BTreeMap;
+
+#[derive(Default)]
+pub struct Stats {
+    pub cases: u64,
+    pub variants: BTreeMap<&'static str, u64>,
+    pub exception_cases: u64,
+    pub import_cases: u64,
+    pub instrumented_functions: u64,
+    pub skipped_functions: u64,
+    pub skip_reasons: BTreeMap<String, u64>,
+    pub hash_functions: u64,
+    pub overflow_cut_functions: u64,
+    pub loop_counters: u64,
+    pub run_counters: u64,
+    pub wide_registers: u64,
+    pub loops: u64,
+    pub br_tables: u64,
+    pub calls_compared: u64,
+    pub results_matched: u64,
+    pub traps_matched: u64,
+    pub out_of_fuel: u64,
+    pub stack_overflows: u64,
+    pub other_errors: u64,
+    pub uncallable: u64,
+    pub instantiation_traps: u64,
+    pub sessions: u64,
+    pub paths_counted: u64,
+    pub header_paths: u64,
+    pub flow_functions: u64,
+    pub trap_codes: BTreeMap<String, u64>,
+    pub flow_blocks: u64,
+    pub flow_paths: u64,
+    /// Functions instrumented in `pep` or `kbl` mode whose plan equals `bl`'s, and the others.
+    pub plans_identical: u64,
+    pub plans_differ: u64,
+    /// `kbl` functions counted through the stream and in arrays; `bl` functions `kbl` skips.
+    pub stream_functions: u64,
+    pub stream_singles: u64,
+    pub stream_array_functions: u64,
+    pub stream_skipped: u64,
+    /// Sets of instances whose `pep` and `kbl` counts were compared with `bl`'s, and how many of
+    /// them at a trap (with the open activations of the backtrace).
+    pub mode_sessions: u64,
+    pub trap_sessions: u64,
+    pub open_activations: u64,
+    /// Paths (distinct per set of instances) and path ends compared.
+    pub sampled_paths: u64,
+    pub sampled_ends: u64,
+    pub buffered_samples: u64,
+    pub stream_paths: u64,
+    pub stream_ends: u64,
+    /// Stream items decoded, run items among them, activations entered, and host drains of a full
+    /// buffer.
+    pub stream_items: u64,
+    pub stream_runs: u64,
+    pub stream_entries: u64,
+    pub stream_flushes: u64,
+    /// Traps whose backtrace may be cut, so that their open activations are not checked, and traps
+    /// of a tail call after its function's exit item.
+    pub deep_traps: u64,
+    pub tail_call_traps: u64,
+    /// Activations on the stack at a trap that had not streamed a path yet.
+    pub unentered_activations: u64,
+    /// Calls out of fuel whose samples and stream were compared, and the path ends compared.
+    pub fuel_checks: u64,
+    pub fuel_ends: u64,
+    pub fuel_flushes: u64,
+}

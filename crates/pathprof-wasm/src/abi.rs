@@ -1,0 +1,259 @@
+//! The profiler's ABI: what an instrumented module and the host agree on.
+//!
+//! The instrumenter writes code against these definitions and the runtime's collectors read and
+//! write against them; nothing else spells them out.
+//!
+//! * **The profiler's memory.** A memory of the profiler's own (multi-memory), appended after the
+//!   program's and exported as [`MEMORY_EXPORT`] (with `_` appended while the name is taken). It
+//!   never grows — its minimum is its maximum — so its words keep their addresses for the life of the
+//!   instance, and a host thread may use them while the program runs. It starts with the words of
+//!   the sink (below), then the counters and slots of the functions, then the `br_table` increment
+//!   tables; where each function's counters lie is in the [map](crate::map).
+//! * **The host imports**, all in module [`IMPORT_MODULE`]: [`HostImport`]. A module imports at most
+//!   one of them, after the program's own imports.
+//! * **The sinks' words.** Exact counting needs none. Sampling (PEP [PEP05 §3.3]) keeps its flag
+//!   and sample buffer at [`SAMPLE_FLAG`] and after ([`SampleBufferLayout`]); the k-BLPP stream
+//!   [KBL13 §3] keeps its buffer at [`STREAM_INDEX`] and after ([`StreamLayout`], items encoded as
+//!   [`StreamItem`]).
+
+use serde::{Deserialize, Serialize};
+
+/// Module name of the profiler's host imports.
+pub const IMPORT_MODULE: &str = "pathprof";
+
+/// Preferred export name of the profiler's memory.
+pub const MEMORY_EXPORT: &str = "pathprof:counters";
+
+/// The host functions an instrumented module may import.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HostImport {
+    /// `count_path(i32 function, i64 path)`: one more execution of a path of a function whose
+    /// counters do not fit in an array; the host keeps an exact hash table.
+    CountPath,
+    /// `sample_path(i32 function, i64 path)`: a path end while the sampling flag is set, for
+    /// sampling without a buffer (every N-th path end).
+    SamplePath,
+    /// `flush_stream()`: the stream buffer is full; the host takes its items and empties it.
+    FlushStream,
+}
+
+impl HostImport {
+    /// The import's field name.
+    pub fn name(self) -> &'static str {
+        match self {
+            HostImport::CountPath => "count_path",
+            HostImport::SamplePath => "sample_path",
+            HostImport::FlushStream => "flush_stream",
+        }
+    }
+
+    /// Whether the import takes `(i32 function, i64 path)`; otherwise it takes nothing. None returns
+    /// a value.
+    pub fn takes_path(self) -> bool {
+        !matches!(self, HostImport::FlushStream)
+    }
+}
+
+/// Byte offset of the sampling flag, an `i32`: the number of samples still to take. A path end
+/// samples while it is not 0.
+pub const SAMPLE_FLAG: u32 = 0;
+/// Byte offset of the `i32` number of path ends to let go by before the next sample.
+pub const SAMPLE_SKIP: u32 = 4;
+/// Byte offset of the `i32` number of samples in the buffer.
+pub const SAMPLE_INDEX: u32 = 8;
+/// Byte offset of the `i32` random value the host writes before it sets the flag (loops running a
+/// copy without probes read it: see the instrumenter's sampling sink).
+pub const SAMPLE_RANDOM: u32 = 12;
+/// Byte offset of the `i32` count of ticks that found the flag still set.
+pub const SAMPLE_MISSED: u32 = 16;
+/// Byte offset of the sample buffer (little-endian `u64` [`sample_item`]s).
+pub const SAMPLE_BUFFER: u32 = 24;
+/// Bytes of the sampling words before the buffer, without a buffer.
+pub const SAMPLE_WORDS: u32 = 8;
+
+// The words do not overlap, and the 64-bit ones are aligned; the stream's words leave the sampling
+// flag's word alone.
+const _: () = {
+    assert!(SAMPLE_FLAG + 4 <= SAMPLE_SKIP && SAMPLE_SKIP + 4 <= SAMPLE_INDEX);
+    assert!(SAMPLE_INDEX + 4 <= SAMPLE_RANDOM && SAMPLE_RANDOM + 4 <= SAMPLE_MISSED);
+    assert!(SAMPLE_MISSED + 4 <= SAMPLE_BUFFER && SAMPLE_BUFFER.is_multiple_of(8) && SAMPLE_WORDS >= SAMPLE_FLAG + 4);
+    assert!(SAMPLE_FLAG + 4 <= STREAM_INDEX && STREAM_INDEX + 4 <= STREAM_LAST && STREAM_LAST + 8 <= STREAM_RUN);
+    assert!(STREAM_RUN + 8 <= STREAM_BUFFER);
+    assert!(STREAM_LAST.is_multiple_of(8) && STREAM_RUN.is_multiple_of(8) && STREAM_BUFFER.is_multiple_of(8));
+};
+
+/// A sample: the function's index and the path's ID in one word.
+pub fn sample_item(function: u32, path: u64) -> u64 {
+    u64::from(function) << 32 | path
+}
+
+/// The function and the path of a sample.
+pub fn sample_parts(item: u64) -> (u32, u64) {
+    ((item >> 32) as u32, item & 0xffff_ffff)
+}
+
+/// Where a sampled module keeps its samples in the profiler's memory, when path ends do not call the
+/// host. While the flag (at [`SAMPLE_FLAG`]) is non-zero, a path end decrements `skip` if it is
+/// non-zero, and otherwise appends its [`sample_item`] at slot `index` of `buffer`, increments
+/// `index` and decrements the flag, in that order. The host reads and empties the buffer only while
+/// the flag is zero, and sets the flag last.
+///
+/// The module's stores must become visible to the host in that order. On x86-64, whose stores are
+/// seen in program order, plain loads and stores do it; elsewhere the module orders them with an
+/// atomic fence and an atomic store of the flag (`atomic`), which Cranelift compiles to code that
+/// is slower even where it does not run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SampleBufferLayout {
+    /// Byte offset of the `i32` number of path ends to let go by before the next sample.
+    pub skip: u32,
+    /// Byte offset of the `i32` number of samples in the buffer.
+    pub index: u32,
+    /// Byte offset of the buffer of little-endian `u64` samples.
+    pub buffer: u32,
+    /// Size of the buffer, in samples: the host never asks for more at a time.
+    pub slots: u32,
+    /// The path ends order their stores with atomics (see above).
+    pub atomic: bool,
+    /// Byte offset of an `i32` that the host sets to a fresh random value before it sets the flag:
+    /// loops that run a copy without probes while the flag is 0 use it to decide how many of their
+    /// iterations came after the flag was set.
+    pub random: u32,
+    /// Byte offset of an `i32` that the host sets to 0 before it sets the flag and increments at every
+    /// tick that finds the flag still set (its samples not all taken), which those loops read when
+    /// their copy ends.
+    pub missed: u32,
+}
+
+impl SampleBufferLayout {
+    /// The layout of a buffer of `slots` samples (at least 1).
+    pub fn new(slots: u32) -> SampleBufferLayout {
+        SampleBufferLayout {
+            skip: SAMPLE_SKIP,
+            index: SAMPLE_INDEX,
+            buffer: SAMPLE_BUFFER,
+            slots: slots.max(1),
+            atomic: !cfg!(target_arch = "x86_64"),
+            random: SAMPLE_RANDOM,
+            missed: SAMPLE_MISSED,
+        }
+    }
+
+    /// Bytes from the start of the profiler's memory to the end of the buffer.
+    pub fn end(&self) -> u64 {
+        u64::from(self.buffer) + 8 * u64::from(self.slots)
+    }
+}
+
+/// Items the stream buffer holds before the host drains it.
+pub const STREAM_CAPACITY: u32 = 4096;
+/// Byte offset of the stream's write index (an `i32` count of items).
+pub const STREAM_INDEX: u32 = 8;
+/// Byte offset of the last item appended to the stream (an `i64`, initially `u64::MAX`, which no
+/// item equals).
+pub const STREAM_LAST: u32 = 16;
+/// Byte offset of the repetitions of the last item not yet appended (an `i64`).
+pub const STREAM_RUN: u32 = 24;
+/// Byte offset of the stream buffer (`u64` items).
+pub const STREAM_BUFFER: u32 = 32;
+
+/// Where the stream buffer of k-BLPP lives in the profiler's memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StreamLayout {
+    /// Byte offset of the `i32` number of items in the buffer.
+    pub index: u32,
+    /// Byte offset of the last item appended (`i64`).
+    pub last: u32,
+    /// Byte offset of the number of repetitions of the last item not yet appended (`i64`).
+    pub run: u32,
+    /// Byte offset of the buffer of little-endian `u64` items ([`StreamItem`]). A path item equal to
+    /// the last one is only counted in `run`, which is appended as a [`StreamItem::Repeat`] before the
+    /// next different item. Functions whose activations end one path each (no loops, no cuts) count
+    /// in arrays instead, without markers.
+    pub buffer: u32,
+    pub capacity: u32,
+}
+
+impl StreamLayout {
+    /// The stream's words and buffer, as the instrumenter lays them out.
+    pub const fn standard() -> StreamLayout {
+        StreamLayout {
+            index: STREAM_INDEX,
+            last: STREAM_LAST,
+            run: STREAM_RUN,
+            buffer: STREAM_BUFFER,
+            capacity: STREAM_CAPACITY,
+        }
+    }
+
+    /// Bytes from the start of the profiler's memory to the end of the buffer.
+    pub fn end(&self) -> u64 {
+        u64::from(self.buffer) + 8 * u64::from(self.capacity)
+    }
+}
+
+/// Tag of a stream item that marks an activation's entry; the low bits carry the function index.
+pub const STREAM_ENTER: u64 = 1 << 62;
+/// Tag of a stream item that ends a path at the function's exit, and so also the activation.
+pub const STREAM_PATH_EXIT: u64 = 2 << 62;
+/// Tag of a stream item that repeats the item before it as many more times as its low 62 bits say.
+pub const STREAM_REPEAT: u64 = 3 << 62;
+
+/// One item of the k-BLPP stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamItem {
+    /// An activation of `function` begins.
+    Enter { function: u32 },
+    /// A path of the innermost activation ends (`function << 32 | path`, as a k-SF label).
+    Path { label: u64 },
+    /// A path ends at the function's exit, and with it the activation.
+    ExitPath { label: u64 },
+    /// The item before repeats this many more times.
+    Repeat(u64),
+}
+
+impl StreamItem {
+    /// The label of a path: its function and its ID in one word.
+    pub fn label(function: u32, path: u64) -> u64 {
+        u64::from(function) << 32 | path
+    }
+
+    pub fn decode(item: u64) -> StreamItem {
+        let low = item & !STREAM_REPEAT;
+        match item & STREAM_REPEAT {
+            0 => StreamItem::Path { label: item },
+            STREAM_ENTER => StreamItem::Enter { function: low as u32 },
+            STREAM_PATH_EXIT => StreamItem::ExitPath { label: low },
+            _ => StreamItem::Repeat(low),
+        }
+    }
+
+    pub fn encode(self) -> u64 {
+        match self {
+            StreamItem::Enter { function } => STREAM_ENTER | u64::from(function),
+            StreamItem::Path { label } => label,
+            StreamItem::ExitPath { label } => STREAM_PATH_EXIT | label,
+            StreamItem::Repeat(n) => STREAM_REPEAT | n,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stream_items_round_trip() {
+        let items = [
+            StreamItem::Enter { function: 7 },
+            StreamItem::Path { label: StreamItem::label(7, 3) },
+            StreamItem::Repeat(5),
+            StreamItem::ExitPath { label: StreamItem::label(7, 0xffff_ffff) },
+        ];
+        for item in items {
+            assert_eq!(StreamItem::decode(item.encode()), item);
+        }
+        assert_eq!(StreamItem::Repeat(5).encode(), 3 << 62 | 5);
+        assert_eq!(sample_parts(sample_item(9, 4)), (9, 4));
+    }
+}

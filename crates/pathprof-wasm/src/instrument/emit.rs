@@ -1,0 +1,159 @@
+//! The emitter: the code of one function's path register, and of the words of the profiler's memory
+//! that probes read and write.
+//!
+//! The register `r` holds the ID of the path so far: set at a path's start, incremented on chords
+//! [BL96], read where the path ends by the function's [sink](super::sink), whose code the emitter
+//! calls ([`Emitter::count`], [`Emitter::count_exit`]).
+
+use super::sink::{PathEnd, PathSink, Sink};
+use crate::map::{LoopCounter, RunCounter};
+use wasm_encoder::{Function, Instruction, MemArg};
+
+/// Emits probe code into one function.
+pub(crate) struct Emitter<'f> {
+    pub f: &'f mut Function,
+    /// The path register (`i32` or `i64`, as `bits` says).
+    pub r: u32,
+    /// `i32` scratch locals.
+    pub s: u32,
+    pub a: u32,
+    pub bits: u32,
+    /// The profiler's memory.
+    pub memory: u32,
+    /// The function's index (in the original module).
+    pub func_index: u32,
+    /// The function index of the profiler's host import, when the module has one.
+    pub import: u32,
+    /// Byte offset of the `br_table` increment tables.
+    pub tables_base: u64,
+    pub sink: Sink,
+    /// The first of the sink's own locals ([`PathSink::locals`]).
+    pub first_sink_local: u32,
+    /// Local of the first loop counter; the others follow.
+    pub first_loop_local: u32,
+    pub loops: &'f [LoopCounter],
+    /// Local of the first run counter's length (`i64`); the others follow.
+    pub first_run_local: u32,
+    pub runs: &'f [RunCounter],
+    /// An `i32` local counting the iterations of a loop's copy without probes.
+    pub copy_iterations: u32,
+}
+
+/// `word += delta` for an `i32` word of memory at a constant address; with `atomic`, the store is an
+/// atomic one.
+pub(crate) fn add_to_word(f: &mut Function, word: MemArg, delta: i32, atomic: bool) {
+    f.instruction(&Instruction::I32Const(0));
+    f.instruction(&Instruction::I32Const(0));
+    f.instruction(&Instruction::I32Load(word));
+    f.instruction(&Instruction::I32Const(delta));
+    f.instruction(&Instruction::I32Add);
+    f.instruction(&if atomic { Instruction::I32AtomicStore(word) } else { Instruction::I32Store(word) });
+}
+
+/// The `i32` word at byte `offset` of memory `memory`.
+pub(crate) fn word(memory: u32, offset: u32) -> MemArg {
+    MemArg { offset: u64::from(offset), align: 2, memory_index: memory }
+}
+
+impl Emitter<'_> {
+    /// Pushes the constant `v` of the register's width.
+    fn konst(&mut self, v: u64) {
+        if self.bits == 32 {
+            self.f.instruction(&Instruction::I32Const(v as u32 as i32));
+        } else {
+            self.f.instruction(&Instruction::I64Const(v as i64));
+        }
+    }
+
+    fn add_op(&mut self) {
+        self.f.instruction(if self.bits == 32 { &Instruction::I32Add } else { &Instruction::I64Add });
+    }
+
+    /// `r = v`.
+    pub fn set(&mut self, v: u64) {
+        self.konst(v);
+        self.f.instruction(&Instruction::LocalSet(self.r));
+    }
+
+    /// `r += v` (nothing for 0).
+    pub fn add(&mut self, v: u64) {
+        if v == 0 {
+            return;
+        }
+        self.f.instruction(&Instruction::LocalGet(self.r));
+        self.konst(v);
+        self.add_op();
+        self.f.instruction(&Instruction::LocalSet(self.r));
+    }
+
+    /// `r += table[min(index, n)]`, leaving the index on the stack.
+    pub fn add_from_table(&mut self, offset: u32, n: u32) {
+        let width = if self.bits == 32 { 2 } else { 3 };
+        self.f.instruction(&Instruction::LocalTee(self.s));
+        self.f.instruction(&Instruction::LocalGet(self.s));
+        self.f.instruction(&Instruction::I32Const(n as i32));
+        self.f.instruction(&Instruction::LocalGet(self.s));
+        self.f.instruction(&Instruction::I32Const(n as i32));
+        self.f.instruction(&Instruction::I32LtU);
+        self.f.instruction(&Instruction::Select);
+        self.f.instruction(&Instruction::I32Const(width));
+        self.f.instruction(&Instruction::I32Shl);
+        let arg = MemArg { offset: self.tables_base + offset as u64, align: width as u32, memory_index: self.memory };
+        let load = if self.bits == 32 { Instruction::I32Load(arg) } else { Instruction::I64Load(arg) };
+        self.f.instruction(&load);
+        self.f.instruction(&Instruction::LocalGet(self.r));
+        self.add_op();
+        self.f.instruction(&Instruction::LocalSet(self.r));
+    }
+
+    /// Pushes `r` as an `i32` (array-counted paths have 32-bit IDs).
+    pub fn r_as_i32(&mut self) {
+        self.f.instruction(&Instruction::LocalGet(self.r));
+        if self.bits == 64 {
+            self.f.instruction(&Instruction::I32WrapI64);
+        }
+    }
+
+    /// Pushes `r` as an `i64`.
+    pub fn r_as_i64(&mut self) {
+        self.f.instruction(&Instruction::LocalGet(self.r));
+        if self.bits == 32 {
+            self.f.instruction(&Instruction::I64ExtendI32U);
+        }
+    }
+
+    /// The `i64` word at byte `slot` of the profiler's memory.
+    pub fn slot(&self, slot: u32) -> MemArg {
+        MemArg { offset: slot as u64, align: 3, memory_index: self.memory }
+    }
+
+    /// Local `i` of the sink's own.
+    pub fn sink_local(&self, i: u32) -> u32 {
+        self.first_sink_local + i
+    }
+
+    /// Calls the profiler's host import with the function's index and the path in `r`.
+    pub fn call_with_path(&mut self) {
+        self.f.instruction(&Instruction::I32Const(self.func_index as i32));
+        self.r_as_i64();
+        self.f.instruction(&Instruction::Call(self.import));
+    }
+
+    /// Code at the function's entry: the sink's.
+    pub fn enter(&mut self) {
+        let sink = self.sink;
+        sink.enter(self);
+    }
+
+    /// Records the path whose ID is in `r`.
+    pub fn count(&mut self) {
+        let sink = self.sink;
+        sink.record(self, PathEnd::Header);
+    }
+
+    /// Records the path whose ID is in `r`, which ends at the function's exit.
+    pub fn count_exit(&mut self) {
+        let sink = self.sink;
+        sink.record(self, PathEnd::Exit);
+    }
+}

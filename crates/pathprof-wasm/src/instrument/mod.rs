@@ -1,0 +1,405 @@
+//! The Ball–Larus instrumenter: rewrites a module with path probes [BL96, PEP05 §3.2].
+//!
+//! Every function with a supported body gets a path register `r` (a new local: `i32` when its paths
+//! fit in 32 bits, `i64` otherwise) and code in four kinds of places, all taken from the
+//! [`FunctionPlan`] (only chords of the spanning tree carry increments):
+//!
+//! * an edge taken by `br`, `return` or a fall-through gets `r += Inc(e)` just before the operator;
+//! * `br_if` and `if` stay branch-free: `r += Inc(a)` before the operator, where `a` is the edge that
+//!   does not lead into the next operator (`br_if`'s taken edge, `if`'s else edge), and
+//!   `r += Inc(b) - Inc(a)` right after it, on the other edge `b`;
+//! * `br_table` adds `Inc` from a table of increments in the profiler's memory, indexed by the
+//!   clamped table index;
+//! * at the start of a loop header or cut block, the path ends and a new one starts
+//!   (`r = Inc(s→h)`), whichever edge led there.
+//!
+//! The body is wrapped in one `block` whose label replaces the function's: every exit (`return`,
+//! branch to the function label, fall-through) becomes a branch to its end, where the path ends
+//! once. Tail calls end the path before they leave.
+//!
+//! What a path end does is the [sink](sink)'s: the instrumenter is given a [`SinkKind`] (exact
+//! counts, samples or a stream), which gives every function a [`Sink`] of its own; nothing else here
+//! depends on it. The sinks' memory and imports are the [ABI](crate::abi)'s.
+//!
+//! The modules, in the order the work is done:
+//!
+//! * this one — the options, the per-function analyses (CFG, plan, loop counters; on all cores),
+//!   the layout of the profiler's memory, and the whole rewrite;
+//! * [`loops`] — loop and run counters: paths counted in locals while their loop runs;
+//! * [`copies`] — loops that also run as a copy without probes, for sinks that want them;
+//! * [`walk`] — the walk over a body's operators that puts the code in its places;
+//! * [`emit`] — the code of the path register and of counter words;
+//! * [`sink`] — what a path end does, one file per sink;
+//! * [`sections`] — the other sections, re-encoded with the profiler's import, memory, export, data
+//!   and function added.
+//!
+//! The original operators are copied byte for byte between the places that get code: only `return`
+//! (a branch to the wrapper's end) and, when the profiler adds an import, the operators that name a
+//! function (`call`, `return_call`, `ref.func`, whose indices shift) are written anew. The input's
+//! function bodies are validated while their CFGs are built. The result is not validated here: Wasmtime
+//! validates it when it compiles it, and `pathprof instrument` with [`validate`](crate::module::validate)
+//! before writing it. Custom sections pass through, except those that locate code by its offsets in
+//! the original bodies: DWARF (`.debug_*`) and branch hints (`metadata.code.branch_hint`).
+
+mod copies;
+mod emit;
+mod loops;
+mod sections;
+pub mod sink;
+mod walk;
+
+pub use sink::SinkKind;
+
+use crate::cfg::{self, FuncCfg, SiteKind};
+use crate::map::{FunctionMap, LoopBursts, ProbeState, Probes, ProfileMap, MAP_FORMAT, MAP_VERSION};
+use crate::module::{validator, ModuleError, ModuleInfo};
+use crate::parallel::{parallel_map, parallel_map_owned};
+use copies::LoopCopy;
+use loops::LoopPlan;
+use pathprof_core::dag::{DagEdgeKind, LoopCut};
+use pathprof_core::estimate;
+use pathprof_core::profile::{BlockInfo, Endpoint, PathCount};
+use pathprof_core::{FunctionPlan, PlanOptions};
+use sections::{FunctionShift, Rewriter};
+use sink::Sink;
+use std::collections::HashMap;
+use wasm_encoder::reencode::{Reencode, RoundtripReencoder};
+use wasm_encoder::{BlockType, Module, ValType};
+use wasmparser::{BinaryReaderError, FuncToValidate, FunctionBody, Parser, ValidatorResources};
+
+/// Instrumentation choices.
+#[derive(Clone, Debug)]
+pub struct InstrumentOptions {
+    /// What path ends do: the only choice that differs between profiling modes.
+    pub sink: SinkKind,
+    /// Path planning. `loop_cut` is always [`LoopCut::Headers`]: a path ends wherever a loop header
+    /// or cut block is entered, which is where the probes count it ([`LoopCut::BackEdges`] would need
+    /// the count on the back edges themselves, and is replaced).
+    pub plan: PlanOptions,
+    /// Functions with at most this many paths get a dense counter array.
+    pub array_max_paths: u64,
+    /// Total size of all counter arrays; functions beyond it are hash-counted.
+    pub array_max_bytes: u64,
+    /// Executed paths of a previous profile of the same module, by function index: their edge
+    /// frequencies replace the static estimate for the spanning tree and smart numbering.
+    pub edge_profile: HashMap<u32, Vec<PathCount>>,
+    /// Count a loop's only path around in a local (see [`loops`]).
+    pub loop_counters: bool,
+}
+
+impl Default for InstrumentOptions {
+    fn default() -> Self {
+        InstrumentOptions {
+            sink: SinkKind::Count,
+            plan: PlanOptions::default(),
+            array_max_paths: 1 << 14,
+            array_max_bytes: 256 << 20,
+            edge_profile: HashMap::new(),
+            loop_counters: true,
+        }
+    }
+}
+
+impl InstrumentOptions {
+    /// The default options with path ends recorded by `sink`.
+    pub fn with_sink(sink: SinkKind) -> InstrumentOptions {
+        InstrumentOptions { sink, ..InstrumentOptions::default() }
+    }
+}
+
+/// An instrumented module and its map.
+pub struct Instrumented {
+    pub bytes: Vec<u8>,
+    pub map: ProfileMap,
+}
+
+/// The probes of one function, ready to emit.
+struct FuncProbe {
+    fcfg: FuncCfg,
+    bits: u32,
+    sink: Sink,
+    /// Loop and run counters, and how the headers count.
+    counting: LoopPlan,
+    /// Increment of every CFG edge (0 for tree edges and edges out of unreachable blocks).
+    edge_inc: Vec<u64>,
+    /// `r` at the start of a path from a cut block or header.
+    start_inc: Vec<u64>,
+    cut: Vec<bool>,
+    entry_inc: u64,
+    /// Byte offset of the increment table of each `br_table` site, by operator index.
+    tables: HashMap<usize, u32>,
+    wrapper: BlockType,
+    /// The loops that also run as a copy without probes.
+    copies: Vec<LoopCopy>,
+}
+
+/// A function's CFG and plan, and its loop and run counters should it count in an array; the reason
+/// it is not instrumented, when it is not.
+type Analysis = Result<(FuncCfg, Result<(FunctionPlan, Option<LoopPlan>), String>), String>;
+
+/// Validates a function body while it builds its CFG (`Err` when the body is invalid), then plans its
+/// probes.
+fn analyse(
+    (func, body): &(FuncToValidate<ValidatorResources>, FunctionBody<'_>),
+    index: u32,
+    options: &InstrumentOptions,
+) -> Result<Analysis, BinaryReaderError> {
+    let fcfg = match cfg::build(body, &mut validator(func))? {
+        Ok(fcfg) => fcfg,
+        Err(unsupported) => return Ok(Err(unsupported.0)),
+    };
+    let mut opts = options.plan.clone();
+    // The probes end a path at the start of every header and cut block, whatever edge led there: only
+    // right when every edge into a header ends a path.
+    opts.loop_cut = LoopCut::Headers;
+    if let Some(paths) = options.edge_profile.get(&index) {
+        let paths = paths.iter().map(|p| {
+            let end = match p.end {
+                Endpoint::Block(b) => Some(b),
+                _ => None,
+            };
+            (p.blocks.as_slice(), end, p.count.0)
+        });
+        opts.cfg_edge_frequencies = Some(estimate::cfg_edge_frequencies_from_paths(&fcfg.cfg, paths));
+    }
+    let plan = FunctionPlan::build(&fcfg.cfg, &opts).map(|plan| {
+        // Loop and run counters take slots next to the function's counter array, if it gets one.
+        let array = options.sink == SinkKind::Count && plan.num_paths() <= options.array_max_paths;
+        let loops = (options.loop_counters && array).then(|| loops::plan_loops(&fcfg, &plan));
+        (plan, loops)
+    });
+    Ok(Ok((fcfg, plan.map_err(|e| e.to_string()))))
+}
+
+/// The layout of the profiler's memory: the sink's words, then counter arrays and slots, then
+/// `br_table` increment tables.
+#[derive(Default)]
+pub(crate) struct Layout {
+    /// Bytes taken by the sink's words and the counters so far.
+    counters: u64,
+    tables: Vec<u8>,
+}
+
+impl Layout {
+    /// Takes `bytes` bytes after the counters so far; their offset.
+    fn take(&mut self, bytes: u64) -> u32 {
+        let offset = self.counters as u32;
+        self.counters += bytes;
+        offset
+    }
+}
+
+/// Rewrites `bytes` with path probes.
+///
+/// The blocks of the map carry no source lines: [`LineTable::attach`](crate::debuginfo::LineTable::attach)
+/// reads them from the module's DWARF, when and for the blocks they are wanted.
+pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumented, ModuleError> {
+    // The bodies are validated by the analyses, on all cores.
+    let (info, bodies) = ModuleInfo::read_sections(bytes)?;
+    let mut functions = Vec::new();
+    let mut probes: Vec<Option<FuncProbe>> = Vec::new();
+    let mut layout = Layout { counters: options.sink.header_bytes(), tables: Vec::new() };
+    let mut new_types: Vec<Vec<ValType>> = Vec::new();
+
+    let analyses = parallel_map(&bodies, |k, body| analyse(body, info.num_imported_funcs + k as u32, options));
+    // The first invalid body in module order, as a sequential validation reports it.
+    let analyses = analyses.into_iter().collect::<Result<Vec<_>, _>>().map_err(ModuleError::from_validation)?;
+    for (k, analysis) in analyses.into_iter().enumerate() {
+        let index = info.num_imported_funcs + k as u32;
+        let name = info.names.get(&index).cloned();
+        let (blocks, planned) = match analysis {
+            Err(reason) => (Vec::new(), Err(reason)),
+            Ok((fcfg, plan)) => (block_infos(&fcfg), plan.map(|(plan, loops)| (fcfg, plan, loops))),
+        };
+        let assigned = planned.and_then(|(fcfg, plan, loops)| {
+            let sink = options.sink.assign(&plan, options, &mut layout)?;
+            Ok((fcfg, plan, loops, sink))
+        });
+        let (fcfg, plan, loops, sink) = match assigned {
+            Ok(assigned) => assigned,
+            Err(reason) => {
+                functions.push(FunctionMap { index, name, blocks, state: ProbeState::Skipped { reason } });
+                probes.push(None);
+                continue;
+            }
+        };
+        let ty = info.func_type(index).expect("validated: every function has a function type");
+        let wrapper = match ty.results() {
+            [] => BlockType::Empty,
+            [t] => BlockType::Result(RoundtripReencoder.val_type(*t).expect("core value types re-encode")),
+            many => {
+                let results: Vec<ValType> =
+                    many.iter().map(|t| RoundtripReencoder.val_type(*t).expect("core value types re-encode")).collect();
+                let pos = new_types.iter().position(|r| *r == results).unwrap_or_else(|| {
+                    new_types.push(results);
+                    new_types.len() - 1
+                });
+                BlockType::FunctionType(pos as u32) // fixed up below to the real type index
+            }
+        };
+        let mut probe = FuncProbe::new(fcfg, &plan, sink, wrapper, loops, &mut layout);
+        if sink.wants_loop_copies() {
+            probe.copies = copies::loop_copies(&probe, bodies[k].1.as_bytes(), &mut layout);
+        }
+        let (loop_counters, run_counters) = (probe.counting.loops.clone(), probe.counting.runs.clone());
+        let loop_bursts = probe.copies.iter().map(|c| LoopBursts { path: c.path, slot: c.slot }).collect();
+        let probes_of = Probes {
+            plan,
+            counters: sink.counters(),
+            register_bits: probe.bits,
+            loop_counters,
+            run_counters,
+            loop_bursts,
+        };
+        functions.push(FunctionMap { index, name, blocks, state: ProbeState::Instrumented(Box::new(probes_of)) });
+        probes.push(Some(probe));
+    }
+
+    let sink_layout = options.sink.layout(probes.iter().flatten().any(|p| p.sink.calls_import()));
+    let import = sink_layout.import();
+    // Type indices of the added types: the import's, then the wrappers'.
+    let base_type = info.types.len() as u32;
+    let import_type = import.map(|_| base_type);
+    let first_wrapper_type = base_type + u32::from(import.is_some());
+    for p in probes.iter_mut().flatten() {
+        if let BlockType::FunctionType(i) = p.wrapper {
+            p.wrapper = BlockType::FunctionType(first_wrapper_type + i);
+        }
+    }
+    // A function without any path (every run of it traps) still has array counters, of no slots,
+    // and count probes that never run but must validate: any array-counted function needs the memory.
+    let any_array = probes.iter().flatten().any(|p| p.sink.counters().array().is_some());
+    let memory_size = layout.counters.next_multiple_of(8) + layout.tables.len() as u64;
+    let memory_export = (any_array || memory_size > 0).then(|| {
+        let mut name = crate::abi::MEMORY_EXPORT.to_string();
+        while info.export_names.contains(&name) {
+            name.push('_');
+        }
+        name
+    });
+    let shift = FunctionShift { first_shifted: import.map(|_| info.num_imported_funcs) };
+    // Functions of the profiler's own (the sink's), appended after the program's, of types appended
+    // after the wrappers'.
+    let appended = options.sink.appended_functions(
+        probes.iter().flatten().any(|p| !p.copies.is_empty()),
+        info.num_memories,
+        first_wrapper_type + new_types.len() as u32,
+        info.num_imported_funcs + u32::from(import.is_some()) + bodies.len() as u32,
+    );
+    let context = walk::BodyContext {
+        info: &info,
+        shift,
+        tables_base: layout.counters.next_multiple_of(8),
+        loop_copy_exit: appended.first().map(|f| f.index),
+    };
+    // Each function's probes are dropped on the thread that emitted them.
+    let bodies = parallel_map_owned(probes, |k, p| p.map(|p| context.emit(k, &p, &bodies[k].1)));
+    let mut profiler_data = options.sink.initial_data();
+    if !layout.tables.is_empty() {
+        profiler_data.push((layout.counters.next_multiple_of(8) as u32, std::mem::take(&mut layout.tables)));
+    }
+    let mut rewriter = Rewriter {
+        info: &info,
+        shift,
+        bodies,
+        appended,
+        next_body: 0,
+        import: import.zip(import_type),
+        new_types,
+        memory_pages: memory_size.div_ceil(65536).max(1),
+        memory_export: memory_export.clone(),
+        profiler_data,
+        emitted: Vec::new(),
+    };
+    let mut module = Module::new();
+    rewriter
+        .parse_core_module(&mut module, Parser::new(0), bytes)
+        .map_err(|e| ModuleError::Invalid(format!("cannot re-encode: {e}")))?;
+    let map = ProfileMap {
+        format: MAP_FORMAT.to_string(),
+        version: MAP_VERSION,
+        memory_export,
+        sink: sink_layout,
+        functions,
+    };
+    Ok(Instrumented { bytes: module.finish(), map })
+}
+
+/// The blocks of a function, their source lines still unknown.
+fn block_infos(fcfg: &FuncCfg) -> Vec<BlockInfo> {
+    fcfg.blocks
+        .iter()
+        .enumerate()
+        .map(|(id, b)| BlockInfo {
+            id: id as u32,
+            offset: b.offset,
+            end: b.end,
+            line: None,
+            loop_header: b.loop_header,
+        })
+        .collect()
+}
+
+impl FuncProbe {
+    fn new(
+        fcfg: FuncCfg,
+        plan: &FunctionPlan,
+        sink: Sink,
+        wrapper: BlockType,
+        loops: Option<LoopPlan>,
+        layout: &mut Layout,
+    ) -> Self {
+        let nb = fcfg.blocks.len();
+        let bits = sink::register_bits(plan);
+        let mut edge_inc = vec![0u64; fcfg.cfg.edges().len()];
+        let mut start_inc = vec![0u64; nb];
+        let mut entry_inc = 0;
+        for (e, edge) in plan.dag.edges.iter().enumerate() {
+            let inc = plan.placement.inc[e];
+            match edge.kind {
+                DagEdgeKind::Real(u32::MAX) => entry_inc = inc,
+                DagEdgeKind::Real(c) | DagEdgeKind::End(c, _) => edge_inc[c as usize] = inc,
+                DagEdgeKind::Start(b) => start_inc[b as usize] = inc,
+            }
+        }
+        let mut tables = HashMap::new();
+        for site in &fcfg.sites {
+            if let SiteKind::Table(entries) = &site.kind {
+                if entries.iter().all(|&e| edge_inc[e as usize] == 0) {
+                    continue;
+                }
+                // Tables are placed after all counters; offsets are relative until `finish`.
+                let width = (bits / 8) as usize;
+                while !layout.tables.len().is_multiple_of(width) {
+                    layout.tables.push(0);
+                }
+                tables.insert(site.op, layout.tables.len() as u32);
+                for &e in entries {
+                    let v = edge_inc[e as usize];
+                    if bits == 32 {
+                        layout.tables.extend_from_slice(&(v as u32).to_le_bytes());
+                    } else {
+                        layout.tables.extend_from_slice(&v.to_le_bytes());
+                    }
+                }
+            }
+        }
+        let counting = match (sink, loops) {
+            (Sink::Array(_), Some(loops)) => loops.place(layout),
+            _ => LoopPlan::none(nb, fcfg.cfg.edges().len()),
+        };
+        FuncProbe {
+            fcfg,
+            bits,
+            sink,
+            counting,
+            edge_inc,
+            start_inc,
+            cut: plan.dag.cut.clone(),
+            entry_inc,
+            tables,
+            wrapper,
+            copies: Vec::new(),
+        }
+    }
+}

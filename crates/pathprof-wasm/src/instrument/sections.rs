@@ -1,0 +1,312 @@
+//! The sections of the instrumented module: the program's, re-encoded (wasm-encoder's `reencode`),
+//! with the profiler's additions — its host import (which shifts the defined functions' indices),
+//! the types of its import, wrapper blocks and functions, its memory and that memory's export, the
+//! data of its memory, its own functions after the program's, and the instrumented bodies.
+
+use super::sink::AppendedFunction;
+use crate::abi::{HostImport, IMPORT_MODULE};
+use crate::module::ModuleInfo;
+use std::convert::Infallible;
+use wasm_encoder::reencode::{Error as ReencodeError, Reencode};
+use wasm_encoder::{
+    CodeSection, ConstExpr, DataSection, EntityType, ExportKind, ExportSection, ImportSection, MemorySection,
+    MemoryType, Module, SectionId, TypeSection, ValType,
+};
+use wasmparser::FunctionBody;
+
+pub(crate) struct Rewriter<'a> {
+    pub info: &'a ModuleInfo,
+    pub shift: FunctionShift,
+    /// The instrumented body of every defined function that has probes.
+    pub bodies: Vec<Option<Result<Vec<u8>, ReencodeError<Infallible>>>>,
+    /// The profiler's functions, appended after the program's.
+    pub appended: Vec<AppendedFunction>,
+    pub next_body: usize,
+    /// The profiler's host import and the index of its type.
+    pub import: Option<(HostImport, u32)>,
+    /// Result types of the bodies' wrapper blocks, each a new type after the import's.
+    pub new_types: Vec<Vec<ValType>>,
+    pub memory_pages: u64,
+    pub memory_export: Option<String>,
+    /// Data segments of the profiler's memory: `(offset, bytes)`.
+    pub profiler_data: Vec<(u32, Vec<u8>)>,
+    pub emitted: Vec<SectionId>,
+}
+
+type Res = Result<(), ReencodeError<Infallible>>;
+
+impl Rewriter<'_> {
+    fn needs_memory(&self) -> bool {
+        self.memory_export.is_some()
+    }
+
+    fn profiler_memory(&self) -> u32 {
+        self.info.num_memories
+    }
+
+    fn import_section(&self, imports: &mut ImportSection) {
+        if let Some((import, ty)) = self.import {
+            imports.import(IMPORT_MODULE, import.name(), EntityType::Function(ty));
+        }
+    }
+
+    fn memory_section(&self, memories: &mut MemorySection) {
+        if self.needs_memory() {
+            memories.memory(MemoryType {
+                minimum: self.memory_pages,
+                // The memory never grows, so its base never moves: code may keep it in a register,
+                // and the host's timer thread may write the sampling flag through a fixed address.
+                maximum: Some(self.memory_pages),
+                memory64: false,
+                shared: false,
+                page_size_log2: None,
+            });
+        }
+    }
+
+    fn export_section(&self, exports: &mut ExportSection) {
+        if let Some(name) = &self.memory_export {
+            exports.export(name, ExportKind::Memory, self.profiler_memory());
+        }
+    }
+
+    fn data_section(&self, data: &mut DataSection) {
+        for (offset, bytes) in &self.profiler_data {
+            data.active(self.profiler_memory(), &ConstExpr::i32_const(*offset as i32), bytes.iter().copied());
+        }
+    }
+
+    fn wants(&self, id: SectionId) -> bool {
+        match id {
+            SectionId::Import => self.import.is_some(),
+            SectionId::Memory => self.needs_memory(),
+            SectionId::Export => self.needs_memory(),
+            SectionId::Data => !self.profiler_data.is_empty(),
+            _ => false,
+        }
+    }
+}
+
+/// Re-encodes instructions of the original module for the instrumented one, where the profiler's
+/// import (when there is one) comes after the program's imports and shifts the defined functions.
+#[derive(Clone, Copy)]
+pub(crate) struct FunctionShift {
+    /// Index of the first defined function, when the profiler adds an import.
+    pub first_shifted: Option<u32>,
+}
+
+impl FunctionShift {
+    /// The index of function `func` in the instrumented module, when the profiler adds an import
+    /// (`None` when it does not: no index changes).
+    pub fn moved(&self, func: u32) -> Option<u32> {
+        let first = self.first_shifted?;
+        Some(if func >= first { func + 1 } else { func })
+    }
+}
+
+impl Reencode for FunctionShift {
+    type Error = Infallible;
+
+    fn function_index(&mut self, func: u32) -> Result<u32, ReencodeError<Infallible>> {
+        Ok(self.moved(func).unwrap_or(func))
+    }
+}
+
+impl Reencode for Rewriter<'_> {
+    type Error = Infallible;
+
+    fn function_index(&mut self, func: u32) -> Result<u32, ReencodeError<Infallible>> {
+        self.shift.function_index(func)
+    }
+
+    fn parse_type_section(&mut self, types: &mut TypeSection, section: wasmparser::TypeSectionReader<'_>) -> Res {
+        wasm_encoder::reencode::utils::parse_type_section(self, types, section)?;
+        if let Some((import, _)) = self.import {
+            if import.takes_path() {
+                types.ty().function([ValType::I32, ValType::I64], []);
+            } else {
+                types.ty().function([], []);
+            }
+        }
+        for results in &self.new_types {
+            types.ty().function([], results.iter().copied());
+        }
+        for f in &self.appended {
+            types.ty().function(f.params.iter().copied(), []);
+        }
+        Ok(())
+    }
+
+    fn parse_function_section(
+        &mut self,
+        functions: &mut wasm_encoder::FunctionSection,
+        section: wasmparser::FunctionSectionReader<'_>,
+    ) -> Res {
+        wasm_encoder::reencode::utils::parse_function_section(self, functions, section)?;
+        for f in &self.appended {
+            functions.function(f.ty);
+        }
+        Ok(())
+    }
+
+    fn parse_code_section(&mut self, code: &mut CodeSection, section: wasmparser::CodeSectionReader<'_>) -> Res {
+        wasm_encoder::reencode::utils::parse_code_section(self, code, section)?;
+        for f in &self.appended {
+            code.function(&f.body);
+        }
+        Ok(())
+    }
+
+    fn parse_import_section(
+        &mut self,
+        imports: &mut ImportSection,
+        section: wasmparser::ImportSectionReader<'_>,
+    ) -> Res {
+        wasm_encoder::reencode::utils::parse_import_section(self, imports, section)?;
+        self.import_section(imports);
+        self.emitted.push(SectionId::Import);
+        Ok(())
+    }
+
+    fn parse_memory_section(
+        &mut self,
+        memories: &mut MemorySection,
+        section: wasmparser::MemorySectionReader<'_>,
+    ) -> Res {
+        wasm_encoder::reencode::utils::parse_memory_section(self, memories, section)?;
+        self.memory_section(memories);
+        self.emitted.push(SectionId::Memory);
+        Ok(())
+    }
+
+    fn parse_export_section(
+        &mut self,
+        exports: &mut ExportSection,
+        section: wasmparser::ExportSectionReader<'_>,
+    ) -> Res {
+        wasm_encoder::reencode::utils::parse_export_section(self, exports, section)?;
+        self.export_section(exports);
+        self.emitted.push(SectionId::Export);
+        Ok(())
+    }
+
+    fn data_count(&mut self, count: u32) -> Result<u32, ReencodeError<Infallible>> {
+        Ok(count + self.profiler_data.len() as u32)
+    }
+
+    fn parse_data_section(&mut self, data: &mut DataSection, section: wasmparser::DataSectionReader<'_>) -> Res {
+        wasm_encoder::reencode::utils::parse_data_section(self, data, section)?;
+        self.data_section(data);
+        self.emitted.push(SectionId::Data);
+        Ok(())
+    }
+
+    fn parse_function_body(&mut self, code: &mut CodeSection, func: FunctionBody<'_>) -> Res {
+        let k = self.next_body;
+        self.next_body += 1;
+        match self.bodies[k].take() {
+            Some(body) => {
+                code.raw(&body?);
+                Ok(())
+            }
+            None => wasm_encoder::reencode::utils::parse_function_body(self, code, func),
+        }
+    }
+
+    fn parse_custom_section(&mut self, module: &mut Module, section: wasmparser::CustomSectionReader<'_>) -> Res {
+        // Debug info describes the original code offsets; the profile maps offsets itself. Branch
+        // hints name operators by their offsets in the original bodies, which the probes move.
+        if section.name().starts_with(".debug_") || section.name() == BRANCH_HINT_SECTION {
+            return Ok(());
+        }
+        wasm_encoder::reencode::utils::parse_custom_section(self, module, section)
+    }
+
+    fn intersperse_section_hook(
+        &mut self,
+        module: &mut Module,
+        after: Option<SectionId>,
+        before: Option<SectionId>,
+    ) -> Res {
+        let lo = after.map_or(0, rank);
+        let hi = before.map_or(u32::MAX, rank);
+        for id in [SectionId::Import, SectionId::Memory, SectionId::Export, SectionId::Data] {
+            if self.wants(id) && !self.emitted.contains(&id) && lo < rank(id) && rank(id) < hi {
+                match id {
+                    SectionId::Import => {
+                        let mut s = ImportSection::new();
+                        self.import_section(&mut s);
+                        module.section(&s);
+                    }
+                    SectionId::Memory => {
+                        let mut s = MemorySection::new();
+                        self.memory_section(&mut s);
+                        module.section(&s);
+                    }
+                    SectionId::Export => {
+                        let mut s = ExportSection::new();
+                        self.export_section(&mut s);
+                        module.section(&s);
+                    }
+                    _ => {
+                        let mut s = DataSection::new();
+                        self.data_section(&mut s);
+                        module.section(&s);
+                    }
+                }
+                self.emitted.push(id);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Name of the custom section of the branch-hinting proposal.
+const BRANCH_HINT_SECTION: &str = "metadata.code.branch_hint";
+
+/// Position of a section in the binary format's order.
+fn rank(id: SectionId) -> u32 {
+    match id {
+        SectionId::Custom => 0,
+        SectionId::Type => 1,
+        SectionId::Import => 2,
+        SectionId::Function => 3,
+        SectionId::Table => 4,
+        SectionId::Memory => 5,
+        SectionId::Tag => 6,
+        SectionId::Global => 7,
+        SectionId::Export => 8,
+        SectionId::Start => 9,
+        SectionId::Element => 10,
+        SectionId::DataCount => 11,
+        SectionId::Code => 12,
+        SectionId::Data => 13,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasmparser::{Parser, Payload};
+
+    fn has_section(bytes: &[u8], name: &str) -> bool {
+        Parser::new(0).parse_all(bytes).any(|p| matches!(p, Ok(Payload::CustomSection(c)) if c.name() == name))
+    }
+
+    /// The input's branch hints would point into the instrumented bodies at the wrong operators;
+    /// other custom sections pass through.
+    #[test]
+    fn drops_the_input_branch_hints() {
+        let wasm = wat::parse_str(
+            r#"(module (@custom "kept" "")
+                 (func (param i32)
+                   local.get 0
+                   (@metadata.code.branch_hint "\00") if nop end))"#,
+        )
+        .unwrap();
+        assert!(has_section(&wasm, BRANCH_HINT_SECTION) && has_section(&wasm, "kept"));
+        let out = crate::instrument::instrument(&wasm, &crate::instrument::InstrumentOptions::default()).unwrap();
+        assert!(!has_section(&out.bytes, BRANCH_HINT_SECTION));
+        assert!(has_section(&out.bytes, "kept"));
+    }
+}

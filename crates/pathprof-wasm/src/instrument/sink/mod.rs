@@ -1,0 +1,239 @@
+//! Sinks: what a path end does with the path whose ID is in the register.
+//!
+//! A profiling mode chooses a [`SinkKind`] for the module; the kind gives every function a [`Sink`]
+//! of its own ([`SinkKind::assign`]), and the rest of the instrumenter emits the path register and
+//! calls the function's sink wherever a path ends. One file per sink:
+//!
+//! * [`array`] — `count[r]++` in a dense array of the profiler's memory [BL96];
+//! * [`hash`] — a call of the host, which keeps an exact hash table, for functions with too many
+//!   paths for an array;
+//! * [`sample`] — PEP's sampling [PEP05 §3.3]: a test of the host's flag, and a sample written to
+//!   a buffer (or passed to the host) while it is set;
+//! * [`stream`] — k-BLPP's stream of path IDs with activation markers [KBL13 §3].
+//!
+//! The words each sink uses in the profiler's memory, and its host import, are the
+//! [ABI](crate::abi)'s.
+
+mod array;
+mod hash;
+mod sample;
+mod stream;
+
+pub(crate) use array::ArraySink;
+pub(crate) use sample::SampleSink;
+pub(crate) use stream::StreamSink;
+
+use super::emit::Emitter;
+use super::{InstrumentOptions, Layout};
+use crate::abi::{SampleBufferLayout, StreamLayout};
+use crate::map::{Counters, SinkLayout};
+use pathprof_core::dag::DagEdgeKind;
+use pathprof_core::FunctionPlan;
+use wasm_encoder::{Function, ValType};
+
+/// How a module's path ends are recorded: what a profiling mode asks of the instrumenter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SinkKind {
+    /// Exact counts: an array per function when it fits in the profiler's memory, the host's hash
+    /// table otherwise.
+    Count,
+    /// Sampled path ends (PEP): with `buffer: Some(slots)`, samples go to a buffer of that many
+    /// slots, which the host's timer thread drains, and no path end calls the host; without one,
+    /// every path end calls the host while the flag is set (sampling every N-th path end).
+    Sample { buffer: Option<u32> },
+    /// The stream of path IDs of k-BLPP, drained by the host when full.
+    Stream,
+}
+
+/// Which path end a sink records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PathEnd {
+    /// At a loop header or cut block, inside the activation.
+    Header,
+    /// At the function's exit (a return, the end of the body, a tail call): the last path of the
+    /// activation.
+    Exit,
+}
+
+/// What one function's path ends do.
+pub(crate) trait PathSink {
+    /// Locals the sink's code uses (the emitter declares them; [`Emitter::sink_local`] names them).
+    fn locals(&self) -> &'static [ValType] {
+        &[]
+    }
+    /// Code at the function's entry.
+    fn enter(&self, _e: &mut Emitter) {}
+    /// Code that records the path whose ID is in the register.
+    fn record(&self, e: &mut Emitter, end: PathEnd);
+}
+
+/// The sink of one function.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Sink {
+    Array(ArraySink),
+    Hash,
+    Sample(SampleSink),
+    Stream(StreamSink),
+}
+
+impl PathSink for Sink {
+    fn locals(&self) -> &'static [ValType] {
+        self.inner().locals()
+    }
+
+    fn enter(&self, e: &mut Emitter) {
+        self.inner().enter(e)
+    }
+
+    fn record(&self, e: &mut Emitter, end: PathEnd) {
+        self.inner().record(e, end)
+    }
+}
+
+impl Sink {
+    fn inner(&self) -> &dyn PathSink {
+        match self {
+            Sink::Array(s) => s,
+            Sink::Hash => &hash::HashSink,
+            Sink::Sample(s) => s,
+            Sink::Stream(s) => s,
+        }
+    }
+
+    /// Where the function's paths are recorded, as the map says.
+    pub(crate) fn counters(&self) -> Counters {
+        match self {
+            Sink::Array(a) => Counters::Array { offset: a.offset },
+            Sink::Hash => Counters::Hash,
+            Sink::Sample(_) => Counters::Sampled,
+            Sink::Stream(s) => Counters::Stream { singles: s.singles.map(|a| a.offset) },
+        }
+    }
+
+    /// Whether the function's path ends may call the profiler's host import.
+    pub(crate) fn calls_import(&self) -> bool {
+        match self {
+            Sink::Array(_) => false,
+            Sink::Hash | Sink::Stream(_) => true,
+            Sink::Sample(s) => s.buffer.is_none(),
+        }
+    }
+
+    /// Whether the function's simple loops get a copy without probes (see [`sample`]).
+    pub(crate) fn wants_loop_copies(&self) -> bool {
+        matches!(self, Sink::Sample(SampleSink { buffer: Some(_) }))
+    }
+}
+
+/// The width of a function's path register: 32 bits when its IDs fit.
+pub(crate) fn register_bits(plan: &FunctionPlan) -> u32 {
+    if plan.num_paths() <= 1 << 32 {
+        32
+    } else {
+        64
+    }
+}
+
+/// A function of the profiler's own, appended to the module after the program's.
+pub(crate) struct AppendedFunction {
+    /// Its index in the instrumented module, and the index of its type.
+    pub index: u32,
+    pub ty: u32,
+    pub params: &'static [ValType],
+    pub body: Function,
+}
+
+impl SinkKind {
+    /// The buffer layout of a sampling sink with a buffer.
+    fn sample_buffer(self) -> Option<SampleBufferLayout> {
+        match self {
+            SinkKind::Sample { buffer } => buffer.map(SampleBufferLayout::new),
+            _ => None,
+        }
+    }
+
+    /// Bytes of the sink's own words at the start of the profiler's memory.
+    pub(crate) fn header_bytes(self) -> u64 {
+        match self {
+            SinkKind::Count => 0,
+            SinkKind::Sample { buffer: None } => u64::from(crate::abi::SAMPLE_WORDS),
+            SinkKind::Sample { buffer: Some(slots) } => SampleBufferLayout::new(slots).end(),
+            SinkKind::Stream => StreamLayout::standard().end(),
+        }
+    }
+
+    /// The sink of a function planned as `plan`, with the counters it needs taken from `layout`;
+    /// the reason the function cannot be instrumented with this kind of sink, when it cannot.
+    pub(crate) fn assign(
+        self,
+        plan: &FunctionPlan,
+        options: &InstrumentOptions,
+        layout: &mut Layout,
+    ) -> Result<Sink, String> {
+        let n = plan.num_paths();
+        let fits_array = n <= options.array_max_paths && layout.counters + 8 * n <= options.array_max_bytes;
+        let array = |layout: &mut Layout| ArraySink { offset: layout.take(8 * n) };
+        Ok(match self {
+            SinkKind::Count if fits_array => Sink::Array(array(layout)),
+            SinkKind::Count => Sink::Hash,
+            SinkKind::Sample { buffer } => Sink::Sample(SampleSink { buffer: buffer.map(SampleBufferLayout::new) }),
+            SinkKind::Stream if register_bits(plan) == 64 => {
+                return Err("more than 2^32 paths (streamed path IDs have 32 bits)".to_string())
+            }
+            SinkKind::Stream => {
+                // An activation of a function without loops or cuts ends one path: its k-IPF has only
+                // roots, its BL counts, which an array counts without the stream or activation markers.
+                let one_path_per_activation = plan.dag.edges.iter().all(|e| matches!(e.kind, DagEdgeKind::Real(_)));
+                if one_path_per_activation && fits_array {
+                    Sink::Array(array(layout))
+                } else {
+                    // Activations that end one path (entry to exit) are counted in an array, when it
+                    // fits.
+                    Sink::Stream(StreamSink {
+                        layout: StreamLayout::standard(),
+                        singles: fits_array.then(|| array(layout)),
+                    })
+                }
+            }
+        })
+    }
+
+    /// The layout the map records; `calls_import` says whether some function's path ends call the
+    /// host.
+    pub(crate) fn layout(self, calls_import: bool) -> SinkLayout {
+        match self {
+            SinkKind::Count => SinkLayout::Count { hash: calls_import },
+            SinkKind::Sample { .. } => SinkLayout::Sample { buffer: self.sample_buffer() },
+            SinkKind::Stream => SinkLayout::Stream(StreamLayout::standard()),
+        }
+    }
+
+    /// Data segments of the profiler's memory: `(offset, bytes)`.
+    pub(crate) fn initial_data(self) -> Vec<(u32, Vec<u8>)> {
+        match self {
+            SinkKind::Stream => stream::initial_data(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The functions the sink appends to the module: with `loop_copies` (some function has them),
+    /// the sampling sink's exit of loop copies. `first_type` and `first_index` are the first type and
+    /// function indices free for them; `memory` is the profiler's memory.
+    pub(crate) fn appended_functions(
+        self,
+        loop_copies: bool,
+        memory: u32,
+        first_type: u32,
+        first_index: u32,
+    ) -> Vec<AppendedFunction> {
+        match self.sample_buffer() {
+            Some(layout) if loop_copies => vec![AppendedFunction {
+                index: first_index,
+                ty: first_type,
+                params: &sample::LOOP_COPY_EXIT_PARAMS,
+                body: sample::loop_copy_exit(layout, memory),
+            }],
+            _ => Vec::new(),
+        }
+    }
+}

@@ -1,0 +1,224 @@
+//! The walk over one function body: its operators in order, copied from the original bytes, with
+//! the probes' code put before and after the operators that take an edge, at the start of every
+//! loop header and cut block (where a path ends and another starts), and at the function's exit.
+
+use super::copies::OPCODE_IF;
+use super::emit::Emitter;
+use super::sections::FunctionShift;
+use super::sink::PathSink;
+use super::FuncProbe;
+use crate::cfg::{SiteKind, Special};
+use crate::module::ModuleInfo;
+use std::convert::Infallible;
+use wasm_encoder::reencode::{Error as ReencodeError, Reencode};
+use wasm_encoder::{Function, Instruction, ValType};
+use wasmparser::FunctionBody;
+
+/// What every instrumented body is emitted from: the module's facts and the profiler's additions
+/// that bodies refer to. Bodies are independent of one another and are emitted on all cores.
+pub(crate) struct BodyContext<'a> {
+    pub info: &'a ModuleInfo,
+    pub shift: FunctionShift,
+    pub tables_base: u64,
+    /// With loop copies: the index of the function their exit calls in the instrumented module.
+    pub loop_copy_exit: Option<u32>,
+}
+
+impl BodyContext<'_> {
+    /// The instrumented body (locals and instructions) of defined function `k`.
+    pub fn emit(&self, k: usize, p: &FuncProbe, func: &FunctionBody) -> Result<Vec<u8>, ReencodeError<Infallible>> {
+        let mut shift = self.shift;
+        let index = self.info.num_imported_funcs + k as u32;
+        let ty = self.info.func_type(index).expect("validated");
+        let mut locals = Vec::new();
+        let mut num_locals = ty.params().len() as u32;
+        for pair in func.get_locals_reader()? {
+            let (count, t) = pair?;
+            num_locals += count;
+            locals.push((count, shift.val_type(t)?));
+        }
+        let reg_ty = if p.bits == 32 { ValType::I32 } else { ValType::I64 };
+        let r = num_locals;
+        let s = num_locals + 1;
+        let a = num_locals + 2;
+        locals.push((1, reg_ty));
+        locals.push((2, ValType::I32));
+        if !p.counting.loops.is_empty() {
+            locals.push((p.counting.loops.len() as u32, ValType::I64));
+        }
+        let first_run_local = num_locals + 3 + p.counting.loops.len() as u32;
+        if !p.counting.runs.is_empty() {
+            locals.push((p.counting.runs.len() as u32, ValType::I64));
+        }
+        let first_sink_local = first_run_local + p.counting.runs.len() as u32;
+        let sink_locals = p.sink.locals();
+        locals.extend(sink_locals.iter().map(|&t| (1, t)));
+        let copy_iterations = first_sink_local + sink_locals.len() as u32;
+        let bytes = func.as_bytes();
+        if !p.copies.is_empty() {
+            locals.push((1, ValType::I32));
+        }
+        let mut f = Function::new(locals);
+        let mut e = Emitter {
+            f: &mut f,
+            r,
+            s,
+            a,
+            bits: p.bits,
+            memory: self.info.num_memories,
+            func_index: index,
+            import: self.info.num_imported_funcs,
+            tables_base: self.tables_base,
+            sink: p.sink,
+            first_sink_local,
+            first_loop_local: num_locals + 3,
+            loops: &p.counting.loops,
+            first_run_local,
+            runs: &p.counting.runs,
+            copy_iterations,
+        };
+        e.f.instruction(&Instruction::Block(p.wrapper));
+        e.enter();
+        e.set(p.entry_inc);
+
+        // Operators are copied from the original body in runs, up to the next one that needs code
+        // before or after it or is rewritten; they are not decoded again.
+        let offsets = &p.fcfg.op_offsets;
+        let mut copied = 0usize;
+        let copy_to = |f: &mut Function, i: usize, copied: &mut usize| {
+            if *copied < i {
+                f.raw(bytes[offsets[*copied] as usize..offsets[i] as usize].iter().copied());
+            }
+            *copied = i;
+        };
+        let mut sites = p.fcfg.sites.iter().peekable();
+        let mut specials = p.fcfg.specials.iter().peekable();
+        let mut starts = p.fcfg.block_starts.iter().peekable();
+        let mut copies = p.copies.iter().peekable();
+        // The block of the current operator: blocks start in operator order.
+        let mut block = p.fcfg.cfg.entry() as usize;
+        let last_op = p.fcfg.num_ops - 1;
+        let mut i = 0;
+        while i <= last_op {
+            // Straight to the next operator that a site, a special operator or a block start names:
+            // the ones before it are copied with it.
+            i = [
+                sites.peek().map(|s| s.op),
+                specials.peek().map(|&&(op, _)| op),
+                starts.peek().map(|&&(op, _)| op),
+                copies.peek().map(|c| c.end),
+            ]
+            .into_iter()
+            .flatten()
+            .fold(last_op, usize::min);
+            let site = sites.next_if(|s| s.op == i).map(|s| &s.kind);
+            let special = specials.next_if(|&&(op, _)| op == i).map(|&(_, s)| s);
+            // The block that starts after this operator, and whether its start ends a path.
+            let mut next = None;
+            let mut after = None;
+            while let Some(&(_, b)) = starts.next_if(|&&(op, _)| op == i) {
+                next = Some(b as usize);
+                if p.cut.get(b as usize).copied().unwrap_or(false) {
+                    after = Some(b);
+                }
+            }
+            let last = i == last_op;
+            let copy_end = copies.peek().is_some_and(|c| c.end == i);
+            if site.is_none() && special.is_none() && after.is_none() && !last && !copy_end {
+                block = next.unwrap_or(block);
+                i += 1;
+                continue;
+            }
+            copy_to(e.f, i, &mut copied);
+            // Single-byte opcodes of the operators that sites distinguish.
+            let opcode = bytes[offsets[i] as usize];
+            let mut correction = 0;
+            match site {
+                Some(SiteKind::Edge(edge)) => match p.counting.header_edge[*edge as usize] {
+                    Some(how) => {
+                        e.count_edge(how, p.edge_inc[*edge as usize]);
+                        if let Some(l) = p.unbumped_by(*edge, how) {
+                            e.unbump_loop(l);
+                        }
+                    }
+                    None => e.add(p.edge_inc[*edge as usize]),
+                },
+                Some(SiteKind::Cond(t, nt)) => match p.counting.header_edge[*t as usize] {
+                    Some(how) => e.count_cond(how, p.edge_inc[*t as usize], p.edge_inc[*nt as usize]),
+                    None => {
+                        // The edge into the code right after the operator (`if`'s then-arm, `br_if`'s
+                        // fall-through) corrects an increment added before it for the other edge.
+                        let (before, after) = if opcode == OPCODE_IF { (*nt, *t) } else { (*t, *nt) };
+                        let before = p.edge_inc[before as usize];
+                        e.add(before);
+                        correction = p.edge_inc[after as usize].wrapping_sub(before);
+                    }
+                },
+                Some(SiteKind::Table(entries)) => {
+                    if let Some(&off) = p.tables.get(&i) {
+                        // The entries are the table's targets, then its default.
+                        e.add_from_table(off, entries.len() as u32 - 1);
+                    }
+                }
+                Some(SiteKind::TailCall(edge)) => {
+                    e.add(p.edge_inc[*edge as usize]);
+                    e.count_exit();
+                    e.flush_loops();
+                }
+                None => {}
+            }
+            // The operator anew, when it changes.
+            let rewritten = match special {
+                Some(Special::Return { depth }) => Some(Instruction::Br(depth)),
+                Some(Special::Call { callee }) => {
+                    // A callee may re-enter this function, whose activations share the slots; the
+                    // host functions of an import cannot, and a trap or exit there leaves the slots
+                    // as they are.
+                    if callee.is_none_or(|c| c >= self.info.num_imported_funcs) {
+                        e.flush_some(p.counting.flush_at[block]);
+                    }
+                    callee.and_then(|c| shift.moved(c)).map(Instruction::Call)
+                }
+                Some(Special::ReturnCall { func }) => shift.moved(func).map(Instruction::ReturnCall),
+                Some(Special::RefFunc { func }) => shift.moved(func).map(Instruction::RefFunc),
+                None => None,
+            };
+            if let Some(ins) = rewritten {
+                e.f.instruction(&ins);
+                copied = i + 1;
+            } else if last {
+                e.f.instruction(&Instruction::End);
+                e.flush_loops();
+                e.count_exit();
+                e.f.instruction(&Instruction::End);
+                copied = i + 1;
+            }
+            if copies.peek().is_some_and(|c| c.start == i) {
+                e.choose_loop_copy(&bytes[offsets[i] as usize + 1..offsets[i + 1] as usize]);
+            }
+            // The operator itself, unless rewritten above.
+            copy_to(e.f, i + 1, &mut copied);
+            if let Some(c) = copies.next_if(|c| c.end == i) {
+                let (start, body, end) =
+                    (offsets[c.start] as usize, offsets[c.start + 1] as usize, offsets[i + 1] as usize);
+                let exit = self.loop_copy_exit.expect("a module with loop copies has their exit function");
+                e.loop_copy(&bytes[start..body], &bytes[body..end], c, exit);
+            }
+            e.add(correction);
+            if let Some(b) = after {
+                if let Some(j) = p.counting.header_run[b as usize] {
+                    e.count_run(j);
+                } else if !p.counting.edge_counted[b as usize] {
+                    e.count();
+                }
+                e.set(p.start_inc[b as usize]);
+                if let Some(l) = p.counting.header_loop[b as usize] {
+                    e.bump_loop(l, &[Instruction::I64Const(1)]);
+                }
+            }
+            block = next.unwrap_or(block);
+            i += 1;
+        }
+        Ok(f.into_raw_body())
+    }
+}

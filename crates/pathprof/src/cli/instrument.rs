@@ -1,0 +1,56 @@
+//! `pathprof instrument`: write the instrumented module of a mode and the map that decodes what it
+//! records.
+
+use anyhow::{anyhow, bail, Context, Result};
+use pathprof::files::{read_module, read_profile, write_atomically};
+use pathprof::profiler::instrument_options;
+use pathprof::Mode;
+use pathprof_wasm::debuginfo::LineTable;
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    input: PathBuf,
+    /// The instrumented module.
+    #[arg(short = 'o', long = "output")]
+    output: PathBuf,
+    /// Where to write the map (default: OUTPUT with `.map.json` appended).
+    #[arg(long)]
+    map: Option<PathBuf>,
+    /// Profiling mode whose probes to write: bl, pep[:S[:T]], pep:every:N or kbl[:K].
+    #[arg(long, default_value = "bl")]
+    mode: String,
+    /// A previous profile of the same module, as for `run`.
+    #[arg(long, value_name = "PROFILE")]
+    edge_profile: Option<PathBuf>,
+}
+
+pub fn run(a: Args) -> Result<i32> {
+    let mode = Mode::parse(&a.mode)?;
+    let Some(sink) = mode.sink() else { bail!("--mode none has no probes to write") };
+    let bytes = read_module(&a.input)?;
+    let edge_profile = a.edge_profile.as_deref().map(read_profile).transpose()?;
+    let options = instrument_options(&bytes, sink, edge_profile.as_ref())?;
+    let mut inst = pathprof_wasm::instrument(&bytes, &options)
+        .with_context(|| format!("cannot instrument {}", a.input.display()))?;
+    if let Some(lines) = LineTable::read(&bytes) {
+        lines.attach(inst.map.functions.iter_mut().flat_map(|f| &mut f.blocks));
+    }
+    pathprof_wasm::module::validate(&inst.bytes)
+        .map_err(|e| anyhow!("the instrumented module of {} does not validate: {e}", a.input.display()))?;
+    let map_path = a.map.unwrap_or_else(|| {
+        let mut p = a.output.clone().into_os_string();
+        p.push(".map.json");
+        PathBuf::from(p)
+    });
+    write_atomically(&a.output, &inst.bytes)?;
+    write_atomically(&map_path, inst.map.to_json().as_bytes())?;
+    eprintln!(
+        "pathprof: wrote {} ({} of {} functions instrumented for {mode}) and {}",
+        a.output.display(),
+        inst.map.probed().count(),
+        inst.map.functions.len(),
+        map_path.display()
+    );
+    Ok(0)
+}

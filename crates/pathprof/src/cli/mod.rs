@@ -1,0 +1,9 @@
+//! The subcommands, one module each: its arguments, and what it does with them. Each returns the
+//! process's exit status.
+
+pub mod bench;
+pub mod compare;
+pub mod export;
+pub mod instrument;
+pub mod report;
+pub mod run;

@@ -1,0 +1,123 @@
+//! `pathprof run`: instrument a module for a mode, run it, write its profile, print its hot paths.
+
+use crate::render;
+use anyhow::{anyhow, bail, Result};
+use pathprof::files::{read_module, read_profile, write_atomically};
+use pathprof::{Mode, ModeFlags, Prepared, RunConfig};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Profiling mode: none, bl, pep[:S[:T]], pep:every:N or kbl[:K].
+    #[arg(long, default_value = "bl")]
+    mode: String,
+    /// Where to write the profile.
+    #[arg(short = 'o', long = "output", default_value = "pathprof.json")]
+    output: PathBuf,
+    /// Print nothing (the program's own output is untouched either way).
+    #[arg(long)]
+    quiet: bool,
+    /// Number of hot paths to print.
+    #[arg(long, default_value_t = 10)]
+    top: usize,
+    /// Grant a host directory to the program: HOST or HOST::GUEST (repeatable).
+    #[arg(long = "dir", value_name = "HOST[::GUEST]")]
+    dirs: Vec<String>,
+    /// Set an environment variable for the program (repeatable).
+    #[arg(long = "env", value_name = "NAME=VALUE")]
+    envs: Vec<String>,
+    /// Call this exported function instead of `_start`; ARGS are its arguments.
+    #[arg(long)]
+    invoke: Option<String>,
+    /// A previous profile of the same module: its edge frequencies place the increments on cold
+    /// edges (the static estimate from loop depth is used otherwise).
+    #[arg(long, value_name = "PROFILE")]
+    edge_profile: Option<PathBuf>,
+    /// pep: consecutive path ends sampled after each timer tick (S; default 64, at most 1048576).
+    #[arg(long)]
+    samples: Option<u32>,
+    /// pep: after each tick, skip a rotating number of path ends in 1..=STRIDE before sampling (T;
+    /// default 17).
+    #[arg(long)]
+    stride: Option<u32>,
+    /// pep: sample every N-th path end instead, without a timer (deterministic).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    every: Option<u64>,
+    /// pep: timer period in milliseconds (default 0.25).
+    #[arg(long)]
+    tick_ms: Option<f64>,
+    /// kbl: longest sequences of paths profiled (K; default 4).
+    #[arg(short = 'k', value_parser = clap::value_parser!(u16).range(1..=64))]
+    k: Option<u16>,
+    /// kbl: most k-slab-forest nodes (16 bytes each). Past the bound, the Ball–Larus counts stay exact
+    /// and longer sequences' counts become lower bounds; the profile says by how much.
+    #[arg(long, value_name = "N")]
+    max_nodes: Option<usize>,
+    /// The program.
+    app: PathBuf,
+    /// Arguments of the program.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    args: Vec<String>,
+}
+
+pub fn run(a: Args) -> Result<i32> {
+    let flags = ModeFlags {
+        samples: a.samples,
+        stride: a.stride,
+        every: a.every,
+        tick_ms: a.tick_ms,
+        k: a.k,
+        max_nodes: a.max_nodes,
+    };
+    let mode = Mode::with_flags(&a.mode, &flags)?;
+    if a.edge_profile.is_some() && mode == Mode::None {
+        bail!("--edge-profile does not apply to --mode none");
+    }
+    let config = run_config(&a.app, &a.dirs, &a.envs, a.invoke, a.args)?;
+    let bytes = read_module(&a.app)?;
+    let edge_profile = a.edge_profile.as_deref().map(read_profile).transpose()?;
+    let prepared = Prepared::new(&bytes, &a.app.display().to_string(), &mode, edge_profile.as_ref())?;
+    let engine = pathprof_runtime::engine()?;
+    let run = prepared.run(&engine, &config)?;
+    let profile = prepared.profile(&run, &config)?;
+    write_atomically(&a.output, profile.to_json().as_bytes())?;
+    for r in &run.outcome.results {
+        println!("{r}");
+    }
+    if !a.quiet {
+        let mut err = std::io::stderr().lock();
+        render::paths::text(&mut err, &profile, a.top, None)?;
+        writeln!(err, "profile written to {}", a.output.display())?;
+    }
+    Ok(run.outcome.exit_code)
+}
+
+/// What the program sees: the directories and variables granted, and its arguments.
+fn run_config(
+    app: &Path,
+    dirs: &[String],
+    envs: &[String],
+    invoke: Option<String>,
+    args: Vec<String>,
+) -> Result<RunConfig> {
+    let mut config = RunConfig { invoke, ..RunConfig::default() };
+    for d in dirs {
+        let (host, guest) = match d.split_once("::") {
+            Some((h, g)) => (h.to_string(), g.to_string()),
+            None => (d.clone(), d.clone()),
+        };
+        if !Path::new(&host).is_dir() {
+            bail!("--dir {d}: {host} is not a directory");
+        }
+        config.dirs.push((PathBuf::from(host), guest));
+    }
+    for e in envs {
+        let (k, v) = e.split_once('=').ok_or_else(|| anyhow!("--env {e}: expected NAME=VALUE"))?;
+        config.env.push((k.to_string(), v.to_string()));
+    }
+    let name = app.file_name().map_or_else(|| app.display().to_string(), |n| n.to_string_lossy().into_owned());
+    config.args.push(name);
+    config.args.extend(args);
+    Ok(config)
+}

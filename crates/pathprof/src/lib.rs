@@ -1,0 +1,24 @@
+//! pathprof: a path profiler for WebAssembly.
+//!
+//! [`profile`] runs a program under an embedded Wasmtime with path probes of the chosen [`Mode`] and
+//! returns its [`Profile`](pathprof_core::profile::Profile). Data flows one way: module → CFG → DAG
+//! → numbering → placement → instrumented module (`pathprof_wasm`) → run and collection
+//! (`pathprof_runtime`) → profile (`pathprof_core::profile`) → report (the `pathprof` command).
+//!
+//! * [`modes`] — the modes, their grammar, and the one registry of their parts in every layer;
+//! * [`profiler`] — a module instrumented for a mode, run, and turned into a profile;
+//! * [`bench`] — each mode's overhead against the uninstrumented program, side by side;
+//! * [`view`] — what reports show: hottest paths and sequences, labels and source lines;
+//! * [`export`] — k-iteration path forests as folded stacks and flame graphs;
+//! * [`files`] — reading modules and profiles, writing files whole.
+
+pub mod bench;
+pub mod export;
+pub mod files;
+pub mod modes;
+pub mod profiler;
+pub mod view;
+
+pub use modes::{Mode, ModeFacts, ModeFlags, ModeRun};
+pub use pathprof_runtime::RunConfig;
+pub use profiler::{profile, Prepared};

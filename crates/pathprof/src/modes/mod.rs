@@ -1,0 +1,228 @@
+//! Profiling modes, and the one registry that ties each to its parts in the other layers.
+//!
+//! A mode is written in one grammar wherever one is given (`pathprof run --mode`, `pathprof
+//! instrument --mode`, `pathprof bench --modes`):
+//!
+//! ```text
+//! none | bl | pep[:S[:T]] | pep:every:N | kbl[:K]
+//! ```
+//!
+//! * `none` — the program as it is, the baseline of overhead measurements;
+//! * `bl` — exact Ball–Larus path counts [BL96] ([`bl`]);
+//! * `pep` — sampled paths (PEP [PEP05]): S samples after a rotating stride of up to T path ends at
+//!   every timer tick (64 and 17 when not given), or every N-th path end ([`pep`]);
+//! * `kbl` — exact counts of every sequence of up to K consecutive paths of an activation
+//!   (k-BLPP [KBL13]; K = 4 when not given) ([`kbl`]).
+//!
+//! A mode is written back in its shortest form: `pep:64:17` is `pep`, `pep:8:17` is `pep:8`,
+//! `kbl:4` is `kbl`. Settings outside the grammar (the timer's period, a bound on k-SF nodes) are
+//! given by flags that apply to their mode only.
+//!
+//! # The registry
+//!
+//! [`Mode::sink`] and [`Mode::run`] are where a mode meets the other layers: the instrumenter's sink
+//! ([`SinkKind`], one file per sink in `pathprof_wasm::instrument::sink`) and the runtime's
+//! collector (`pathprof_runtime::collect`, one file per collector), whose output the mode's module
+//! turns into the facts of its profile ([`ModeFacts`], [`ProfileMode`]).
+
+pub mod bl;
+pub mod kbl;
+pub mod pep;
+
+use anyhow::{bail, Result};
+use pathprof_core::kpath::Kipf;
+use pathprof_core::profile::{FunctionProfile, KblInfo, ProfileMode};
+use pathprof_runtime::{Engine, ForestSettings, Module, NoCollector, RunConfig, RunOutcome, Sampling};
+use pathprof_wasm::map::RawCounts;
+use pathprof_wasm::{ProfileMap, SinkKind};
+use std::fmt;
+
+/// A profiling mode, with its settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Mode {
+    /// Uninstrumented.
+    None,
+    /// Exact Ball–Larus path counts.
+    Bl,
+    /// Sampled paths.
+    Pep(Sampling),
+    /// Multi-iteration paths.
+    Kbl(ForestSettings),
+}
+
+/// What a mode recorded in one run, besides how the run went.
+#[derive(Debug)]
+pub struct ModeRun {
+    pub outcome: RunOutcome,
+    /// Path counts (samples, in mode `pep`) by function.
+    pub counts: RawCounts,
+    pub facts: ModeFacts,
+    /// Bytes the host kept for the profile while the program ran (hash tables, forests).
+    pub host_bytes: u64,
+}
+
+/// What each mode measures besides its path counts.
+#[derive(Debug)]
+pub enum ModeFacts {
+    None,
+    Bl,
+    Pep(pathprof_core::profile::SamplingInfo),
+    Kbl { info: KblInfo, kipf: Kipf },
+}
+
+/// What the grammar accepts, for error messages.
+const GRAMMAR: &str = "valid modes: none, bl, pep, pep:S, pep:S:T, pep:every:N, kbl, kbl:K";
+
+impl Mode {
+    /// Reads a mode in the grammar of the module docs.
+    pub fn parse(spec: &str) -> Result<Mode> {
+        let (name, settings) = match spec.split_once(':') {
+            Some((name, settings)) => (name, Some(settings)),
+            None => (spec, None),
+        };
+        Ok(match (name, settings) {
+            ("none", None) => Mode::None,
+            ("bl", None) => Mode::Bl,
+            ("pep", settings) => Mode::Pep(pep::parse(spec, settings)?),
+            ("kbl", settings) => Mode::Kbl(kbl::parse(spec, settings)?),
+            _ => bail!("unknown mode {spec:?} ({GRAMMAR})"),
+        })
+    }
+
+    /// The modes of a comma-separated list, each once.
+    pub fn parse_list(specs: &[String]) -> Result<Vec<Mode>> {
+        let mut out: Vec<Mode> = Vec::new();
+        for spec in specs {
+            let mode = Mode::parse(spec.trim())?;
+            if out.iter().any(|m| m.to_string() == mode.to_string()) {
+                bail!("mode {mode} is given twice");
+            }
+            out.push(mode);
+        }
+        Ok(out)
+    }
+
+    /// The mode's name, without its settings.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Mode::None => "none",
+            Mode::Bl => "bl",
+            Mode::Pep(_) => "pep",
+            Mode::Kbl(_) => "kbl",
+        }
+    }
+
+    /// What the instrumenter makes path ends do; `None` for a run without probes.
+    pub fn sink(&self) -> Option<SinkKind> {
+        match self {
+            Mode::None => None,
+            Mode::Bl => Some(SinkKind::Count),
+            Mode::Pep(sampling) => Some(SinkKind::Sample { buffer: sampling.sample_buffer() }),
+            Mode::Kbl(_) => Some(SinkKind::Stream),
+        }
+    }
+
+    /// Runs a module compiled from this mode's instrumentation (described by `map`) with the mode's
+    /// collector.
+    pub fn run(
+        &self,
+        engine: &Engine,
+        module: &Module,
+        map: Option<&ProfileMap>,
+        config: &RunConfig,
+    ) -> Result<ModeRun> {
+        let map = match (self, map) {
+            (Mode::None, _) => {
+                let (outcome, ()) = pathprof_runtime::run_module(engine, module, None, NoCollector, config)?;
+                return Ok(ModeRun { outcome, counts: RawCounts::new(), facts: ModeFacts::None, host_bytes: 0 });
+            }
+            (_, Some(map)) => map,
+            (_, None) => bail!("mode {self} runs an instrumented module, and needs its map"),
+        };
+        match self {
+            Mode::None => unreachable!("run above"),
+            Mode::Bl => bl::run(engine, module, map, config),
+            Mode::Pep(sampling) => pep::run(engine, module, map, config, *sampling),
+            Mode::Kbl(settings) => kbl::run(engine, module, map, config, *settings),
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Mode::None | Mode::Bl => f.write_str(self.name()),
+            Mode::Pep(sampling) => pep::fmt(f, sampling),
+            Mode::Kbl(settings) => kbl::fmt(f, settings),
+        }
+    }
+}
+
+impl ModeRun {
+    /// The function profiles of the run: its counts decoded with `map`, and what the mode adds to
+    /// them.
+    pub fn functions(&self, map: Option<&ProfileMap>) -> Result<Vec<FunctionProfile>> {
+        let Some(map) = map else { return Ok(Vec::new()) };
+        let mut functions =
+            map.function_profiles(&self.counts).map_err(|e| anyhow::anyhow!("corrupt counters: {e}"))?;
+        if let ModeFacts::Kbl { info, kipf } = &self.facts {
+            kbl::attach_kipf(&mut functions, kipf, info.k);
+        }
+        Ok(functions)
+    }
+
+    /// How the profile describes the mode.
+    pub fn profile_mode(&self) -> ProfileMode {
+        match &self.facts {
+            ModeFacts::None => ProfileMode::None,
+            ModeFacts::Bl => ProfileMode::Bl,
+            ModeFacts::Pep(info) => ProfileMode::Pep(info.clone()),
+            ModeFacts::Kbl { info, .. } => ProfileMode::Kbl(info.clone()),
+        }
+    }
+}
+
+/// Settings that `pathprof run` takes as flags, each for one mode only.
+#[derive(Clone, Debug, Default)]
+pub struct ModeFlags {
+    pub samples: Option<u32>,
+    pub stride: Option<u32>,
+    pub every: Option<u64>,
+    pub tick_ms: Option<f64>,
+    pub k: Option<u16>,
+    pub max_nodes: Option<usize>,
+}
+
+impl Mode {
+    /// The mode `spec` with the settings of `flags`, each refused unless it applies to the mode and
+    /// the mode's spec does not already give it.
+    pub fn with_flags(spec: &str, flags: &ModeFlags) -> Result<Mode> {
+        let mode = Mode::parse(spec)?;
+        let given = |flag: &str, is: bool| -> Result<()> {
+            match is {
+                false => Ok(()),
+                true => bail!("{flag} does not apply to --mode {mode}"),
+            }
+        };
+        let pep_flags = flags.samples.is_some() || flags.stride.is_some() || flags.every.is_some();
+        let kbl_flags = flags.k.is_some();
+        if !matches!(mode, Mode::Pep(_)) {
+            given("--samples", flags.samples.is_some())?;
+            given("--stride", flags.stride.is_some())?;
+            given("--every", flags.every.is_some())?;
+            given("--tick-ms", flags.tick_ms.is_some())?;
+        }
+        if !matches!(mode, Mode::Kbl(_)) {
+            given("-k", flags.k.is_some())?;
+            given("--max-nodes", flags.max_nodes.is_some())?;
+        }
+        if spec.contains(':') && (pep_flags || kbl_flags) {
+            bail!("--mode {spec} gives its settings already: give them either in the mode or as flags, not both");
+        }
+        Ok(match mode {
+            Mode::Pep(sampling) => Mode::Pep(pep::with_flags(sampling, flags)?),
+            Mode::Kbl(settings) => Mode::Kbl(kbl::with_flags(settings, flags)),
+            other => other,
+        })
+    }
+}

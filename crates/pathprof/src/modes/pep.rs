@@ -1,0 +1,120 @@
+//! Mode `pep`: continuous sampled path and edge profiling [PEP05]. Paths are numbered as in `bl`; a
+//! timer samples path ends (simplified Arnold–Grove sampling, PEP(S, T) [PEP05 §3.3, AG05]), or
+//! every N-th path end is taken. The instrumenter's sink is `sample`; the runtime's collector is
+//! `sample`; the accuracy metrics of sampled profiles are `pathprof_core::accuracy`.
+
+use super::{ModeFacts, ModeFlags, ModeRun};
+use anyhow::{bail, Result};
+use pathprof_core::profile::SamplingInfo;
+use pathprof_runtime::{Engine, Module, RunConfig, SampleCollector, Sampling};
+use pathprof_wasm::ProfileMap;
+use std::fmt;
+use std::time::Duration;
+
+/// Most samples per timer tick: they are kept in the profiler's memory, 8 bytes each.
+pub const MAX_SAMPLES_PER_TICK: u32 = 1 << 20;
+
+/// The defaults: PEP(64, 17) every 0.25 ms.
+fn default_timer() -> (u32, u32, Duration) {
+    match Sampling::default() {
+        Sampling::Timer { samples, stride, tick } => (samples, stride, tick),
+        Sampling::Every(_) => unreachable!("the default sampling is the timer's"),
+    }
+}
+
+/// Reads what follows `pep:` in `spec` (`S`, `S:T` or `every:N`), or nothing.
+pub(crate) fn parse(spec: &str, settings: Option<&str>) -> Result<Sampling> {
+    let whole = |what: &str, v: &str, max: u64| -> Result<u64> {
+        match v.parse::<u64>() {
+            Ok(n) if (1..=max).contains(&n) => Ok(n),
+            _ => bail!("mode {spec:?}: {what} must be a whole number from 1 to {max}"),
+        }
+    };
+    let (_, default_stride, tick) = default_timer();
+    let Some(settings) = settings else { return Ok(Sampling::default()) };
+    if let Some(n) = settings.strip_prefix("every:") {
+        return Ok(Sampling::Every(whole("N", n, u64::MAX)?));
+    }
+    let (s, t) = match settings.split_once(':') {
+        Some((s, t)) => (s, Some(t)),
+        None => (settings, None),
+    };
+    let samples = whole("S", s, u64::from(MAX_SAMPLES_PER_TICK))? as u32;
+    let stride = match t {
+        Some(t) => whole("T", t, u64::from(u32::MAX))? as u32,
+        None => default_stride,
+    };
+    Ok(Sampling::Timer { samples, stride, tick })
+}
+
+/// Writes the sampling in its shortest form.
+pub(crate) fn fmt(f: &mut fmt::Formatter<'_>, sampling: &Sampling) -> fmt::Result {
+    let (default_samples, default_stride, _) = default_timer();
+    match *sampling {
+        Sampling::Timer { samples, stride, .. } if (samples, stride) == (default_samples, default_stride) => {
+            f.write_str("pep")
+        }
+        Sampling::Timer { samples, stride, .. } if stride == default_stride => write!(f, "pep:{samples}"),
+        Sampling::Timer { samples, stride, .. } => write!(f, "pep:{samples}:{stride}"),
+        Sampling::Every(n) => write!(f, "pep:every:{n}"),
+    }
+}
+
+/// `sampling` with the settings of `pathprof run`'s flags.
+pub(crate) fn with_flags(sampling: Sampling, flags: &ModeFlags) -> Result<Sampling> {
+    if flags.samples == Some(0) || flags.stride == Some(0) || flags.every == Some(0) {
+        bail!("--samples, --stride and --every must be positive");
+    }
+    if flags.samples.is_some_and(|s| s > MAX_SAMPLES_PER_TICK) {
+        bail!("--samples must be at most {MAX_SAMPLES_PER_TICK}");
+    }
+    if let Some(n) = flags.every {
+        if flags.samples.is_some() || flags.stride.is_some() || flags.tick_ms.is_some() {
+            bail!("--every samples without a timer: --samples, --stride and --tick-ms do not apply to it");
+        }
+        return Ok(Sampling::Every(n));
+    }
+    let tick = match flags.tick_ms {
+        Some(ms) if !ms.is_finite() || ms <= 0.0 => bail!("--tick-ms must be a positive number of milliseconds"),
+        Some(ms) => Some(Duration::from_secs_f64(ms / 1e3)),
+        None => None,
+    };
+    Ok(match sampling {
+        Sampling::Timer { samples, stride, tick: t } => Sampling::Timer {
+            samples: flags.samples.unwrap_or(samples),
+            stride: flags.stride.unwrap_or(stride),
+            tick: tick.unwrap_or(t),
+        },
+        every @ Sampling::Every(_) if tick.is_none() => every,
+        Sampling::Every(_) => bail!("--tick-ms does not apply to sampling every N path ends"),
+    })
+}
+
+/// Runs a module instrumented to sample its paths.
+pub(crate) fn run(
+    engine: &Engine,
+    module: &Module,
+    map: &ProfileMap,
+    config: &RunConfig,
+    sampling: Sampling,
+) -> Result<ModeRun> {
+    let collector = SampleCollector::new(map, sampling)?;
+    let (outcome, sampled) = pathprof_runtime::run_module(engine, module, Some(map), collector, config)?;
+    let (default_samples, default_stride, default_tick) = default_timer();
+    let (samples, stride, every, tick) = match sampling {
+        Sampling::Timer { samples, stride, tick } => (samples, stride, None, tick),
+        Sampling::Every(n) => (default_samples, default_stride, Some(n), default_tick),
+    };
+    let info = SamplingInfo {
+        samples,
+        stride,
+        every,
+        tick_ms: tick.as_secs_f64() * 1e3,
+        ticks: sampled.ticks,
+        samples_taken: sampled.samples,
+    };
+    // The host keeps the samples in a hash table, as `bl` does its counts.
+    let entries: usize = sampled.counts.values().map(Vec::len).sum();
+    let host_bytes = super::bl::HASH_ENTRY_BYTES * entries as u64;
+    Ok(ModeRun { outcome, counts: sampled.counts, facts: ModeFacts::Pep(info), host_bytes })
+}

@@ -1,0 +1,120 @@
+//! Profiling a program: module → instrumented module → run → profile.
+//!
+//! [`profile`] does it all in one call. [`Prepared`] splits it where `pathprof bench` needs to: the
+//! module is instrumented once for a mode, then compiled and run as often as wanted, and a run's
+//! profile is built only when asked for.
+
+use crate::files::sha256_hex;
+use crate::modes::{Mode, ModeRun};
+use anyhow::{bail, Context, Result};
+use pathprof_core::profile::{ModuleInfo as ProfileModule, Profile, U64};
+use pathprof_runtime::{Engine, Module, RunConfig};
+use pathprof_wasm::debuginfo::LineTable;
+use pathprof_wasm::{InstrumentOptions, ModuleInfo, ProfileMap};
+use std::time::Instant;
+
+/// Profiles the program `module` in `mode`, as `config` runs it: its profile records the module as
+/// `config`'s program name (`args[0]`).
+pub fn profile(module: &[u8], mode: &Mode, config: &RunConfig) -> Result<Profile> {
+    let path = config.args.first().map_or("module.wasm", String::as_str);
+    let prepared = Prepared::new(module, path, mode, None)?;
+    let engine = pathprof_runtime::engine()?;
+    let run = prepared.run(&engine, config)?;
+    prepared.profile(&run, config)
+}
+
+/// A module made ready to run in one mode.
+pub struct Prepared<'a> {
+    pub mode: Mode,
+    /// The program as given, and the path its profile records.
+    pub original: &'a [u8],
+    pub path: String,
+    /// The module to run: the instrumented one, or the original in mode `none`.
+    pub code: Vec<u8>,
+    /// The map of the instrumented module (none in mode `none`).
+    pub map: Option<ProfileMap>,
+    pub instrumentation_seconds: Option<f64>,
+    info: ModuleInfo,
+}
+
+impl<'a> Prepared<'a> {
+    /// Validates `original` and instruments it for `mode`; with `edge_profile`, a profile of the same
+    /// module, the increments go on the edges it found cold.
+    pub fn new(original: &'a [u8], path: &str, mode: &Mode, edge_profile: Option<&Profile>) -> Result<Prepared<'a>> {
+        let info = ModuleInfo::read(original).with_context(|| format!("cannot profile {path}"))?;
+        let (code, map, instrumentation_seconds) = match mode.sink() {
+            None => (original.to_vec(), None, None),
+            Some(sink) => {
+                let options = instrument_options(original, sink, edge_profile)?;
+                let t = Instant::now();
+                let inst = pathprof_wasm::instrument(original, &options)
+                    .with_context(|| format!("cannot instrument {path}"))?;
+                (inst.bytes, Some(inst.map), Some(t.elapsed().as_secs_f64()))
+            }
+        };
+        Ok(Prepared { mode: *mode, original, path: path.to_string(), code, map, instrumentation_seconds, info })
+    }
+
+    /// Compiles the module to run and runs it.
+    pub fn run(&self, engine: &Engine, config: &RunConfig) -> Result<ModeRun> {
+        let (module, compile_seconds) = pathprof_runtime::compile(engine, &self.code)?;
+        let mut run = self.run_compiled(engine, &module, config)?;
+        run.outcome.compile_seconds = compile_seconds;
+        Ok(run)
+    }
+
+    /// Runs the module to run, compiled as `module`, in a fresh instance.
+    pub fn run_compiled(&self, engine: &Engine, module: &Module, config: &RunConfig) -> Result<ModeRun> {
+        self.mode.run(engine, module, self.map.as_ref(), config)
+    }
+
+    /// The profile of a run, with source lines from the module's DWARF.
+    pub fn profile(&self, run: &ModeRun, config: &RunConfig) -> Result<Profile> {
+        let mut functions = run.functions(self.map.as_ref())?;
+        // Source lines are read once the program has run (uninstrumented runs have no blocks).
+        if let Some(lines) = (!functions.is_empty()).then(|| LineTable::read(self.original)).flatten() {
+            lines.attach(functions.iter_mut().flat_map(|f| &mut f.blocks));
+        }
+        let path_executions = functions.iter().flat_map(|f| f.paths()).map(|p| p.count.0).sum::<u64>();
+        let outcome = &run.outcome;
+        Ok(Profile {
+            module: ProfileModule {
+                path: self.path.clone(),
+                sha256: sha256_hex(self.original),
+                size: self.original.len() as u64,
+                code_section_size: self.info.code_size() as u64,
+            },
+            mode: run.profile_mode(),
+            args: config.args.clone(),
+            wall_seconds: outcome.wall_seconds,
+            bench_region_seconds: outcome.bench_region_seconds,
+            instrumentation_seconds: self.instrumentation_seconds,
+            exit_code: outcome.exit_code,
+            trap: outcome.trap.clone(),
+            open_activations_at_exit: outcome.open_activations,
+            path_executions: U64(path_executions),
+            functions,
+        })
+    }
+
+    /// Size of the code section of the original module.
+    pub fn original_code_size(&self) -> usize {
+        self.info.code_size()
+    }
+}
+
+/// Instrumentation options for `sink`, with the edge frequencies of `edge_profile` when one is given.
+pub fn instrument_options(
+    module: &[u8],
+    sink: pathprof_wasm::SinkKind,
+    edge_profile: Option<&Profile>,
+) -> Result<InstrumentOptions> {
+    let mut options = InstrumentOptions::with_sink(sink);
+    if let Some(profile) = edge_profile {
+        if profile.module.sha256 != sha256_hex(module) {
+            bail!("the edge profile is a profile of another module ({})", profile.module.path);
+        }
+        options.edge_profile = profile.functions.iter().map(|f| (f.index, f.paths().to_vec())).collect();
+    }
+    Ok(options)
+}

@@ -1,0 +1,179 @@
+//! What reports and exports show of a profile: functions picked by name or index, the hottest
+//! paths and the hottest sequences of paths [KBL13], and how functions and blocks are named (labels,
+//! source lines). Rendering them as text, JSON or graphs is the caller's.
+
+use pathprof_core::profile::{FunctionProfile, KipfStats, PathCount, Profile, U64};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Whether `f` is the function named `sel` (by name, or by index).
+pub fn matches(f: &FunctionProfile, sel: &str) -> bool {
+    f.name.as_deref() == Some(sel) || sel.parse::<u32>().is_ok_and(|i| i == f.index)
+}
+
+/// `name [index]`, or `func[index]` for a function without a name.
+pub fn function_label(f: &FunctionProfile) -> String {
+    match &f.name {
+        Some(n) => format!("{n} [{}]", f.index),
+        None => format!("func[{}]", f.index),
+    }
+}
+
+/// The `top` hottest paths, over all functions or only `function`.
+pub fn hottest<'a>(p: &'a Profile, top: usize, function: Option<&str>) -> Vec<(&'a FunctionProfile, &'a PathCount)> {
+    let mut all: Vec<_> = p
+        .functions
+        .iter()
+        .filter(|f| function.is_none_or(|sel| matches(f, sel)))
+        .flat_map(|f| f.paths().iter().map(move |path| (f, path)))
+        .collect();
+    all.sort_by(|a, b| b.1.count.cmp(&a.1.count).then(a.0.index.cmp(&b.0.index)).then(a.1.id.cmp(&b.1.id)));
+    all.truncate(top);
+    all
+}
+
+/// The source lines of `blocks` of `f`, compactly: per file (in order of first appearance) its sorted
+/// lines with runs merged, as in `foo.c:12-14,20`; `None` when no block has a line.
+pub fn source_lines(f: &FunctionProfile, blocks: &[u32]) -> Option<String> {
+    let mut files: Vec<(&str, Vec<u64>)> = Vec::new();
+    for line in blocks.iter().filter_map(|&b| f.blocks.get(b as usize).and_then(|info| info.line.as_deref())) {
+        let (file, number) = match line.rsplit_once(':').and_then(|(file, n)| Some((file, n.parse::<u64>().ok()?))) {
+            Some((file, n)) => (file, Some(n)),
+            None => (line, None),
+        };
+        let at = match files.iter().position(|(f, _)| *f == file) {
+            Some(at) => at,
+            None => {
+                files.push((file, Vec::new()));
+                files.len() - 1
+            }
+        };
+        files[at].1.extend(number);
+    }
+    if files.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = files
+        .into_iter()
+        .map(|(file, mut numbers)| {
+            numbers.sort_unstable();
+            numbers.dedup();
+            let mut runs: Vec<(u64, u64)> = Vec::new();
+            for n in numbers {
+                match runs.last_mut() {
+                    Some(run) if run.1.checked_add(1) == Some(n) => run.1 = n,
+                    _ => runs.push((n, n)),
+                }
+            }
+            let runs: Vec<String> =
+                runs.iter().map(|&(a, b)| if a == b { a.to_string() } else { format!("{a}-{b}") }).collect();
+            if runs.is_empty() {
+                file.to_string()
+            } else {
+                format!("{file}:{}", runs.join(","))
+            }
+        })
+        .collect();
+    Some(parts.join(", "))
+}
+
+/// A sequence of two or more consecutive paths of one activation of a function, and how often it ran.
+pub struct Sequence<'a> {
+    pub function: &'a FunctionProfile,
+    pub paths: Vec<U64>,
+    pub count: u64,
+}
+
+/// Rank of a sequence: greater is hotter (higher count, then longer, then lower function position and
+/// lower path IDs).
+type SequenceRank = (u64, usize, Reverse<usize>, Reverse<Vec<U64>>);
+
+/// The `top` hottest sequences of 2 to k paths over all functions or only `function`: by count,
+/// longer first among equal counts.
+pub fn hottest_sequences<'a>(p: &'a Profile, top: usize, function: Option<&str>) -> Vec<Sequence<'a>> {
+    let mut heap: BinaryHeap<Reverse<SequenceRank>> = BinaryHeap::new();
+    if top == 0 {
+        return Vec::new();
+    }
+    for (position, f) in p.functions.iter().enumerate() {
+        let Some(kipf) = f.kipf().filter(|_| function.is_none_or(|sel| matches(f, sel))) else {
+            continue;
+        };
+        kipf.for_each_node(|sequence, node| {
+            if sequence.len() < 2 || node.count.0 == 0 {
+                return;
+            }
+            if heap.len() == top
+                && heap.peek().is_some_and(|Reverse(min)| (node.count.0, sequence.len()) < (min.0, min.1))
+            {
+                return;
+            }
+            heap.push(Reverse((node.count.0, sequence.len(), Reverse(position), Reverse(sequence.to_vec()))));
+            if heap.len() > top {
+                heap.pop();
+            }
+        });
+    }
+    let mut ranked: Vec<SequenceRank> = heap.into_iter().map(|Reverse(r)| r).collect();
+    ranked.sort_by(|a, b| b.cmp(a));
+    ranked
+        .into_iter()
+        .map(|(count, _, Reverse(position), Reverse(paths))| Sequence {
+            function: &p.functions[position],
+            paths,
+            count,
+        })
+        .collect()
+}
+
+/// The functions whose forest statistics are shown: the one selected, or those with a hot sequence.
+pub fn shown_functions<'a>(p: &'a Profile, function: Option<&str>, hot: &[Sequence<'a>]) -> Vec<&'a FunctionProfile> {
+    let mut shown: Vec<&FunctionProfile> = match function {
+        Some(sel) => p.functions.iter().filter(|f| f.kipf().is_some() && matches(f, sel)).collect(),
+        None => hot.iter().map(|s| s.function).collect(),
+    };
+    shown.sort_by_key(|f| f.index);
+    shown.dedup_by_key(|f| f.index);
+    shown
+}
+
+/// The shape of all the profile's forests together.
+pub fn program_stats(p: &Profile) -> KipfStats {
+    p.functions.iter().filter_map(|f| f.kipf()).map(|k| k.stats()).sum()
+}
+
+/// The largest `k` of the profile's forests, when it has any.
+pub fn kipf_k(p: &Profile) -> Option<usize> {
+    p.mode.kbl().map(|k| k.k).or_else(|| p.functions.iter().filter_map(|f| f.kipf()).map(|k| k.k).max())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pathprof_core::profile::{BlockInfo, FunctionState};
+
+    #[test]
+    fn source_lines_are_merged_into_runs_per_file() {
+        let lines =
+            [Some("a.c:12"), Some("a.c:14"), None, Some("a.c:13"), Some("b.h:3"), Some("a.c:20"), Some("weird")];
+        let f = FunctionProfile {
+            index: 0,
+            name: None,
+            state: FunctionState::Skipped { reason: "none needed".into() },
+            blocks: lines
+                .iter()
+                .enumerate()
+                .map(|(i, l)| BlockInfo {
+                    id: i as u32,
+                    offset: 0,
+                    end: 0,
+                    line: l.map(str::to_string),
+                    loop_header: false,
+                })
+                .collect(),
+        };
+        assert_eq!(source_lines(&f, &[0, 1, 2, 3, 4, 5, 6]).as_deref(), Some("a.c:12-14,20, b.h:3, weird"));
+        assert_eq!(source_lines(&f, &[1, 1]).as_deref(), Some("a.c:14"));
+        assert_eq!(source_lines(&f, &[2, 99]), None);
+    }
+}
