@@ -12,7 +12,9 @@
 use super::Collector;
 use anyhow::{anyhow, bail, Result};
 use pathprof_core::kpath::{Activations, Kipf, Options};
-use pathprof_wasm::abi::{HostImport, StreamItem, StreamLayout, IMPORT_MODULE};
+use pathprof_wasm::abi::{
+    HostImport, StreamItem, StreamLayout, IMPORT_MODULE, STREAM_ENTER, STREAM_PATH_EXIT, STREAM_REPEAT,
+};
 use pathprof_wasm::map::{ArrayCounters, RawCounts, SinkLayout};
 use pathprof_wasm::ProfileMap;
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -54,37 +56,39 @@ pub struct Streamed {
 pub struct StreamFolder {
     pub activations: Activations,
     /// The last item, which a repeat item repeats.
-    last: StreamItem,
+    last: u64,
 }
 
 impl StreamFolder {
     pub fn new(activations: Activations) -> Self {
-        StreamFolder { activations, last: StreamItem::Enter { function: 0 } }
+        StreamFolder { activations, last: STREAM_ENTER }
     }
 
-    /// Folds the next items of the stream.
+    /// Folds the next items of the stream. This loop is the consumer thread's, and keeps up with the
+    /// program only when it is fast: it tests the items' tag bits ([`StreamItem`] spells them out)
+    /// rather than decoding each.
     pub fn fold(&mut self, items: &[u64]) {
         for &item in items {
-            let item = StreamItem::decode(item);
-            match item {
-                StreamItem::Path { label } => self.activations.path(label),
-                StreamItem::Enter { .. } => self.activations.enter(),
-                StreamItem::ExitPath { label } => {
-                    self.activations.path(label);
+            match item & STREAM_REPEAT {
+                0 => self.activations.path(item),
+                STREAM_ENTER => self.activations.enter(),
+                STREAM_PATH_EXIT => {
+                    self.activations.path(item & !STREAM_REPEAT);
                     self.activations.exit();
                 }
-                StreamItem::Repeat(n) => {
-                    match self.last {
-                        StreamItem::Path { label } => self.activations.path_run(label, n),
+                _ => {
+                    let n = item & !STREAM_REPEAT;
+                    match self.last & STREAM_REPEAT {
+                        0 => self.activations.path_run(self.last, n),
                         // Nested activations of one function may end with the same exit path in a row.
-                        StreamItem::ExitPath { label } => {
+                        STREAM_PATH_EXIT => {
                             for _ in 0..n {
-                                self.activations.path(label);
+                                self.activations.path(self.last & !STREAM_REPEAT);
                                 self.activations.exit();
                             }
                         }
                         // A run of entries is never written: each is counted apart.
-                        StreamItem::Enter { .. } | StreamItem::Repeat(_) => {
+                        _ => {
                             for _ in 0..n {
                                 self.activations.enter();
                             }

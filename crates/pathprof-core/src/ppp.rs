@@ -1,0 +1,135 @@
+//! Preferential path profiling (PPP) [PPP07 §3.3, Fig. 3.10]: a numbering of a DAG's paths that
+//! gives a given set `I` of *interesting* paths unique, compact IDs, so that a plain array indexed by
+//! the PPP ID counts them.
+//!
+//! In reverse topological order, the out-edges `e` of every node `v` get weights `W(e)`: the
+//! interesting paths through `e` are grouped by their prefix up to `v` (the nodes from `s` to `v`,
+//! keyed by the prefix's Ball–Larus sum), each path carrying its partial ID `pid(p)`, the sum of the
+//! weights of its suffix after `v`; each group `q` asks for the weight that moves its smallest partial
+//! ID to its next free ID `cis(q)`, and the edge takes the largest request, leaving holes for the
+//! others. Then every path through `e` adds `W(e)` to its partial ID, and each group's next free ID
+//! becomes one past its largest. Out-edges of a node are visited in the Ball–Larus numbering's order,
+//! so that with every path interesting the weights are the Ball–Larus weights. Edges that no
+//! interesting path takes weigh 0.
+//!
+//! The PPP ID of a path is the sum of its weights: the interesting paths' IDs are unique and start at
+//! 0, and `δ = (max + 1) / |I|` says how compact they are (1 without holes). Weights may be negative;
+//! they are kept modulo 2^64, as the Ball–Larus weights are. An uninteresting path may get an ID in
+//! range, even that of an interesting path (perfect separation is impossible in general [PPP07
+//! Lemma 3.3.1]): the runtime compares its Ball–Larus ID with the slot's. Increments on chords are
+//! computed from these weights with the spanning tree of the Ball–Larus increments
+//! ([`Placement::with_tree`](crate::placement::Placement::with_tree)), so that both registers change on
+//! the same edges.
+
+use crate::dag::{Dag, DagEdgeId};
+use crate::numbering::Numbering;
+use crate::regen::{self, BadPathId};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+/// The preferential numbering of one function.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PppNumbering {
+    /// `W(e)` for every DAG edge, modulo 2^64.
+    pub val: Vec<u64>,
+    /// Slot `i` holds the Ball–Larus ID of the interesting path whose PPP ID is `i`; `None` is a hole.
+    pub slots: Vec<Option<u64>>,
+}
+
+/// Why an interesting set cannot be numbered.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PppError {
+    #[error(transparent)]
+    BadPathId(#[from] BadPathId),
+    #[error("the interesting paths' IDs would span more than {0} slots")]
+    TooWide(u64),
+}
+
+impl PppNumbering {
+    /// Numbers the paths of `dag` that have the Ball–Larus IDs `interesting` (under `numbering`;
+    /// duplicates are ignored) with at most `max_slots` slots from the smallest ID to the largest.
+    pub fn build(dag: &Dag, numbering: &Numbering, interesting: &[u64], max_slots: u64) -> Result<PppNumbering, PppError> {
+        let mut ids: Vec<u64> = interesting.to_vec();
+        ids.sort_unstable();
+        ids.dedup();
+        // Every interesting path's edges, and at every edge the paths through it with the Ball–Larus
+        // sum of their prefix before it.
+        let mut through: Vec<Vec<(u32, u64)>> = vec![Vec::new(); dag.edges.len()];
+        for (p, &id) in ids.iter().enumerate() {
+            let path = regen::regenerate(dag, numbering, id)?;
+            let mut prefix = 0u64;
+            for &e in &path.edges {
+                through[e as usize].push((p as u32, prefix));
+                prefix = prefix.wrapping_add(numbering.val[e as usize]);
+            }
+        }
+        let mut pid = vec![0i128; ids.len()];
+        let mut val = vec![0u64; dag.edges.len()];
+        // The next free ID of every prefix, keyed by its node and its Ball–Larus sum.
+        let mut cis: HashMap<(u32, u64), i128> = HashMap::new();
+        let mut groups: HashMap<u64, (i128, i128)> = HashMap::new();
+        for &v in dag.topological_order().iter().rev() {
+            for &e in &numbering.order[v as usize] {
+                let paths = &through[e as usize];
+                if paths.is_empty() {
+                    continue;
+                }
+                // Per prefix: the smallest and largest partial ID of its paths through `e`.
+                groups.clear();
+                for &(p, key) in paths {
+                    let g = groups.entry(key).or_insert((i128::MAX, i128::MIN));
+                    g.0 = g.0.min(pid[p as usize]);
+                    g.1 = g.1.max(pid[p as usize]);
+                }
+                let w = groups
+                    .iter()
+                    .map(|(&key, &(min, _))| cis.get(&(v, key)).copied().unwrap_or(0) - min)
+                    .max()
+                    .expect("an edge with paths has a group");
+                for &(p, _) in paths {
+                    pid[p as usize] += w;
+                }
+                for (&key, &(_, max)) in &groups {
+                    cis.insert((v, key), max + w + 1);
+                }
+                if w.unsigned_abs() > u128::from(max_slots) {
+                    return Err(PppError::TooWide(max_slots));
+                }
+                val[e as usize] = w as i64 as u64;
+            }
+        }
+        let width = pid.iter().map(|&p| p + 1).max().unwrap_or(0);
+        if width > i128::from(max_slots) || pid.iter().any(|&p| p < 0) {
+            return Err(PppError::TooWide(max_slots));
+        }
+        let mut slots = vec![None; width as usize];
+        for (p, &id) in pid.iter().zip(&ids) {
+            debug_assert!(slots[*p as usize].is_none(), "interesting paths have unique PPP IDs");
+            slots[*p as usize] = Some(id);
+        }
+        Ok(PppNumbering { val, slots })
+    }
+
+    /// Number of interesting paths.
+    pub fn interesting(&self) -> usize {
+        self.slots.iter().filter(|s| s.is_some()).count()
+    }
+
+    /// How compact the numbering is: slots over interesting paths (1 without holes; `None` without
+    /// interesting paths).
+    pub fn delta(&self) -> Option<f64> {
+        let n = self.interesting();
+        (n > 0).then(|| self.slots.len() as f64 / n as f64)
+    }
+
+    /// The PPP ID of the path made of `edges`, modulo 2^64.
+    pub fn id_of(&self, edges: &[DagEdgeId]) -> u64 {
+        edges.iter().fold(0u64, |sum, &e| sum.wrapping_add(self.val[e as usize]))
+    }
+
+    /// Whether the path with PPP ID `ppp` and Ball–Larus ID `bl` is interesting: its PPP ID is a slot
+    /// that holds its Ball–Larus ID (the check of the runtime).
+    pub fn is_interesting(&self, ppp: u64, bl: u64) -> bool {
+        usize::try_from(ppp).ok().and_then(|i| self.slots.get(i)).is_some_and(|s| *s == Some(bl))
+    }
+}
