@@ -12,6 +12,7 @@
 //! * [`regen`] — path regeneration, from a path ID back to its edges and blocks;
 //! * [`plan`] — the whole pipeline for one function, with selective path cutting when the path count
 //!   would not fit in 64 bits;
+//! * [`ppp`] — preferential path numbering: compact IDs for a set of interesting paths [PPP07 §3.3];
 //! * [`kpath`] — multi-iteration paths: k-slab forest and k-iteration path forest [KBL13];
 //! * [`accuracy`] — accuracy metrics of sampled profiles [PEP05 §6.3–6.4];
 //! * [`profile`] — the profile data model and its JSON form (docs/profile-format.md).
@@ -27,6 +28,7 @@ pub mod kpath;
 pub mod numbering;
 pub mod placement;
 pub mod plan;
+pub mod ppp;
 pub mod profile;
 pub mod regen;
 

@@ -61,6 +61,14 @@ impl Placement {
             let edge = dag.edges[e as usize];
             in_tree[e as usize] = uf.union(edge.from, edge.to);
         }
+        Placement::with_tree(dag, &in_tree, &numbering.val)
+    }
+
+    /// The increments of the weights `val` (modulo 2^64) on the chords of the spanning tree `in_tree`
+    /// (closed by `t→s`): a second numbering of the same DAG, such as the preferential one
+    /// ([`crate::ppp`]), gets its increments on the same edges as the first.
+    pub fn with_tree(dag: &Dag, in_tree: &[bool], val: &[u64]) -> Placement {
+        let nn = dag.num_nodes();
         // Tree adjacency: (neighbour, edge, forward?) per node; the edge `t→s` closes the tree.
         let tree = in_tree.iter().enumerate().filter(|&(_, &t)| t).map(|(e, _)| (e as DagEdgeId, dag.edges[e]));
         let adj = Adjacency::group(
@@ -80,9 +88,9 @@ impl Placement {
                     continue;
                 }
                 seen[w as usize] = true;
-                let val = if e == u32::MAX { 0 } else { numbering.val[e as usize] };
+                let v = if e == u32::MAX { 0 } else { val[e as usize] };
                 phi[w as usize] =
-                    if forward { phi[u as usize].wrapping_add(val) } else { phi[u as usize].wrapping_sub(val) };
+                    if forward { phi[u as usize].wrapping_add(v) } else { phi[u as usize].wrapping_sub(v) };
                 stack.push(w);
             }
         }
@@ -94,11 +102,11 @@ impl Placement {
                 if in_tree[i] {
                     0
                 } else {
-                    numbering.val[i].wrapping_add(phi[e.from as usize]).wrapping_sub(phi[e.to as usize])
+                    val[i].wrapping_add(phi[e.from as usize]).wrapping_sub(phi[e.to as usize])
                 }
             })
             .collect();
-        Placement { inc, in_tree }
+        Placement { inc, in_tree: in_tree.to_vec() }
     }
 
     /// Number of edges that carry a non-zero increment.

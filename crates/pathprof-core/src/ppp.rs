@@ -23,6 +23,8 @@
 
 use crate::dag::{Dag, DagEdgeId};
 use crate::numbering::Numbering;
+use crate::placement::Placement;
+use crate::plan::FunctionPlan;
 use crate::regen::{self, BadPathId};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -48,7 +50,12 @@ pub enum PppError {
 impl PppNumbering {
     /// Numbers the paths of `dag` that have the Ball–Larus IDs `interesting` (under `numbering`;
     /// duplicates are ignored) with at most `max_slots` slots from the smallest ID to the largest.
-    pub fn build(dag: &Dag, numbering: &Numbering, interesting: &[u64], max_slots: u64) -> Result<PppNumbering, PppError> {
+    pub fn build(
+        dag: &Dag,
+        numbering: &Numbering,
+        interesting: &[u64],
+        max_slots: u64,
+    ) -> Result<PppNumbering, PppError> {
         let mut ids: Vec<u64> = interesting.to_vec();
         ids.sort_unstable();
         ids.dedup();
@@ -131,5 +138,40 @@ impl PppNumbering {
     /// that holds its Ball–Larus ID (the check of the runtime).
     pub fn is_interesting(&self, ppp: u64, bl: u64) -> bool {
         usize::try_from(ppp).ok().and_then(|i| self.slots.get(i)).is_some_and(|s| *s == Some(bl))
+    }
+}
+
+/// A function's interesting paths, their preferential numbering, and its increments on the chords of
+/// the function's Ball–Larus spanning tree, so that both registers change on the same edges.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PppPlan {
+    /// Ball–Larus IDs of the interesting paths, sorted.
+    pub interesting: Vec<u64>,
+    /// The numbering, unless the interesting IDs would span more slots than allowed.
+    pub numbering: Option<PppNumbering>,
+    /// `Inc(e)` of the numbering for every DAG edge, modulo 2^64 (empty without a numbering).
+    pub inc: Vec<u64>,
+}
+
+impl PppPlan {
+    /// The plan of the interesting paths `interesting` (Ball–Larus IDs under `plan`), numbered within
+    /// `max_slots` slots.
+    pub fn build(plan: &FunctionPlan, mut interesting: Vec<u64>, max_slots: u64) -> Result<PppPlan, BadPathId> {
+        interesting.sort_unstable();
+        interesting.dedup();
+        let numbering = match PppNumbering::build(&plan.dag, &plan.numbering, &interesting, max_slots) {
+            Ok(n) => Some(n),
+            Err(PppError::TooWide(_)) => None,
+            Err(PppError::BadPathId(e)) => return Err(e),
+        };
+        let inc = numbering
+            .as_ref()
+            .map_or_else(Vec::new, |n| Placement::with_tree(&plan.dag, &plan.placement.in_tree, &n.val).inc);
+        Ok(PppPlan { interesting, numbering, inc })
+    }
+
+    /// Whether every path of the function is interesting: the numbering is then the Ball–Larus one.
+    pub fn covers(&self, plan: &FunctionPlan) -> bool {
+        self.interesting.len() as u64 == plan.num_paths()
     }
 }

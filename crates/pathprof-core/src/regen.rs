@@ -66,3 +66,58 @@ pub fn regenerate(dag: &Dag, numbering: &Numbering, id: u64) -> Result<Path, Bad
     let blocks = edges[1..].iter().map(|&e| dag.edges[e as usize].from).collect();
     Ok(Path { edges, blocks, start, end })
 }
+
+/// The IDs of the paths that start at `start`, run through `blocks` and end at `end` — the inverse of
+/// [`regenerate`], for paths described as a profile describes them. Parallel edges (two branches of
+/// one operator to the same block) make several paths with the same blocks: all of them are given,
+/// up to `limit`. No ID when no path of the DAG has that description.
+pub fn ids_of(
+    dag: &Dag,
+    numbering: &Numbering,
+    start: PathPoint,
+    end: PathPoint,
+    blocks: &[BlockId],
+    limit: usize,
+) -> Vec<u64> {
+    let Some(&first) = blocks.first() else { return Vec::new() };
+    let out = dag.out_edges();
+    let edges_from = |v: NodeId, pick: &dyn Fn(&crate::dag::DagEdge) -> bool| -> Vec<DagEdgeId> {
+        out[v as usize].iter().copied().filter(|&e| pick(&dag.edges[e as usize])).collect()
+    };
+    // The choices of edge at every step: into the first block, between blocks, out of the last.
+    let mut steps: Vec<Vec<DagEdgeId>> = Vec::with_capacity(blocks.len() + 1);
+    steps.push(edges_from(dag.entry(), &|e| {
+        e.to == first
+            && match (start, e.kind) {
+                (PathPoint::Boundary, DagEdgeKind::Real(_)) => true,
+                (PathPoint::Block(h), DagEdgeKind::Start(b)) => h == b,
+                _ => false,
+            }
+    }));
+    for w in blocks.windows(2) {
+        steps.push(edges_from(w[0], &|e| e.to == w[1] && matches!(e.kind, DagEdgeKind::Real(_))));
+    }
+    let last = *blocks.last().expect("blocks is not empty");
+    steps.push(edges_from(last, &|e| {
+        e.to == dag.exit()
+            && match (end, e.kind) {
+                (PathPoint::Boundary, DagEdgeKind::Real(_)) => true,
+                (PathPoint::Block(h), DagEdgeKind::End(_, b)) => h == b,
+                _ => false,
+            }
+    }));
+    // Every combination of the choices, each an ID.
+    let mut ids = vec![0u64];
+    for choices in &steps {
+        let mut next = Vec::with_capacity(ids.len() * choices.len());
+        for &id in &ids {
+            for &e in choices {
+                if next.len() < limit {
+                    next.push(id.wrapping_add(numbering.val[e as usize]));
+                }
+            }
+        }
+        ids = next;
+    }
+    ids
+}

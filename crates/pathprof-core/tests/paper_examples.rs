@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{enumerate_paths, path_sum, priorities, simulate_trace, Named};
+use common::{enumerate_paths, fig_3_6, path_sum, priorities, simulate_trace, Named};
 use pathprof_core::dag::DagEdgeKind;
 use pathprof_core::estimate;
 use pathprof_core::numbering::Overflow;
@@ -119,20 +119,7 @@ fn fig_3_5_ball_larus() {
 /// [PPP07 Fig. 3.6], order s:[a,b,c], d:[e,f,g].
 #[test]
 fn fig_3_6_ball_larus() {
-    let mut edges = Vec::new();
-    for x in ["a", "b", "c"] {
-        edges.push(("s", x));
-    }
-    for x in ["a", "b", "c"] {
-        edges.push((x, "d"));
-    }
-    for x in ["e", "f", "g"] {
-        edges.push(("d", x));
-    }
-    for x in ["e", "f", "g"] {
-        edges.push((x, "t"));
-    }
-    let g = Named::new("s", &edges);
+    let g = fig_3_6();
     let dag = Dag::build(&g.cfg, LoopCut::BackEdges, &[]);
     let numbering = Numbering::ball_larus(&dag, u64::MAX).unwrap();
     assert_eq!(numbering.total(&dag), 9);

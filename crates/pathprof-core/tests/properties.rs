@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{enumerate_paths, path_sum};
+use common::{arb_cfg, enumerate_paths, path_sum};
 use pathprof_core::dag::DagEdgeKind;
 use pathprof_core::estimate;
 use pathprof_core::regen::{regenerate, PathPoint};
@@ -12,35 +12,6 @@ use proptest::prelude::*;
 
 /// Largest number of paths enumerated by brute force; bigger DAGs skip the brute-force checks.
 const CAP: usize = 3000;
-
-/// A random CFG of 1..=12 blocks: random edges (parallel edges, self loops and exits included) in random
-/// order, most of them forward (`to > from`, which makes many acyclic paths) and the rest anywhere
-/// (loops, irreducible regions); optionally on top of a spine `0→1→…→n-1→exit` from the entry so that
-/// most blocks are reachable.
-fn arb_cfg() -> impl Strategy<Value = Cfg> {
-    (1u32..=12)
-        .prop_flat_map(|n| {
-            let edge = (0..n, prop::option::weighted(0.85, 0..n), prop::bool::weighted(0.7));
-            (Just(n), any::<bool>(), prop::collection::vec(edge, 0..=(3 * n as usize)))
-        })
-        .prop_map(|(n, spine, random)| {
-            let mut cfg = Cfg::new(n, 0);
-            if spine {
-                for b in 0..n {
-                    cfg.add_edge(b, if b + 1 < n { Succ::Block(b + 1) } else { Succ::Exit });
-                }
-            }
-            for (from, to, forward) in random {
-                let to = match to {
-                    Some(w) if forward && from + 1 < n => Succ::Block(from + 1 + w % (n - from - 1)),
-                    Some(w) => Succ::Block(w),
-                    None => Succ::Exit,
-                };
-                cfg.add_edge(from, to);
-            }
-            cfg
-        })
-}
 
 fn arb_mode() -> impl Strategy<Value = LoopCut> {
     prop_oneof![Just(LoopCut::BackEdges), Just(LoopCut::Headers)]

@@ -14,7 +14,8 @@
 //! * **The sinks' words.** Exact counting needs none. Sampling (PEP [PEP05 §3.3]) keeps its flag
 //!   and sample buffer at [`SAMPLE_FLAG`] and after ([`SampleBufferLayout`]); the k-BLPP stream
 //!   [KBL13 §3] keeps its buffer at [`STREAM_INDEX`] and after ([`StreamLayout`], items encoded as
-//!   [`StreamItem`]).
+//!   [`StreamItem`]). Preferential counting [PPP07 §3.3] keeps an array of slots per function
+//!   ([`PPP_SLOT_BYTES`] each) and counts the other paths through [`HostImport::CountPath`].
 
 use serde::{Deserialize, Serialize};
 
@@ -144,6 +145,14 @@ impl SampleBufferLayout {
         u64::from(self.buffer) + 8 * u64::from(self.slots)
     }
 }
+
+/// Bytes of a slot of a preferentially counted function: the Ball–Larus ID of the interesting path
+/// whose preferential ID indexes it (a little-endian `u64`, [`PPP_HOLE`] for a hole), then its count.
+pub const PPP_SLOT_BYTES: u32 = 16;
+/// Byte offset of a slot's count.
+pub const PPP_SLOT_COUNT: u32 = 8;
+/// The Ball–Larus ID of a hole: no path has it.
+pub const PPP_HOLE: u64 = u64::MAX;
 
 /// Items the stream buffer holds before the host drains it.
 pub const STREAM_CAPACITY: u32 = 4096;

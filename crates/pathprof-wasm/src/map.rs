@@ -8,8 +8,10 @@
 
 use crate::abi::{HostImport, SampleBufferLayout, StreamLayout};
 use pathprof_core::dag::DagEdgeKind;
+use pathprof_core::ppp::PppPlan;
 use pathprof_core::profile::{
-    BlockInfo, CounterKind, EdgeCount, Endpoint, FunctionProfile, FunctionState, PathCount, PathProfile, U64,
+    BlockInfo, CounterKind, EdgeCount, Endpoint, FunctionProfile, FunctionState, PathCount, PathProfile, PppFunction,
+    U64,
 };
 use pathprof_core::regen::{self, PathPoint};
 use pathprof_core::FunctionPlan;
@@ -35,6 +37,10 @@ pub enum Counters {
     /// `singles`, an activation that ends only one path counts it in `num_paths` `u64` counters at that
     /// byte offset instead, and its entry marker is written only before its first streamed path.
     Stream { singles: Option<u32> },
+    /// Preferential (PPP): `slots` slots of [`abi::PPP_SLOT_BYTES`](crate::abi::PPP_SLOT_BYTES) at
+    /// byte `offset`, indexed by the path's preferential ID, each with the Ball–Larus ID of its
+    /// interesting path and its count; the other paths are counted by the host.
+    Ppp { offset: u32, slots: u32 },
 }
 
 impl Counters {
@@ -45,6 +51,7 @@ impl Counters {
             Counters::Hash => CounterKind::Hash,
             Counters::Sampled => CounterKind::Sampled,
             Counters::Stream { .. } => CounterKind::Stream,
+            Counters::Ppp { .. } => CounterKind::Ppp,
         }
     }
 
@@ -77,6 +84,9 @@ pub struct Probes {
     /// sink).
     #[serde(default)]
     pub loop_bursts: Vec<LoopBursts>,
+    /// Preferential mode: the function's interesting paths and their numbering.
+    #[serde(default)]
+    pub ppp: Option<PppPlan>,
 }
 
 /// A loop's only path around, counted in a local; `slot` holds the count not yet in the array.
@@ -150,14 +160,19 @@ pub enum SinkLayout {
     /// Streamed (k-BLPP): path ends append to the stream buffer, which [`HostImport::FlushStream`]
     /// drains.
     Stream(StreamLayout),
+    /// Preferential (PPP): interesting paths in slots, the others (and the functions without slots)
+    /// counted by the host through [`HostImport::CountPath`] (`hash`).
+    Ppp { hash: bool },
 }
 
 impl SinkLayout {
     /// The host import that the module's path ends call, if any.
     pub fn import(&self) -> Option<HostImport> {
         match self {
-            SinkLayout::Count { hash: true } => Some(HostImport::CountPath),
-            SinkLayout::Count { hash: false } | SinkLayout::Sample { buffer: Some(_) } => None,
+            SinkLayout::Count { hash: true } | SinkLayout::Ppp { hash: true } => Some(HostImport::CountPath),
+            SinkLayout::Count { hash: false }
+            | SinkLayout::Ppp { hash: false }
+            | SinkLayout::Sample { buffer: Some(_) } => None,
             SinkLayout::Sample { buffer: None } => Some(HostImport::SamplePath),
             SinkLayout::Stream(_) => Some(HostImport::FlushStream),
         }
@@ -178,7 +193,8 @@ pub struct ProfileMap {
 
 /// Where one function's array of counters lies in the profiler's memory: `len` little-endian `u64`
 /// counters at byte `offset`, indexed by path ID, and the slots of its loop and run counters, which
-/// hold the iterations not yet added to the array when the program stopped in the loop (a trap).
+/// hold the iterations not yet added to the array when the program stopped in the loop (a trap); or
+/// `len` preferential slots ([`Counters::Ppp`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ArrayCounters {
     pub function: u32,
@@ -186,11 +202,30 @@ pub struct ArrayCounters {
     pub len: u64,
     pub loop_counters: Vec<LoopCounter>,
     pub run_counters: Vec<RunCounter>,
+    /// The array holds preferential slots.
+    pub slots: bool,
 }
 
 impl ArrayCounters {
+    /// Bytes of the array.
+    pub fn bytes(&self) -> u64 {
+        self.len * if self.slots { u64::from(crate::abi::PPP_SLOT_BYTES) } else { 8 }
+    }
+
     /// Adds the function's counts in `memory` to `counts`, pending loop and run counts included.
     pub fn read(&self, memory: &[u8], counts: &mut RawCounts) {
+        let word = |at: usize| u64::from_le_bytes(memory[at..at + 8].try_into().expect("8 bytes"));
+        if self.slots {
+            let entry = counts.entry(self.function).or_default();
+            for i in 0..self.len as usize {
+                let at = self.offset as usize + i * crate::abi::PPP_SLOT_BYTES as usize;
+                let (id, count) = (word(at), word(at + crate::abi::PPP_SLOT_COUNT as usize));
+                if count > 0 {
+                    entry.push((id, count));
+                }
+            }
+            return;
+        }
         let base = self.offset as usize;
         let mut values: Vec<u64> = memory[base..base + 8 * self.len as usize]
             .chunks_exact(8)
@@ -241,12 +276,17 @@ impl ProfileMap {
     pub fn arrays(&self) -> Vec<ArrayCounters> {
         self.probed()
             .filter_map(|(f, p)| {
+                let (offset, len, slots) = match p.counters {
+                    Counters::Ppp { offset, slots } => (offset, u64::from(slots), true),
+                    counters => (counters.array()?, p.plan.num_paths(), false),
+                };
                 Some(ArrayCounters {
                     function: f.index,
-                    offset: p.counters.array()?,
-                    len: p.plan.num_paths(),
+                    offset,
+                    len,
                     loop_counters: p.loop_counters.clone(),
                     run_counters: p.run_counters.clone(),
+                    slots,
                 })
             })
             .collect()
@@ -323,9 +363,11 @@ fn path_profile(p: &Probes, list: &[(u64, u64)]) -> Result<PathProfile, regen::B
             end,
             blocks: path.blocks,
             branches,
+            interesting: p.ppp.as_ref().map(|ppp| ppp.interesting.binary_search(&id).is_ok()),
         });
     }
     paths.sort_by(|a, b| b.count.cmp(&a.count).then(a.id.cmp(&b.id)));
+    let ppp = p.ppp.as_ref().map(|ppp| ppp_function(p, ppp, &paths)).transpose()?;
     Ok(PathProfile {
         num_paths: U64(p.plan.num_paths()),
         counters: p.counters.kind(),
@@ -335,5 +377,42 @@ fn path_profile(p: &Probes, list: &[(u64, u64)]) -> Result<PathProfile, regen::B
         increments: (0..p.plan.dag.edges.len() as u32).filter(|&e| is_increment(&p.plan, e)).count() as u32,
         increments_executed: U64(increments_executed),
         kipf: None,
+        ppp,
+    })
+}
+
+/// Mode `ppp`: a function's interesting paths, and the residual ones among `paths` (those marked
+/// not interesting) with the edges they took that no interesting path takes.
+fn ppp_function(p: &Probes, ppp: &PppPlan, paths: &[PathCount]) -> Result<PppFunction, regen::BadPathId> {
+    let residual: Vec<&PathCount> = paths.iter().filter(|x| x.interesting == Some(false)).collect();
+    let mut untested_edges = 0;
+    if !residual.is_empty() {
+        let edge_keys = |path: &regen::Path| -> Vec<(u32, Endpoint)> {
+            let end = match path.end {
+                PathPoint::Boundary => Endpoint::Exit,
+                PathPoint::Block(b) => Endpoint::Block(b),
+            };
+            let steps = path.blocks.windows(2).map(|w| (w[0], Endpoint::Block(w[1])));
+            steps.chain(path.blocks.last().map(|&b| (b, end))).collect()
+        };
+        let mut tested = std::collections::HashSet::new();
+        for &id in &ppp.interesting {
+            tested.extend(edge_keys(&regen::regenerate(&p.plan.dag, &p.plan.numbering, id)?));
+        }
+        let mut untested = std::collections::HashSet::new();
+        for r in &residual {
+            let path = regen::regenerate(&p.plan.dag, &p.plan.numbering, r.id.0)?;
+            untested.extend(edge_keys(&path).into_iter().filter(|k| !tested.contains(k)));
+        }
+        untested_edges = untested.len() as u64;
+    }
+    let numbering = ppp.numbering.as_ref();
+    Ok(PppFunction {
+        interesting: ppp.interesting.len() as u64,
+        range: numbering.map_or(0, |n| n.slots.len() as u64),
+        delta: numbering.and_then(|n| n.delta()),
+        residual_paths: residual.len() as u64,
+        residual_executions: U64(residual.iter().fold(0u64, |sum, r| sum.saturating_add(r.count.0))),
+        untested_edges,
     })
 }

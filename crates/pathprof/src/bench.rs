@@ -17,8 +17,9 @@
 //! §6.3–6.4], as `pathprof compare`), which gives the overhead/accuracy trade-off of each sampling
 //! in one run.
 
+use crate::modes::ppp::Interesting;
 use crate::modes::{Mode, ModeFacts, ModeRun};
-use crate::profiler::Prepared;
+use crate::profiler::{Inputs, Prepared};
 use anyhow::{bail, Context, Result};
 use pathprof_core::accuracy::{compare_functions, Accuracy, HOT_THRESHOLD};
 use pathprof_core::profile::FunctionProfile;
@@ -320,9 +321,31 @@ fn bench_program(
         .iter()
         .map(|s| expected_output(wasm, s).map(std::fs::read).transpose())
         .collect::<Result<_, _>>()?;
+    let config = RunConfig {
+        dirs: vec![(wasm.parent().unwrap().to_path_buf(), ".".to_string())],
+        args: vec![wasm.file_name().unwrap().to_string_lossy().into_owned()],
+        capture_output: true,
+        ..RunConfig::default()
+    };
+    // Sampled profiles are compared with an exact one of the same program (the corpus's programs are
+    // deterministic: every run takes the same paths), and `ppp` takes the paths of an exact one as
+    // its interesting paths: that of one more `bl` run before the measured ones for `ppp`, else
+    // of a measured `bl` run when `bl` is among the modes.
+    let sampled = modes.iter().any(|m| matches!(m, Mode::Pep(_)));
+    let preferential = modes.contains(&Mode::Ppp);
+    let exact = match (sampled && !modes.contains(&Mode::Bl)) || preferential {
+        true => Some(exact_profile(engine, &bytes, &config, name)?),
+        false => None,
+    };
+    let interesting = exact.as_ref().filter(|_| preferential).map(|exact| {
+        let mut interesting = Interesting::default();
+        interesting.add("a bl run", exact);
+        interesting
+    });
     let mut variants = Vec::new();
     for &mode in std::iter::once(&Mode::None).chain(modes.iter().filter(|m| **m != Mode::None)) {
-        let prepared = Prepared::new(&bytes, name, &mode, None)?;
+        let inputs = Inputs { interesting: interesting.as_ref().filter(|_| mode == Mode::Ppp), ..Inputs::default() };
+        let prepared = Prepared::new(&bytes, name, &mode, &inputs)?;
         let code_bytes = ModuleInfo::read(&prepared.code)?.code_size();
         let (_, compile_seconds) = pathprof_runtime::compile(engine, &prepared.code)?;
         variants.push(Variant {
@@ -335,20 +358,6 @@ fn bench_program(
             accuracy: Vec::new(),
         });
     }
-    let config = RunConfig {
-        dirs: vec![(wasm.parent().unwrap().to_path_buf(), ".".to_string())],
-        args: vec![wasm.file_name().unwrap().to_string_lossy().into_owned()],
-        capture_output: true,
-        ..RunConfig::default()
-    };
-    // Sampled profiles are compared with an exact one of the same program (the corpus's programs are
-    // deterministic: every run takes the same paths): that of a `bl` run, measured when `bl` is among
-    // the modes, else one more run.
-    let sampled = modes.iter().any(|m| matches!(m, Mode::Pep(_)));
-    let exact = match sampled && !modes.contains(&Mode::Bl) {
-        true => Some(exact_profile(engine, &bytes, &config, name)?),
-        false => None,
-    };
     measure(engine, &mut variants, &config, &expected, options, name, exact)?;
 
     let none = &variants[0];
@@ -358,7 +367,7 @@ fn bench_program(
         .iter()
         .map(|v| {
             // The counter arrays in the profiler's memory, and what the host kept.
-            let counter_bytes: u64 = v.prepared.map.as_ref().map_or(0, |m| m.arrays().iter().map(|a| 8 * a.len).sum());
+            let counter_bytes: u64 = v.prepared.map.as_ref().map_or(0, |m| m.arrays().iter().map(|a| a.bytes()).sum());
             let kbl = matches!(v.mode(), Mode::Kbl(_));
             ModeFigures {
                 mode: v.mode().to_string(),
@@ -396,7 +405,7 @@ fn exact_profile(
     config: &RunConfig,
     name: &str,
 ) -> Result<Vec<FunctionProfile>> {
-    let prepared = Prepared::new(bytes, name, &Mode::Bl, None)?;
+    let prepared = Prepared::new(bytes, name, &Mode::Bl, &Inputs::default())?;
     let run = prepared.run(engine, config)?;
     completed(&run, name, Mode::Bl)?;
     profiles(&prepared, &run, name)

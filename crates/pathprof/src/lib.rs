@@ -19,6 +19,7 @@ pub mod modes;
 pub mod profiler;
 pub mod view;
 
+pub use modes::ppp::Interesting;
 pub use modes::{Mode, ModeFacts, ModeFlags, ModeRun};
 pub use pathprof_runtime::RunConfig;
-pub use profiler::{profile, Prepared};
+pub use profiler::{profile, profile_with, Inputs, Prepared};

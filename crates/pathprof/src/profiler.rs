@@ -5,6 +5,7 @@
 //! profile is built only when asked for.
 
 use crate::files::sha256_hex;
+use crate::modes::ppp::Interesting;
 use crate::modes::{Mode, ModeRun};
 use anyhow::{bail, Context, Result};
 use pathprof_core::profile::{ModuleInfo as ProfileModule, Profile, U64};
@@ -13,11 +14,25 @@ use pathprof_wasm::debuginfo::LineTable;
 use pathprof_wasm::{InstrumentOptions, ModuleInfo, ProfileMap};
 use std::time::Instant;
 
+/// What instrumenting may take besides the module and the mode.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Inputs<'a> {
+    /// A profile of the same module: its edge frequencies place the increments on cold edges.
+    pub edge_profile: Option<&'a Profile>,
+    /// Mode `ppp`: the paths that are interesting.
+    pub interesting: Option<&'a Interesting>,
+}
+
 /// Profiles the program `module` in `mode`, as `config` runs it: its profile records the module as
 /// `config`'s program name (`args[0]`).
 pub fn profile(module: &[u8], mode: &Mode, config: &RunConfig) -> Result<Profile> {
+    profile_with(module, mode, &Inputs::default(), config)
+}
+
+/// [`profile`], with the inputs that some modes need.
+pub fn profile_with(module: &[u8], mode: &Mode, inputs: &Inputs, config: &RunConfig) -> Result<Profile> {
     let path = config.args.first().map_or("module.wasm", String::as_str);
-    let prepared = Prepared::new(module, path, mode, None)?;
+    let prepared = Prepared::new(module, path, mode, inputs)?;
     let engine = pathprof_runtime::engine()?;
     let run = prepared.run(&engine, config)?;
     prepared.profile(&run, config)
@@ -34,25 +49,40 @@ pub struct Prepared<'a> {
     /// The map of the instrumented module (none in mode `none`).
     pub map: Option<ProfileMap>,
     pub instrumentation_seconds: Option<f64>,
+    /// Mode `ppp`: the names of the profiles whose paths are interesting.
+    interesting_from: Vec<String>,
     info: ModuleInfo,
 }
 
 impl<'a> Prepared<'a> {
-    /// Validates `original` and instruments it for `mode`; with `edge_profile`, a profile of the same
-    /// module, the increments go on the edges it found cold.
-    pub fn new(original: &'a [u8], path: &str, mode: &Mode, edge_profile: Option<&Profile>) -> Result<Prepared<'a>> {
+    /// Validates `original` and instruments it for `mode` with `inputs`.
+    pub fn new(original: &'a [u8], path: &str, mode: &Mode, inputs: &Inputs) -> Result<Prepared<'a>> {
         let info = ModuleInfo::read(original).with_context(|| format!("cannot profile {path}"))?;
+        match (mode, inputs.interesting) {
+            (Mode::Ppp, None) => bail!("mode ppp needs the profiles whose paths are interesting (--interesting)"),
+            (Mode::Ppp, _) | (_, None) => {}
+            (_, Some(_)) => bail!("interesting paths apply to mode ppp only"),
+        }
         let (code, map, instrumentation_seconds) = match mode.sink() {
             None => (original.to_vec(), None, None),
             Some(sink) => {
-                let options = instrument_options(original, sink, edge_profile)?;
+                let options = instrument_options(original, sink, inputs)?;
                 let t = Instant::now();
                 let inst = pathprof_wasm::instrument(original, &options)
                     .with_context(|| format!("cannot instrument {path}"))?;
                 (inst.bytes, Some(inst.map), Some(t.elapsed().as_secs_f64()))
             }
         };
-        Ok(Prepared { mode: *mode, original, path: path.to_string(), code, map, instrumentation_seconds, info })
+        Ok(Prepared {
+            mode: *mode,
+            original,
+            path: path.to_string(),
+            code,
+            map,
+            instrumentation_seconds,
+            interesting_from: inputs.interesting.map_or_else(Vec::new, |i| i.names.clone()),
+            info,
+        })
     }
 
     /// Compiles the module to run and runs it.
@@ -84,7 +114,7 @@ impl<'a> Prepared<'a> {
                 size: self.original.len() as u64,
                 code_section_size: self.info.code_size() as u64,
             },
-            mode: run.profile_mode(),
+            mode: run.profile_mode(&functions, &self.interesting_from),
             args: config.args.clone(),
             wall_seconds: outcome.wall_seconds,
             bench_region_seconds: outcome.bench_region_seconds,
@@ -103,18 +133,18 @@ impl<'a> Prepared<'a> {
     }
 }
 
-/// Instrumentation options for `sink`, with the edge frequencies of `edge_profile` when one is given.
-pub fn instrument_options(
-    module: &[u8],
-    sink: pathprof_wasm::SinkKind,
-    edge_profile: Option<&Profile>,
-) -> Result<InstrumentOptions> {
+/// Instrumentation options for `sink`, with the edge frequencies of an edge profile and the
+/// interesting paths when `inputs` has them.
+pub fn instrument_options(module: &[u8], sink: pathprof_wasm::SinkKind, inputs: &Inputs) -> Result<InstrumentOptions> {
     let mut options = InstrumentOptions::with_sink(sink);
-    if let Some(profile) = edge_profile {
+    if let Some(profile) = inputs.edge_profile {
         if profile.module.sha256 != sha256_hex(module) {
             bail!("the edge profile is a profile of another module ({})", profile.module.path);
         }
         options.edge_profile = profile.functions.iter().map(|f| (f.index, f.paths().to_vec())).collect();
+    }
+    if let Some(interesting) = inputs.interesting {
+        options.interesting = interesting.paths.clone();
     }
     Ok(options)
 }

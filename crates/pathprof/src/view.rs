@@ -1,8 +1,10 @@
 //! What reports and exports show of a profile: functions picked by name or index, the hottest
-//! paths and the hottest sequences of paths [KBL13], and how functions and blocks are named (labels,
-//! source lines). Rendering them as text, JSON or graphs is the caller's.
+//! paths and the hottest sequences of paths [KBL13], the untested paths of residual path profiling
+//! [PPP07 §3.5], and how functions and blocks are named (labels, source lines). Rendering them as
+//! text, JSON or graphs is the caller's.
 
 use pathprof_core::profile::{FunctionProfile, KipfStats, PathCount, Profile, U64};
+use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -145,6 +147,63 @@ pub fn program_stats(p: &Profile) -> KipfStats {
 /// The largest `k` of the profile's forests, when it has any.
 pub fn kipf_k(p: &Profile) -> Option<usize> {
     p.mode.kbl().map(|k| k.k).or_else(|| p.functions.iter().filter_map(|f| f.kipf()).map(|k| k.k).max())
+}
+
+/// What residual path profiling found in a `ppp` profile [PPP07 §3.5, Table 3.1]: the paths that ran
+/// and were not interesting — untested, when the interesting ones are those of a test run — with
+/// the edges they took that no interesting path takes.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Untested<'a> {
+    /// Untested paths, and their share of the distinct paths that ran.
+    pub paths: u64,
+    pub paths_share: f64,
+    /// Executions of untested paths, and their share of all path executions.
+    pub executions: u64,
+    pub executions_share: f64,
+    pub functions_with_untested_paths: u64,
+    pub untested_edges: u64,
+    pub functions_with_untested_edges: u64,
+    /// Untested paths in functions where they took no untested edge: residual edge profiling would
+    /// not see them.
+    pub paths_without_untested_edges: u64,
+    /// The untested paths, by decreasing count.
+    #[serde(skip)]
+    pub list: Vec<(&'a FunctionProfile, &'a PathCount)>,
+}
+
+/// The untested paths of `p`; `None` unless it is a `ppp` profile.
+pub fn untested(p: &Profile) -> Option<Untested<'_>> {
+    p.mode.ppp()?;
+    let mut u = Untested {
+        paths: 0,
+        paths_share: 0.0,
+        executions: 0,
+        executions_share: 0.0,
+        functions_with_untested_paths: 0,
+        untested_edges: 0,
+        functions_with_untested_edges: 0,
+        paths_without_untested_edges: 0,
+        list: Vec::new(),
+    };
+    let mut distinct = 0u64;
+    for f in &p.functions {
+        distinct += f.paths().len() as u64;
+        let Some(ppp) = f.ppp() else { continue };
+        u.paths += ppp.residual_paths;
+        u.executions = u.executions.saturating_add(ppp.residual_executions.0);
+        u.functions_with_untested_paths += u64::from(ppp.residual_paths > 0);
+        u.untested_edges += ppp.untested_edges;
+        u.functions_with_untested_edges += u64::from(ppp.untested_edges > 0);
+        if ppp.untested_edges == 0 {
+            u.paths_without_untested_edges += ppp.residual_paths;
+        }
+        u.list.extend(f.paths().iter().filter(|x| x.interesting == Some(false)).map(|x| (f, x)));
+    }
+    u.list.sort_by(|a, b| b.1.count.cmp(&a.1.count).then(a.0.index.cmp(&b.0.index)).then(a.1.id.cmp(&b.1.id)));
+    let share = |x: u64, of: u64| if of == 0 { 0.0 } else { x as f64 / of as f64 };
+    u.paths_share = share(u.paths, distinct);
+    u.executions_share = share(u.executions, p.path_executions.0);
+    Some(u)
 }
 
 #[cfg(test)]

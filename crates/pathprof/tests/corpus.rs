@@ -4,9 +4,8 @@
 
 mod common;
 
-use common::{check_balance, corpus_dir, expected};
-use pathprof::{Mode, Prepared, RunConfig};
-use pathprof_core::profile::Profile;
+use common::{check_balance, corpus_dir, profile_checked};
+use pathprof::Inputs;
 use std::path::{Path, PathBuf};
 
 fn programs(dir: &Path) -> Vec<PathBuf> {
@@ -21,29 +20,6 @@ fn programs(dir: &Path) -> Vec<PathBuf> {
     }
     out.sort();
     out
-}
-
-/// Profiles `wasm` in `mode`, run in its own folder with its output captured, and checks its exit
-/// status and its output against the expected files.
-fn profile_checked(engine: &pathprof_runtime::Engine, wasm: &Path, name: &str, mode: &str) -> Profile {
-    let bytes = std::fs::read(wasm).unwrap();
-    let config = RunConfig {
-        dirs: vec![(wasm.parent().unwrap().to_path_buf(), ".".into())],
-        args: vec![wasm.file_name().unwrap().to_string_lossy().into_owned()],
-        capture_output: true,
-        ..RunConfig::default()
-    };
-    let prepared = Prepared::new(&bytes, name, &Mode::parse(mode).unwrap(), None).unwrap();
-    let run = prepared.run(engine, &config).unwrap_or_else(|e| panic!("{name} ({mode}): {e:#}"));
-    let out = &run.outcome;
-    assert_eq!((out.exit_code, out.trap.as_deref()), (0, None), "{name} ({mode})");
-    for (stream, got) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
-        if let Some(file) = expected(wasm, stream) {
-            let want = std::fs::read(&file).unwrap();
-            assert!(*got == want, "{name} ({mode}): {stream} differs from {}", file.display());
-        }
-    }
-    prepared.profile(&run, &config).unwrap()
 }
 
 #[test]
@@ -61,15 +37,15 @@ fn corpus_runs_instrumented_with_identical_output() {
     );
     for wasm in &programs {
         let name = wasm.strip_prefix(&dir).unwrap().display().to_string();
-        let none = profile_checked(&engine, wasm, &name, "none");
+        let none = profile_checked(&engine, wasm, &name, "none", &Inputs::default());
         assert!(none.functions.is_empty() && none.path_executions.0 == 0);
-        let p = profile_checked(&engine, wasm, &name, "bl");
+        let p = profile_checked(&engine, wasm, &name, "bl", &Inputs::default());
         // Sampled mode, driven by the timer: the program's behaviour is the same.
-        let sampled = profile_checked(&engine, wasm, &name, "pep");
+        let sampled = profile_checked(&engine, wasm, &name, "pep", &Inputs::default());
         let taken = sampled.mode.sampling().expect("pep profiles say how they sampled").samples_taken;
         assert_eq!(taken, sampled.path_executions.0);
         // Multi-iteration paths: the same behaviour, and a k-IPF whose first level is the path profile.
-        let kbl = profile_checked(&engine, wasm, &name, "kbl");
+        let kbl = profile_checked(&engine, wasm, &name, "kbl", &Inputs::default());
         assert_eq!(kbl.mode.kbl().expect("kbl profiles say how the forests were built").dropped.0, 0);
         for f in kbl.functions.iter().filter(|f| f.is_instrumented()) {
             let roots: u64 = f.kipf().expect("kbl profiles carry a k-IPF").roots.iter().map(|r| r.count.0).sum();

@@ -13,38 +13,11 @@
 
 mod common;
 
-use common::{corpus_dir, expected, run_in, Run};
+use common::{corpus_dir, expected, run_in, Run, DETERMINISTIC, NONDETERMINISTIC};
 use pathprof_core::profile::{Endpoint, FunctionProfile, KipfNodeProfile, Profile};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::Instant;
-
-/// Programs whose path profile is the same in every run (checked over repeated runs; none of them
-/// imports `random_get` or a clock), short enough to run once per depth of [`KS`] and once in `bl`
-/// mode in the debug build, where kbl mode consumes a few million path ends per second.
-const DETERMINISTIC: &[&str] = &[
-    "blake3-scalar/benchmark.wasm",
-    "bz2/benchmark.wasm",
-    "shootout/shootout-ackermann.wasm",
-    "shootout/shootout-gimli.wasm",
-    "shootout/shootout-keccak.wasm",
-    "shootout/shootout-memmove.wasm",
-    "shootout/shootout-nestedloop.wasm",
-    "shootout/shootout-random.wasm",
-    "shootout/shootout-ratelimit.wasm",
-    "shootout/shootout-xblabla20.wasm",
-    "shootout/shootout-xchacha20.wasm",
-];
-
-/// Programs whose paths depend on `random_get` (or may, through the clock): every run is checked
-/// on its own.
-const NONDETERMINISTIC: &[&str] = &[
-    "libsodium/libsodium-auth5.wasm",
-    "libsodium/libsodium-stream.wasm",
-    "quicksort/benchmark.wasm",
-    "richards/benchmark.wasm",
-    "rust-json/benchmark.wasm",
-];
 
 /// Depths of the k-IPFs of every deterministic program, increasing: each one is compared with the next.
 const KS: [usize; 6] = [1, 2, 3, 4, 7, 8];

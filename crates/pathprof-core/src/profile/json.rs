@@ -9,8 +9,10 @@ use super::*;
 
 /// Value of the `format` field.
 pub const FORMAT: &str = "pathprof-profile";
-/// Value of the `version` field.
-pub const VERSION: u32 = 1;
+/// Value of the `version` field written.
+pub const VERSION: u32 = 2;
+/// The versions read: version 1 lacks mode `ppp` and its fields, and reads as it is.
+const READ_VERSIONS: [u32; 2] = [1, 2];
 
 /// Why a profile file could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -19,7 +21,7 @@ pub enum ReadError {
     Json(#[from] serde_json::Error),
     #[error("not a pathprof profile (format is {0:?})")]
     Format(String),
-    #[error("profile version {0} is not supported (this pathprof reads version {VERSION})")]
+    #[error("profile version {0} is not supported (this pathprof reads versions 1 and 2)")]
     Version(u32),
     #[error("not a pathprof profile (nested more than {MAX_DEPTH} levels deep)")]
     TooDeep,
@@ -70,7 +72,7 @@ impl Profile {
             other => return Err(ReadError::Format(other.unwrap_or("missing").to_string())),
         }
         match value.get("version").and_then(|v| v.as_u64()) {
-            Some(v) if v == VERSION as u64 => {}
+            Some(v) if READ_VERSIONS.iter().any(|&r| u64::from(r) == v) => {}
             other => return Err(ReadError::Version(other.unwrap_or(0) as u32)),
         }
         Ok(serde_json::from_value(value)?)
@@ -104,6 +106,8 @@ struct ProfileOut<'a> {
     sampling: Option<&'a SamplingInfo>,
     #[serde(skip_serializing_if = "Option::is_none")]
     kbl: Option<&'a KblInfo>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ppp: Option<&'a PppInfo>,
     functions: &'a [FunctionProfile],
 }
 
@@ -124,6 +128,7 @@ impl Serialize for Profile {
             path_executions: self.path_executions,
             sampling: self.mode.sampling(),
             kbl: self.mode.kbl(),
+            ppp: self.mode.ppp(),
             functions: &self.functions,
         }
         .serialize(s)
@@ -147,23 +152,29 @@ struct ProfileIn {
     sampling: Option<SamplingInfo>,
     #[serde(default)]
     kbl: Option<KblInfo>,
+    #[serde(default)]
+    ppp: Option<PppInfo>,
     functions: Vec<FunctionProfile>,
 }
 
 impl<'de> Deserialize<'de> for Profile {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let p = ProfileIn::deserialize(d)?;
-        let mode = match (p.mode.as_str(), p.sampling, p.kbl) {
-            ("none", None, None) => ProfileMode::None,
-            ("bl", None, None) => ProfileMode::Bl,
-            ("pep", Some(s), None) => ProfileMode::Pep(s),
-            ("kbl", None, Some(k)) => ProfileMode::Kbl(k),
-            ("pep", None, _) => return Err(serde::de::Error::custom("a pep profile needs its `sampling` object")),
-            ("kbl", _, None) => return Err(serde::de::Error::custom("a kbl profile needs its `kbl` object")),
-            (m @ ("none" | "bl" | "pep" | "kbl"), _, _) => {
-                return Err(serde::de::Error::custom(format!("a {m} profile has another mode's `sampling` or `kbl`")))
+        let mode = match (p.mode.as_str(), p.sampling, p.kbl, p.ppp) {
+            ("none", None, None, None) => ProfileMode::None,
+            ("bl", None, None, None) => ProfileMode::Bl,
+            ("pep", Some(s), None, None) => ProfileMode::Pep(s),
+            ("kbl", None, Some(k), None) => ProfileMode::Kbl(k),
+            ("ppp", None, None, Some(i)) => ProfileMode::Ppp(i),
+            ("pep", None, ..) => return Err(serde::de::Error::custom("a pep profile needs its `sampling` object")),
+            ("kbl", _, None, _) => return Err(serde::de::Error::custom("a kbl profile needs its `kbl` object")),
+            ("ppp", _, _, None) => return Err(serde::de::Error::custom("a ppp profile needs its `ppp` object")),
+            (m @ ("none" | "bl" | "pep" | "kbl" | "ppp"), ..) => {
+                return Err(serde::de::Error::custom(format!(
+                    "a {m} profile has another mode's `sampling`, `kbl` or `ppp`"
+                )))
             }
-            (other, _, _) => return Err(serde::de::Error::custom(format!("unknown mode {other:?}"))),
+            (other, ..) => return Err(serde::de::Error::custom(format!("unknown mode {other:?}"))),
         };
         Ok(Profile {
             module: p.module,
@@ -199,6 +210,8 @@ struct FunctionOut<'a> {
     increments_executed: U64,
     #[serde(skip_serializing_if = "Option::is_none")]
     kipf: Option<&'a KipfProfile>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ppp: Option<&'a PppFunction>,
 }
 
 impl Serialize for FunctionProfile {
@@ -218,6 +231,7 @@ impl Serialize for FunctionProfile {
             increments: p.map_or(0, |p| p.increments),
             increments_executed: p.map_or(U64(0), |p| p.increments_executed),
             kipf: self.kipf(),
+            ppp: self.ppp(),
         }
         .serialize(s)
     }
@@ -247,6 +261,8 @@ struct FunctionIn {
     increments_executed: U64,
     #[serde(default)]
     kipf: Option<KipfProfile>,
+    #[serde(default)]
+    ppp: Option<PppFunction>,
 }
 
 impl<'de> Deserialize<'de> for FunctionProfile {
@@ -266,9 +282,10 @@ impl<'de> Deserialize<'de> for FunctionProfile {
                 increments: f.increments,
                 increments_executed: f.increments_executed,
                 kipf: f.kipf,
+                ppp: f.ppp,
             })
         } else {
-            if !f.paths.is_empty() || f.kipf.is_some() {
+            if !f.paths.is_empty() || f.kipf.is_some() || f.ppp.is_some() {
                 return Err(D::Error::custom(format!("function {} is not instrumented but has paths", f.index)));
             }
             FunctionState::Skipped { reason: f.skip_reason.unwrap_or_else(|| "no reason given".to_string()) }
@@ -321,11 +338,13 @@ mod tests {
                     end: Endpoint::Exit,
                     blocks: vec![0],
                     branches: 0,
+                    interesting: None,
                 }],
                 edges: vec![EdgeCount { from: 0, to: Endpoint::Exit, count: U64(3) }],
                 increments: 0,
                 increments_executed: U64(0),
                 kipf: None,
+                ppp: None,
             }),
         }
     }
@@ -363,6 +382,36 @@ mod tests {
         }
         let none = profile(ProfileMode::None, vec![]);
         assert_eq!(Profile::from_json(&none.to_json()).unwrap(), none);
+        let info = PppInfo {
+            interesting_from: vec!["test.json".into()],
+            interesting: U64(1),
+            residual_paths: U64(1),
+            residual_executions: U64(4),
+        };
+        let mut f = instrumented(2, CounterKind::Ppp);
+        if let FunctionState::Instrumented(p) = &mut f.state {
+            p.paths[0].interesting = Some(false);
+            p.ppp = Some(PppFunction {
+                interesting: 1,
+                range: 1,
+                delta: Some(1.0),
+                residual_paths: 1,
+                residual_executions: U64(3),
+                untested_edges: 1,
+            });
+        }
+        let ppp = profile(ProfileMode::Ppp(info), vec![f]);
+        assert_eq!(Profile::from_json(&ppp.to_json()).unwrap(), ppp);
+    }
+
+    #[test]
+    fn version_1_profiles_read() {
+        let p = profile(ProfileMode::Bl, vec![instrumented(2, CounterKind::Array)]);
+        let v1 = p.to_json().replacen("\"version\": 2", "\"version\": 1", 1);
+        assert!(v1.contains("\"version\": 1"));
+        assert_eq!(Profile::from_json(&v1).unwrap(), p);
+        let v3 = p.to_json().replacen("\"version\": 2", "\"version\": 3", 1);
+        assert!(matches!(Profile::from_json(&v3), Err(ReadError::Version(3))));
     }
 
     #[test]

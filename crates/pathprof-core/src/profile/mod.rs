@@ -145,6 +145,9 @@ pub enum ProfileMode {
     Pep(SamplingInfo),
     /// Exact Ball–Larus counts and k-iteration path forests (k-BLPP [KBL13]).
     Kbl(KblInfo),
+    /// Exact counts, the interesting paths counted in compact arrays and every other (residual)
+    /// path counted apart: preferential and residual path profiling [PPP07 §3.3–3.5].
+    Ppp(PppInfo),
 }
 
 impl ProfileMode {
@@ -155,6 +158,7 @@ impl ProfileMode {
             ProfileMode::Bl => "bl",
             ProfileMode::Pep(_) => "pep",
             ProfileMode::Kbl(_) => "kbl",
+            ProfileMode::Ppp(_) => "ppp",
         }
     }
 
@@ -171,6 +175,26 @@ impl ProfileMode {
             _ => None,
         }
     }
+
+    pub fn ppp(&self) -> Option<&PppInfo> {
+        match self {
+            ProfileMode::Ppp(p) => Some(p),
+            _ => None,
+        }
+    }
+}
+
+/// How a `ppp` profile was taken: which paths were interesting, and how many others ran.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PppInfo {
+    /// The profiles whose executed paths are the interesting ones, as given.
+    pub interesting_from: Vec<String>,
+    /// Interesting paths, over all functions.
+    pub interesting: U64,
+    /// Paths that ran and were not interesting — in the field, untested paths — and how often they
+    /// ran, over all functions.
+    pub residual_paths: U64,
+    pub residual_executions: U64,
 }
 
 impl fmt::Display for ProfileMode {
@@ -245,6 +269,9 @@ pub enum CounterKind {
     Sampled,
     /// The k-BLPP stream of path IDs (mode `kbl`).
     Stream,
+    /// Slots of the interesting paths, indexed by their preferential ID and checked against their
+    /// Ball–Larus ID, and the host's hash table for the others (mode `ppp`).
+    Ppp,
 }
 
 impl CounterKind {
@@ -258,6 +285,7 @@ impl CounterKind {
             CounterKind::Hash => "hash",
             CounterKind::Sampled => "sampled",
             CounterKind::Stream => "stream",
+            CounterKind::Ppp => "ppp",
         }
     }
 }
@@ -280,6 +308,26 @@ pub struct PathProfile {
     pub increments_executed: U64,
     /// Mode `kbl`: the k-iteration path forest of the function [KBL13].
     pub kipf: Option<KipfProfile>,
+    /// Mode `ppp`: the function's interesting paths and the others that ran.
+    pub ppp: Option<PppFunction>,
+}
+
+/// A function's preferential numbering, and the paths that ran besides the interesting ones.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PppFunction {
+    /// Interesting paths.
+    pub interesting: u64,
+    /// Slots of the array that counts them: one past the largest preferential ID (0 when the
+    /// function counts every path as in `bl`, or none in an array).
+    pub range: u64,
+    /// `range / interesting`: 1 for a numbering without holes [PPP07 Fig. 3.17]; null without
+    /// interesting paths or slots.
+    pub delta: Option<f64>,
+    /// Paths that ran and are not interesting, and their executions.
+    pub residual_paths: u64,
+    pub residual_executions: U64,
+    /// Edges that residual paths took and no interesting path takes.
+    pub untested_edges: u64,
 }
 
 impl FunctionProfile {
@@ -334,6 +382,11 @@ impl FunctionProfile {
     pub fn kipf(&self) -> Option<&KipfProfile> {
         self.profiled()?.kipf.as_ref()
     }
+
+    /// Mode `ppp`: the function's interesting and residual paths.
+    pub fn ppp(&self) -> Option<&PppFunction> {
+        self.profiled()?.ppp.as_ref()
+    }
 }
 
 /// How often an edge was taken, as derived from path counts.
@@ -369,4 +422,8 @@ pub struct PathCount {
     /// is `count × branches`.
     #[serde(default)]
     pub branches: u32,
+    /// Mode `ppp`: whether the path is one of the interesting paths; a path that is not is residual
+    /// (in the field, untested).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interesting: Option<bool>,
 }

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 use pathprof_core::{BlockId, Cfg, CfgEdgeId, Dag, DagEdgeId, DagEdgeKind, Succ};
+use proptest::prelude::*;
 
 /// A CFG whose blocks have names. The name `"t"` stands for the function exit ([`Succ::Exit`]).
 pub struct Named {
@@ -167,4 +168,51 @@ pub fn simulate_trace(cfg: &Cfg, dag: &Dag, inc: &[u64], trace: &[BlockId]) -> V
     r = r.wrapping_add(inc[dag_edge_of(dag, edge(last, Succ::Exit)) as usize]);
     emitted.push(r);
     emitted
+}
+
+/// A random CFG of 1..=12 blocks: random edges (parallel edges, self loops and exits included) in random
+/// order, most of them forward (`to > from`, which makes many acyclic paths) and the rest anywhere
+/// (loops, irreducible regions); optionally on top of a spine `0→1→…→n-1→exit` from the entry so that
+/// most blocks are reachable.
+pub fn arb_cfg() -> impl Strategy<Value = Cfg> {
+    (1u32..=12)
+        .prop_flat_map(|n| {
+            let edge = (0..n, prop::option::weighted(0.85, 0..n), prop::bool::weighted(0.7));
+            (Just(n), any::<bool>(), prop::collection::vec(edge, 0..=(3 * n as usize)))
+        })
+        .prop_map(|(n, spine, random)| {
+            let mut cfg = Cfg::new(n, 0);
+            if spine {
+                for b in 0..n {
+                    cfg.add_edge(b, if b + 1 < n { Succ::Block(b + 1) } else { Succ::Exit });
+                }
+            }
+            for (from, to, forward) in random {
+                let to = match to {
+                    Some(w) if forward && from + 1 < n => Succ::Block(from + 1 + w % (n - from - 1)),
+                    Some(w) => Succ::Block(w),
+                    None => Succ::Exit,
+                };
+                cfg.add_edge(from, to);
+            }
+            cfg
+        })
+}
+
+/// [PPP07 Fig. 3.6]: `s→{a,b,c}→d→{e,f,g}→t`, edges in that order.
+pub fn fig_3_6() -> Named {
+    let mut edges = Vec::new();
+    for x in ["a", "b", "c"] {
+        edges.push(("s", x));
+    }
+    for x in ["a", "b", "c"] {
+        edges.push((x, "d"));
+    }
+    for x in ["e", "f", "g"] {
+        edges.push(("d", x));
+    }
+    for x in ["e", "f", "g"] {
+        edges.push((x, "t"));
+    }
+    Named::new("s", &edges)
 }

@@ -1,6 +1,8 @@
-//! The collector of exact counts (`bl`) [BL96]: functions with few paths count in arrays of the
-//! profiler's memory, read once the program has stopped; the others call
+//! The collector of exact counts (`bl`, and `ppp`) [BL96]: functions with few paths count in arrays
+//! of the profiler's memory, read once the program has stopped; the others call
 //! [`HostImport::CountPath`] at every path end, which this collector counts in an exact hash table.
+//! Preferentially counted functions [PPP07 §3.3] keep their interesting paths in slots of the
+//! profiler's memory and pass the residual ones to the same import.
 
 use super::Collector;
 use anyhow::{bail, Result};
@@ -29,7 +31,7 @@ pub struct Counted {
 impl CountCollector {
     /// The collector of a module instrumented with exact counts.
     pub fn new(map: &ProfileMap) -> Result<CountCollector> {
-        if !matches!(map.sink, SinkLayout::Count { .. }) {
+        if !matches!(map.sink, SinkLayout::Count { .. } | SinkLayout::Ppp { .. }) {
             bail!("this module was not instrumented to count its paths exactly");
         }
         Ok(CountCollector { arrays: map.arrays(), hash: HashMap::new() })

@@ -4,12 +4,16 @@
 use crate::gen::{body_facts, generate, instrument_options, Rng};
 use crate::host::Host;
 use crate::session::compare_runs;
+use crate::session::PathKey;
 use crate::stats::Stats;
 use crate::SAMPLE_SLOTS;
 use pathprof_core::dag::DagEdgeKind;
+use pathprof_core::profile::{Endpoint, PathCount, U64};
+use pathprof_core::regen::{self, PathPoint};
 use pathprof_wasm::abi::HostImport;
 use pathprof_wasm::map::{Counters, ProbeState, SinkLayout};
 use pathprof_wasm::{instrument, InstrumentOptions, ProfileMap, SinkKind};
+use std::collections::{BTreeSet, HashMap};
 use wasmparser::Payload;
 use wasmtime::{Engine, ExternType, Linker, Module, Val};
 
@@ -32,10 +36,13 @@ pub enum Mode {
     SampleBuffer,
     /// k-BLPP: path ends and activation markers appended to the stream buffer.
     Stream,
+    /// Preferential counts, with random interesting paths (some functions all of theirs, some none):
+    /// every path counted exactly, in slots or by the host, and marked interesting or not.
+    Ppp,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 4] = [Mode::Counts, Mode::Sampled, Mode::SampleBuffer, Mode::Stream];
+    pub const ALL: [Mode; 5] = [Mode::Counts, Mode::Sampled, Mode::SampleBuffer, Mode::Stream, Mode::Ppp];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -43,16 +50,24 @@ impl Mode {
             Mode::Sampled => "pep",
             Mode::SampleBuffer => "pep-buffer",
             Mode::Stream => "kbl",
+            Mode::Ppp => "ppp",
         }
     }
 
-    /// `base` with this mode's sink.
-    pub fn options(self, base: &InstrumentOptions) -> InstrumentOptions {
+    /// `base` with this mode's sink (and `interesting` paths, for `ppp`).
+    pub fn options(self, base: &InstrumentOptions, interesting: &HashMap<u32, Vec<PathCount>>) -> InstrumentOptions {
         let sink = match self {
             Mode::Counts => SinkKind::Count,
             Mode::Sampled => SinkKind::Sample { buffer: None },
             Mode::SampleBuffer => SinkKind::Sample { buffer: Some(SAMPLE_SLOTS) },
             Mode::Stream => SinkKind::Stream,
+            Mode::Ppp => {
+                return InstrumentOptions {
+                    sink: SinkKind::Preferential,
+                    interesting: interesting.clone(),
+                    ..base.clone()
+                }
+            }
         };
         InstrumentOptions { sink, ..base.clone() }
     }
@@ -63,6 +78,47 @@ pub struct Variant {
     pub mode: Mode,
     pub module: Module,
     pub map: ProfileMap,
+    /// `ppp`: the interesting paths it was given.
+    pub chosen: BTreeSet<PathKey>,
+}
+
+/// Random interesting paths for `ppp`, from the plans of `bl`'s map: in each function, all its
+/// paths, none, or each of (at most 64 of) them with even odds.
+pub fn choose_interesting(map: &ProfileMap, rng: &mut Rng) -> (HashMap<u32, Vec<PathCount>>, BTreeSet<PathKey>) {
+    let mut paths = HashMap::new();
+    let mut chosen = BTreeSet::new();
+    for (f, p) in map.probed() {
+        let n = p.plan.num_paths();
+        let ids: Vec<u64> = match rng.below(4) {
+            0 if n <= 256 => (0..n).collect(),
+            1 => Vec::new(),
+            _ => {
+                let draws: Vec<(u64, bool)> = (0..64).map(|_| (rng.below(n.max(1)), rng.below(2) == 0)).collect();
+                draws.into_iter().filter(|&(id, keep)| id < n && keep).map(|(id, _)| id).collect()
+            }
+        };
+        let mut list = Vec::new();
+        for id in ids {
+            let path = regen::regenerate(&p.plan.dag, &p.plan.numbering, id).expect("an ID below the count");
+            let point = |pp: PathPoint, boundary: Endpoint| match pp {
+                PathPoint::Boundary => boundary,
+                PathPoint::Block(b) => Endpoint::Block(b),
+            };
+            let (start, end) = (point(path.start, Endpoint::Entry), point(path.end, Endpoint::Exit));
+            chosen.insert((f.index, start, end, path.blocks.clone()));
+            list.push(PathCount {
+                id: U64(id),
+                count: U64(1),
+                start,
+                end,
+                blocks: path.blocks,
+                branches: 0,
+                interesting: None,
+            });
+        }
+        paths.insert(f.index, list);
+    }
+    (paths, chosen)
 }
 
 pub fn run_case(
@@ -111,9 +167,13 @@ pub fn check_module(
         // Not the instrumenter's fault; wasm-smith should not produce these.
         return fail(format!("wasm-smith produced an invalid module: {e}"), &produced);
     }
-    let mut maps = Vec::new();
+    let mut maps: Vec<ProfileMap> = Vec::new();
+    let (mut interesting, mut chosen) = (HashMap::new(), BTreeSet::new());
     for mode in Mode::ALL {
-        let out = match instrument(bytes, &mode.options(options)) {
+        if mode == Mode::Ppp {
+            (interesting, chosen) = choose_interesting(&maps[0], rng);
+        }
+        let out = match instrument(bytes, &mode.options(options, &interesting)) {
             Ok(out) => out,
             Err(e) => return fail(format!("[{}] instrument failed: {e}", mode.name()), &produced),
         };
@@ -186,7 +246,10 @@ pub fn check_module(
     let mut variants = Vec::new();
     for ((mode, out), map) in produced.iter().zip(maps) {
         match Module::new(engine, out) {
-            Ok(module) => variants.push(Variant { mode: *mode, module, map }),
+            Ok(module) => {
+                let chosen = if *mode == Mode::Ppp { std::mem::take(&mut chosen) } else { BTreeSet::new() };
+                variants.push(Variant { mode: *mode, module, map, chosen })
+            }
             Err(e) => {
                 return fail(format!("[{}] wasmtime rejects the instrumented module: {e:#}", mode.name()), &produced)
             }
@@ -209,6 +272,7 @@ pub fn check_mode_map(mode: Mode, map: &ProfileMap, bl: &ProfileMap, stats: &mut
         (Mode::Sampled, SinkLayout::Sample { buffer: None }) => Some(HostImport::SamplePath),
         (Mode::SampleBuffer, SinkLayout::Sample { buffer: Some(b) }) if b.slots == SAMPLE_SLOTS => None,
         (Mode::Stream, SinkLayout::Stream(_)) => Some(HostImport::FlushStream),
+        (Mode::Ppp, SinkLayout::Ppp { hash }) => hash.then_some(HostImport::CountPath),
         (_, sink) => return Err(format!("sink {sink:?}")),
     };
     if map.sink.import() != import {
@@ -233,7 +297,7 @@ pub fn check_mode_map(mode: Mode, map: &ProfileMap, bl: &ProfileMap, stats: &mut
             }
             (x, y) => return Err(format!("function {i}: {x:?} but in bl {y:?}")),
         };
-        if !p.loop_counters.is_empty() || !p.run_counters.is_empty() {
+        if mode != Mode::Ppp && (!p.loop_counters.is_empty() || !p.run_counters.is_empty()) {
             return Err(format!("function {i} has loop or run counters"));
         }
         // An activation of a function without loops or cuts ends one path.
@@ -245,6 +309,8 @@ pub fn check_mode_map(mode: Mode, map: &ProfileMap, bl: &ProfileMap, stats: &mut
                 stats.stream_singles += u64::from(singles.is_some());
             }
             (Mode::Stream, Counters::Array { .. }) if one_path => stats.stream_array_functions += 1,
+            (Mode::Ppp, Counters::Ppp { .. }) => stats.ppp_slot_functions += 1,
+            (Mode::Ppp, Counters::Array { .. } | Counters::Hash) => {}
             (_, c) => return Err(format!("function {i} has counters {c:?}")),
         }
         if p.plan == q.plan {

@@ -73,11 +73,12 @@ pub struct Side {
 
 /// A store for an instrumented module, with its mode's collector and its fuel for instantiation:
 /// `pep` samples every path end (once armed, see [`arm_sampling`]) and records the samples in order;
-/// `pep-buffer` has a buffer of `SAMPLE_SLOTS` samples and no timer; `kbl` records its stream.
+/// `pep-buffer` has a buffer of `SAMPLE_SLOTS` samples and no timer; `kbl` records its stream; `ppp`
+/// counts as `bl` does.
 pub fn instrumented_store(engine: &Engine, v: &Variant) -> Store<Host> {
     let mut host = Host::default();
     match v.mode {
-        Mode::Counts => host.count = Some(CountCollector::new(&v.map).unwrap()),
+        Mode::Counts | Mode::Ppp => host.count = Some(CountCollector::new(&v.map).unwrap()),
         Mode::Sampled => {
             host.sample = Some(SampleCollector::new(&v.map, Sampling::Every(1)).unwrap().record(usize::MAX))
         }
@@ -161,7 +162,9 @@ pub fn snapshot(map: &ProfileMap, side: &mut Side) -> Result<Snapshot, String> {
     let (data, host) = profiler_memory(map, side)?;
     let (data, host): (Option<&[u8]>, &Host) = (Some(data), host);
     match map.sink {
-        SinkLayout::Count { .. } => s.counts = host.count.as_ref().ok_or("no count collector")?.counts(data),
+        SinkLayout::Count { .. } | SinkLayout::Ppp { .. } => {
+            s.counts = host.count.as_ref().ok_or("no count collector")?.counts(data)
+        }
         SinkLayout::Sample { buffer } => {
             s.len = host.sample().recorded().len();
             if let (Some(layout), Some(data)) = (buffer, data) {

@@ -137,7 +137,8 @@ fn run_all() {
          kbl: {} functions streamed ({} with singles), {} in arrays, {} skipped; counts compared with bl on {} instances \
          ({} at a trap, {} open activations matched with the backtrace, {} not entered yet, {} in tail calls, {} deeper traps): pep {} paths ({} ends \
          sampled), pep-buffer {} samples compared, kbl {} paths ({} ends); {} calls out of fuel with {} path ends of pep and kbl alike (over {} full buffers); {} stream \
-         items ({} runs, {} activations, {} full buffers); {} failures",
+         items ({} runs, {} activations, {} full buffers); ppp: {} functions with slots, {} paths compared ({} residual); \
+         {} failures",
         stats.cases,
         stats.exception_cases,
         stats.import_cases,
@@ -192,6 +193,9 @@ fn run_all() {
         stats.stream_runs,
         stats.stream_entries,
         stats.stream_flushes,
+        stats.ppp_slot_functions,
+        stats.ppp_paths,
+        stats.ppp_residual,
         failures.len(),
     );
     assert!(
@@ -214,6 +218,7 @@ fn run_all() {
             "pep and kbl were hardly compared"
         );
         assert!(stats.stream_runs > 0, "no stream repeated a path");
+        assert!(stats.ppp_slot_functions > 0 && stats.ppp_residual > 0, "ppp was hardly compared");
     }
 }
 
@@ -267,7 +272,7 @@ fn profile_of_call(wat: &str, options: &InstrumentOptions, arg: i32) -> (i32, Ve
     let out = instrument(&bytes, options).unwrap();
     let engine = engine();
     let module = Module::new(&engine, &out.bytes).unwrap();
-    let variant = check::Variant { mode: check::Mode::Counts, module, map: out.map };
+    let variant = check::Variant { mode: check::Mode::Counts, module, map: out.map, chosen: Default::default() };
     let mut store = instrumented_store(&engine, &variant);
     store.set_fuel(FUEL).unwrap();
     let instance = linker(&engine).instantiate(&mut store, &variant.module).unwrap();

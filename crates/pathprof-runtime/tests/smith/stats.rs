@@ -4,6 +4,11 @@ use std::collections::BTreeMap;
 
 #[derive(Default)]
 pub struct Stats {
+    /// `ppp`: functions counting interesting paths in slots; paths compared with `bl`'s, and the
+    /// residual ones among them.
+    pub ppp_slot_functions: u64,
+    pub ppp_paths: u64,
+    pub ppp_residual: u64,
     pub cases: u64,
     pub variants: BTreeMap<&'static str, u64>,
     pub exception_cases: u64,

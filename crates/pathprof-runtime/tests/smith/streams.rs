@@ -51,6 +51,23 @@ pub fn check_modes(
         let host = sides[i].store.data();
         match v.mode {
             Mode::Counts => unreachable!("bl is the first variant"),
+            Mode::Ppp => {
+                // Every path counted exactly, and marked interesting exactly when it was chosen.
+                let expected = decode(bl, &at[0].counts, &both)?;
+                let got = decode(&v.map, &at[i].counts, &both).map_err(|e| format!("[{mode}] {e}"))?;
+                compare_paths(mode, &expected, &got)?;
+                let profiles = v.map.function_profiles(&at[i].counts).map_err(|e| format!("[{mode}] {e}"))?;
+                for f in profiles.iter().filter(|f| both(f.index)) {
+                    for path in f.paths() {
+                        let key = (f.index, path.start, path.end, path.blocks.clone());
+                        if path.interesting != Some(v.chosen.contains(&key)) {
+                            return Err(format!("[{mode}] path {key:?} is marked {:?}", path.interesting));
+                        }
+                        stats.ppp_residual += u64::from(path.interesting == Some(false));
+                    }
+                }
+                stats.ppp_paths += got.len() as u64;
+            }
             Mode::Sampled => {
                 let mut counts = at[i].counts.clone();
                 for &(f, id) in &host.sample().recorded()[..at[i].len] {

@@ -57,9 +57,9 @@ pub(crate) fn loop_copies(p: &FuncProbe, bytes: &[u8], layout: &mut Layout) -> V
         if fcfg.cfg.edges()[taken as usize].to != Succ::Block(h) {
             continue;
         }
-        let r = p.start_inc[h as usize];
-        let path = r.wrapping_add(p.edge_inc[taken as usize]);
-        let exit = r.wrapping_add(p.edge_inc[not_taken as usize]);
+        let r = p.start_inc[h as usize].bl;
+        let path = r.wrapping_add(p.edge_inc[taken as usize].bl);
+        let exit = r.wrapping_add(p.edge_inc[not_taken as usize].bl);
         let width = |v: u64| if p.bits == 32 { v as u32 as u64 } else { v };
         let slot = layout.take(8);
         loops.push(LoopCopy { start, end, path: width(path), exit: width(exit), slot });

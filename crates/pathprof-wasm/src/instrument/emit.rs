@@ -9,11 +9,36 @@ use super::sink::{PathEnd, PathSink, Sink};
 use crate::map::{LoopCounter, RunCounter};
 use wasm_encoder::{Function, Instruction, MemArg};
 
+/// An increment of the path registers: the Ball–Larus register's, and the preferential register's
+/// (the second register of a preferentially counted function; 0 elsewhere).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Inc {
+    pub bl: u64,
+    pub ppp: u64,
+}
+
+impl Inc {
+    /// `self - other`, register by register, modulo 2^64.
+    pub fn minus(self, other: Inc) -> Inc {
+        Inc { bl: self.bl.wrapping_sub(other.bl), ppp: self.ppp.wrapping_sub(other.ppp) }
+    }
+}
+
+/// Where a `br_table` site's increments lie, relative to the tables' base: the Ball–Larus
+/// register's, and the preferential register's (32-bit entries) when the function has one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TableOffsets {
+    pub bl: u32,
+    pub ppp: Option<u32>,
+}
+
 /// Emits probe code into one function.
 pub(crate) struct Emitter<'f> {
     pub f: &'f mut Function,
     /// The path register (`i32` or `i64`, as `bits` says).
     pub r: u32,
+    /// The preferential register (`i32`), when the function has one.
+    pub q: Option<u32>,
     /// `i32` scratch locals.
     pub s: u32,
     pub a: u32,
@@ -69,27 +94,47 @@ impl Emitter<'_> {
         self.f.instruction(if self.bits == 32 { &Instruction::I32Add } else { &Instruction::I64Add });
     }
 
-    /// `r = v`.
-    pub fn set(&mut self, v: u64) {
-        self.konst(v);
+    /// `r = v` (and the preferential register's).
+    pub fn set(&mut self, v: Inc) {
+        self.konst(v.bl);
         self.f.instruction(&Instruction::LocalSet(self.r));
-    }
-
-    /// `r += v` (nothing for 0).
-    pub fn add(&mut self, v: u64) {
-        if v == 0 {
-            return;
+        if let Some(q) = self.q {
+            self.f.instruction(&Instruction::I32Const(v.ppp as u32 as i32));
+            self.f.instruction(&Instruction::LocalSet(q));
         }
-        self.f.instruction(&Instruction::LocalGet(self.r));
-        self.konst(v);
-        self.add_op();
-        self.f.instruction(&Instruction::LocalSet(self.r));
     }
 
-    /// `r += table[min(index, n)]`, leaving the index on the stack.
-    pub fn add_from_table(&mut self, offset: u32, n: u32) {
-        let width = if self.bits == 32 { 2 } else { 3 };
+    /// `r += v` (and the preferential register's), nothing for 0.
+    pub fn add(&mut self, v: Inc) {
+        if v.bl != 0 {
+            self.f.instruction(&Instruction::LocalGet(self.r));
+            self.konst(v.bl);
+            self.add_op();
+            self.f.instruction(&Instruction::LocalSet(self.r));
+        }
+        if let Some(q) = self.q.filter(|_| v.ppp as u32 != 0) {
+            self.f.instruction(&Instruction::LocalGet(q));
+            self.f.instruction(&Instruction::I32Const(v.ppp as u32 as i32));
+            self.f.instruction(&Instruction::I32Add);
+            self.f.instruction(&Instruction::LocalSet(q));
+        }
+    }
+
+    /// `r += table[min(index, n)]` (and the preferential register's from its table), leaving the
+    /// index on the stack.
+    pub fn add_from_table(&mut self, offsets: TableOffsets, n: u32) {
         self.f.instruction(&Instruction::LocalTee(self.s));
+        let (r, bits) = (self.r, self.bits);
+        self.add_table_entry(offsets.bl, n, r, bits);
+        if let (Some(q), Some(offset)) = (self.q, offsets.ppp) {
+            self.add_table_entry(offset, n, q, 32);
+        }
+    }
+
+    /// `register += table[min(index in s, n)]`, for a register of `bits` and a table of entries of
+    /// that width at `offset` from the tables' base.
+    fn add_table_entry(&mut self, offset: u32, n: u32, register: u32, bits: u32) {
+        let width = if bits == 32 { 2 } else { 3 };
         self.f.instruction(&Instruction::LocalGet(self.s));
         self.f.instruction(&Instruction::I32Const(n as i32));
         self.f.instruction(&Instruction::LocalGet(self.s));
@@ -99,11 +144,11 @@ impl Emitter<'_> {
         self.f.instruction(&Instruction::I32Const(width));
         self.f.instruction(&Instruction::I32Shl);
         let arg = MemArg { offset: self.tables_base + offset as u64, align: width as u32, memory_index: self.memory };
-        let load = if self.bits == 32 { Instruction::I32Load(arg) } else { Instruction::I64Load(arg) };
+        let load = if bits == 32 { Instruction::I32Load(arg) } else { Instruction::I64Load(arg) };
         self.f.instruction(&load);
-        self.f.instruction(&Instruction::LocalGet(self.r));
-        self.add_op();
-        self.f.instruction(&Instruction::LocalSet(self.r));
+        self.f.instruction(&Instruction::LocalGet(register));
+        self.f.instruction(if bits == 32 { &Instruction::I32Add } else { &Instruction::I64Add });
+        self.f.instruction(&Instruction::LocalSet(register));
     }
 
     /// Pushes `r` as an `i32` (array-counted paths have 32-bit IDs).

@@ -29,7 +29,7 @@
 //! Loop and run counters share a budget per function: at most 4 counters and 24 flushes at call
 //! sites, spent on loop counters first, then on the deepest loops.
 
-use super::emit::Emitter;
+use super::emit::{Emitter, Inc};
 use super::{FuncProbe, Layout};
 use crate::cfg::{FuncCfg, SiteKind};
 use crate::map::{LoopCounter, RunCounter};
@@ -358,7 +358,7 @@ impl Emitter<'_> {
     }
 
     /// Counts the path taken by an edge into an edge-counted header.
-    pub fn count_edge(&mut self, how: HeaderEdge, inc: u64) {
+    pub fn count_edge(&mut self, how: HeaderEdge, inc: Inc) {
         match how {
             HeaderEdge::Loop(i) => self.bump_loop(i, &[Instruction::I64Const(1)]),
             HeaderEdge::Around(_) => {}
@@ -373,7 +373,7 @@ impl Emitter<'_> {
     /// Counts the path of a `br_if` whose taken edge enters an edge-counted header, leaving the
     /// condition on the stack. The not-taken increment is added either way: when the branch is taken
     /// the header sets `r` afresh.
-    pub fn count_cond(&mut self, how: HeaderEdge, taken: u64, not_taken: u64) {
+    pub fn count_cond(&mut self, how: HeaderEdge, taken: Inc, not_taken: Inc) {
         match how {
             // The header counts the way around; the condition stays where it is.
             HeaderEdge::Around(_) => {}

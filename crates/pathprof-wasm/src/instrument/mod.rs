@@ -55,9 +55,11 @@ use crate::map::{FunctionMap, LoopBursts, ProbeState, Probes, ProfileMap, MAP_FO
 use crate::module::{validator, ModuleError, ModuleInfo};
 use crate::parallel::{parallel_map, parallel_map_owned};
 use copies::LoopCopy;
+use emit::{Inc, TableOffsets};
 use loops::LoopPlan;
 use pathprof_core::dag::{DagEdgeKind, LoopCut};
 use pathprof_core::estimate;
+use pathprof_core::ppp::PppPlan;
 use pathprof_core::profile::{BlockInfo, Endpoint, PathCount};
 use pathprof_core::{FunctionPlan, PlanOptions};
 use sections::{FunctionShift, Rewriter};
@@ -85,6 +87,9 @@ pub struct InstrumentOptions {
     pub edge_profile: HashMap<u32, Vec<PathCount>>,
     /// Count a loop's only path around in a local (see [`loops`]).
     pub loop_counters: bool,
+    /// [`SinkKind::Preferential`]: the interesting paths of every function (by index), as a profile
+    /// describes them; their Ball–Larus IDs are found from their endpoints and blocks.
+    pub interesting: HashMap<u32, Vec<PathCount>>,
 }
 
 impl Default for InstrumentOptions {
@@ -96,6 +101,7 @@ impl Default for InstrumentOptions {
             array_max_bytes: 256 << 20,
             edge_profile: HashMap::new(),
             loop_counters: true,
+            interesting: HashMap::new(),
         }
     }
 }
@@ -121,21 +127,28 @@ struct FuncProbe {
     /// Loop and run counters, and how the headers count.
     counting: LoopPlan,
     /// Increment of every CFG edge (0 for tree edges and edges out of unreachable blocks).
-    edge_inc: Vec<u64>,
-    /// `r` at the start of a path from a cut block or header.
-    start_inc: Vec<u64>,
+    edge_inc: Vec<Inc>,
+    /// The registers at the start of a path from a cut block or header.
+    start_inc: Vec<Inc>,
     cut: Vec<bool>,
-    entry_inc: u64,
-    /// Byte offset of the increment table of each `br_table` site, by operator index.
-    tables: HashMap<usize, u32>,
+    entry_inc: Inc,
+    /// Byte offsets of the increment tables of each `br_table` site, by operator index.
+    tables: HashMap<usize, TableOffsets>,
     wrapper: BlockType,
     /// The loops that also run as a copy without probes.
     copies: Vec<LoopCopy>,
 }
 
-/// A function's CFG and plan, and its loop and run counters should it count in an array; the reason
-/// it is not instrumented, when it is not.
-type Analysis = Result<(FuncCfg, Result<(FunctionPlan, Option<LoopPlan>), String>), String>;
+/// A function's plan, its loop and run counters should it count in an array, and its preferential
+/// plan with [`SinkKind::Preferential`].
+struct Planned {
+    plan: FunctionPlan,
+    loops: Option<LoopPlan>,
+    ppp: Option<PppPlan>,
+}
+
+/// A function's CFG and plan; the reason it is not instrumented, when it is not.
+type Analysis = Result<(FuncCfg, Result<Planned, String>), String>;
 
 /// Validates a function body while it builds its CFG (`Err` when the body is invalid), then plans its
 /// probes.
@@ -162,13 +175,27 @@ fn analyse(
         });
         opts.cfg_edge_frequencies = Some(estimate::cfg_edge_frequencies_from_paths(&fcfg.cfg, paths));
     }
-    let plan = FunctionPlan::build(&fcfg.cfg, &opts).map(|plan| {
-        // Loop and run counters take slots next to the function's counter array, if it gets one.
-        let array = options.sink == SinkKind::Count && plan.num_paths() <= options.array_max_paths;
+    let planned = FunctionPlan::build(&fcfg.cfg, &opts).map_err(|e| e.to_string()).and_then(|plan| {
+        let ppp = match options.sink {
+            SinkKind::Preferential => {
+                let paths = options.interesting.get(&index).map_or(&[][..], Vec::as_slice);
+                let ids = sink::interesting_ids(&plan, paths);
+                Some(PppPlan::build(&plan, ids, options.array_max_paths).map_err(|e| e.to_string())?)
+            }
+            _ => None,
+        };
+        // Loop and run counters take slots next to the function's counter array, if it gets one: in
+        // exact counts, and in preferential counts when every path is interesting.
+        let arrays = match (&ppp, options.sink) {
+            (_, SinkKind::Count) => true,
+            (Some(ppp), SinkKind::Preferential) => ppp.covers(&plan),
+            _ => false,
+        };
+        let array = arrays && plan.num_paths() <= options.array_max_paths;
         let loops = (options.loop_counters && array).then(|| loops::plan_loops(&fcfg, &plan));
-        (plan, loops)
+        Ok(Planned { plan, loops, ppp })
     });
-    Ok(Ok((fcfg, plan.map_err(|e| e.to_string()))))
+    Ok(Ok((fcfg, planned)))
 }
 
 /// The layout of the profiler's memory: the sink's words, then counter arrays and slots, then
@@ -178,6 +205,8 @@ pub(crate) struct Layout {
     /// Bytes taken by the sink's words and the counters so far.
     counters: u64,
     tables: Vec<u8>,
+    /// Initial contents of parts of the counters (preferential slots): `(offset, bytes)`.
+    data: Vec<(u32, Vec<u8>)>,
 }
 
 impl Layout {
@@ -198,7 +227,7 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
     let (info, bodies) = ModuleInfo::read_sections(bytes)?;
     let mut functions = Vec::new();
     let mut probes: Vec<Option<FuncProbe>> = Vec::new();
-    let mut layout = Layout { counters: options.sink.header_bytes(), tables: Vec::new() };
+    let mut layout = Layout { counters: options.sink.header_bytes(), ..Layout::default() };
     let mut new_types: Vec<Vec<ValType>> = Vec::new();
 
     let analyses = parallel_map(&bodies, |k, body| analyse(body, info.num_imported_funcs + k as u32, options));
@@ -209,13 +238,13 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
         let name = info.names.get(&index).cloned();
         let (blocks, planned) = match analysis {
             Err(reason) => (Vec::new(), Err(reason)),
-            Ok((fcfg, plan)) => (block_infos(&fcfg), plan.map(|(plan, loops)| (fcfg, plan, loops))),
+            Ok((fcfg, planned)) => (block_infos(&fcfg), planned.map(|planned| (fcfg, planned))),
         };
-        let assigned = planned.and_then(|(fcfg, plan, loops)| {
-            let sink = options.sink.assign(&plan, options, &mut layout)?;
-            Ok((fcfg, plan, loops, sink))
+        let assigned = planned.and_then(|(fcfg, planned)| {
+            let sink = options.sink.assign(&planned.plan, planned.ppp.as_ref(), options, &mut layout)?;
+            Ok((fcfg, planned, sink))
         });
-        let (fcfg, plan, loops, sink) = match assigned {
+        let (fcfg, Planned { plan, loops, ppp }, sink) = match assigned {
             Ok(assigned) => assigned,
             Err(reason) => {
                 functions.push(FunctionMap { index, name, blocks, state: ProbeState::Skipped { reason } });
@@ -237,7 +266,7 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
                 BlockType::FunctionType(pos as u32) // fixed up below to the real type index
             }
         };
-        let mut probe = FuncProbe::new(fcfg, &plan, sink, wrapper, loops, &mut layout);
+        let mut probe = FuncProbe::new(fcfg, &plan, ppp.as_ref(), sink, wrapper, loops, &mut layout);
         if sink.wants_loop_copies() {
             probe.copies = copies::loop_copies(&probe, bodies[k].1.as_bytes(), &mut layout);
         }
@@ -250,6 +279,7 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
             loop_counters,
             run_counters,
             loop_bursts,
+            ppp,
         };
         functions.push(FunctionMap { index, name, blocks, state: ProbeState::Instrumented(Box::new(probes_of)) });
         probes.push(Some(probe));
@@ -295,6 +325,7 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
     // Each function's probes are dropped on the thread that emitted them.
     let bodies = parallel_map_owned(probes, |k, p| p.map(|p| context.emit(k, &p, &bodies[k].1)));
     let mut profiler_data = options.sink.initial_data();
+    profiler_data.append(&mut layout.data);
     if !layout.tables.is_empty() {
         profiler_data.push((layout.counters.next_multiple_of(8) as u32, std::mem::take(&mut layout.tables)));
     }
@@ -344,6 +375,7 @@ impl FuncProbe {
     fn new(
         fcfg: FuncCfg,
         plan: &FunctionPlan,
+        ppp: Option<&PppPlan>,
         sink: Sink,
         wrapper: BlockType,
         loops: Option<LoopPlan>,
@@ -351,11 +383,13 @@ impl FuncProbe {
     ) -> Self {
         let nb = fcfg.blocks.len();
         let bits = sink::register_bits(plan);
-        let mut edge_inc = vec![0u64; fcfg.cfg.edges().len()];
-        let mut start_inc = vec![0u64; nb];
-        let mut entry_inc = 0;
+        // The preferential register's increments, for a function whose sink reads that register.
+        let ppp_inc = ppp.filter(|_| matches!(sink, Sink::Ppp(_))).map(|p| p.inc.as_slice());
+        let mut edge_inc = vec![Inc::default(); fcfg.cfg.edges().len()];
+        let mut start_inc = vec![Inc::default(); nb];
+        let mut entry_inc = Inc::default();
         for (e, edge) in plan.dag.edges.iter().enumerate() {
-            let inc = plan.placement.inc[e];
+            let inc = Inc { bl: plan.placement.inc[e], ppp: ppp_inc.map_or(0, |p| p[e]) };
             match edge.kind {
                 DagEdgeKind::Real(u32::MAX) => entry_inc = inc,
                 DagEdgeKind::Real(c) | DagEdgeKind::End(c, _) => edge_inc[c as usize] = inc,
@@ -365,23 +399,13 @@ impl FuncProbe {
         let mut tables = HashMap::new();
         for site in &fcfg.sites {
             if let SiteKind::Table(entries) = &site.kind {
-                if entries.iter().all(|&e| edge_inc[e as usize] == 0) {
+                if entries.iter().all(|&e| edge_inc[e as usize] == Inc::default()) {
                     continue;
                 }
                 // Tables are placed after all counters; offsets are relative until `finish`.
-                let width = (bits / 8) as usize;
-                while !layout.tables.len().is_multiple_of(width) {
-                    layout.tables.push(0);
-                }
-                tables.insert(site.op, layout.tables.len() as u32);
-                for &e in entries {
-                    let v = edge_inc[e as usize];
-                    if bits == 32 {
-                        layout.tables.extend_from_slice(&(v as u32).to_le_bytes());
-                    } else {
-                        layout.tables.extend_from_slice(&v.to_le_bytes());
-                    }
-                }
+                let bl = layout.table(bits, entries.iter().map(|&e| edge_inc[e as usize].bl));
+                let ppp = ppp_inc.map(|_| layout.table(32, entries.iter().map(|&e| edge_inc[e as usize].ppp)));
+                tables.insert(site.op, TableOffsets { bl, ppp });
             }
         }
         let counting = match (sink, loops) {
@@ -401,5 +425,25 @@ impl FuncProbe {
             wrapper,
             copies: Vec::new(),
         }
+    }
+}
+
+impl Layout {
+    /// Appends a table of increments of `bits` each (aligned to their width); its offset from the
+    /// tables' base.
+    fn table(&mut self, bits: u32, values: impl Iterator<Item = u64>) -> u32 {
+        let width = (bits / 8) as usize;
+        while !self.tables.len().is_multiple_of(width) {
+            self.tables.push(0);
+        }
+        let offset = self.tables.len() as u32;
+        for v in values {
+            if bits == 32 {
+                self.tables.extend_from_slice(&(v as u32).to_le_bytes());
+            } else {
+                self.tables.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        offset
     }
 }

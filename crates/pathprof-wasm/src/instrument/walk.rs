@@ -3,9 +3,9 @@
 //! loop header and cut block (where a path ends and another starts), and at the function's exit.
 
 use super::copies::OPCODE_IF;
-use super::emit::Emitter;
+use super::emit::{Emitter, Inc};
 use super::sections::FunctionShift;
-use super::sink::PathSink;
+use super::sink::{PathSink, Sink};
 use super::FuncProbe;
 use crate::cfg::{SiteKind, Special};
 use crate::module::ModuleInfo;
@@ -62,6 +62,8 @@ impl BodyContext<'_> {
         let mut e = Emitter {
             f: &mut f,
             r,
+            // The preferential register is the preferential sink's first local.
+            q: matches!(p.sink, Sink::Ppp(_)).then_some(first_sink_local),
             s,
             a,
             bits: p.bits,
@@ -132,7 +134,7 @@ impl BodyContext<'_> {
             copy_to(e.f, i, &mut copied);
             // Single-byte opcodes of the operators that sites distinguish.
             let opcode = bytes[offsets[i] as usize];
-            let mut correction = 0;
+            let mut correction = Inc::default();
             match site {
                 Some(SiteKind::Edge(edge)) => match p.counting.header_edge[*edge as usize] {
                     Some(how) => {
@@ -151,7 +153,7 @@ impl BodyContext<'_> {
                         let (before, after) = if opcode == OPCODE_IF { (*nt, *t) } else { (*t, *nt) };
                         let before = p.edge_inc[before as usize];
                         e.add(before);
-                        correction = p.edge_inc[after as usize].wrapping_sub(before);
+                        correction = p.edge_inc[after as usize].minus(before);
                     }
                 },
                 Some(SiteKind::Table(entries)) => {

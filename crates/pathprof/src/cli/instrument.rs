@@ -4,7 +4,7 @@
 use anyhow::{anyhow, bail, Context, Result};
 use pathprof::files::{read_module, read_profile, write_atomically};
 use pathprof::profiler::instrument_options;
-use pathprof::Mode;
+use pathprof::{Inputs, Mode};
 use pathprof_wasm::debuginfo::LineTable;
 use std::path::PathBuf;
 
@@ -17,12 +17,15 @@ pub struct Args {
     /// Where to write the map (default: OUTPUT with `.map.json` appended).
     #[arg(long)]
     map: Option<PathBuf>,
-    /// Profiling mode whose probes to write: bl, pep[:S[:T]], pep:every:N or kbl[:K].
+    /// Profiling mode whose probes to write: bl, pep[:S[:T]], pep:every:N, kbl[:K] or ppp.
     #[arg(long, default_value = "bl")]
     mode: String,
     /// A previous profile of the same module, as for `run`.
     #[arg(long, value_name = "PROFILE")]
     edge_profile: Option<PathBuf>,
+    /// ppp: a profile of the same module whose executed paths are interesting (repeatable).
+    #[arg(long, value_name = "PROFILE")]
+    interesting: Vec<PathBuf>,
 }
 
 pub fn run(a: Args) -> Result<i32> {
@@ -30,7 +33,9 @@ pub fn run(a: Args) -> Result<i32> {
     let Some(sink) = mode.sink() else { bail!("--mode none has no probes to write") };
     let bytes = read_module(&a.input)?;
     let edge_profile = a.edge_profile.as_deref().map(read_profile).transpose()?;
-    let options = instrument_options(&bytes, sink, edge_profile.as_ref())?;
+    let interesting = super::run::interesting_paths(&bytes, &mode, &a.interesting)?;
+    let inputs = Inputs { edge_profile: edge_profile.as_ref(), interesting: interesting.as_ref() };
+    let options = instrument_options(&bytes, sink, &inputs)?;
     let mut inst = pathprof_wasm::instrument(&bytes, &options)
         .with_context(|| format!("cannot instrument {}", a.input.display()))?;
     if let Some(lines) = LineTable::read(&bytes) {

@@ -3,7 +3,7 @@
 use crate::render;
 use anyhow::{bail, Result};
 use pathprof::files::read_profile;
-use pathprof::view::matches;
+use pathprof::view::{matches, untested};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -17,6 +17,9 @@ pub struct Args {
     /// Print the selected paths as JSON.
     #[arg(long)]
     json: bool,
+    /// A `ppp` profile's untested paths (residual path profiling) and their figures.
+    #[arg(long)]
+    untested: bool,
 }
 
 pub fn run(a: Args) -> Result<i32> {
@@ -27,6 +30,20 @@ pub fn run(a: Args) -> Result<i32> {
         }
     }
     let mut out = std::io::stdout().lock();
+    if a.untested {
+        let Some(u) = untested(&p) else {
+            bail!(
+                "{} is a {} profile: untested paths come from `pathprof run --mode ppp`",
+                a.profile.display(),
+                p.mode
+            );
+        };
+        match a.json {
+            true => render::untested::json(&mut out, &u, a.top)?,
+            false => render::untested::text(&mut out, &p, &u, a.top)?,
+        }
+        return Ok(0);
+    }
     if a.json {
         render::json::write(&mut out, &p, a.top, a.function.as_deref())?;
     } else {

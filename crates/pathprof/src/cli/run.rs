@@ -3,13 +3,13 @@
 use crate::render;
 use anyhow::{anyhow, bail, Result};
 use pathprof::files::{read_module, read_profile, write_atomically};
-use pathprof::{Mode, ModeFlags, Prepared, RunConfig};
+use pathprof::{Inputs, Interesting, Mode, ModeFlags, Prepared, RunConfig};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Profiling mode: none, bl, pep[:S[:T]], pep:every:N or kbl[:K].
+    /// Profiling mode: none, bl, pep[:S[:T]], pep:every:N, kbl[:K] or ppp.
     #[arg(long, default_value = "bl")]
     mode: String,
     /// Where to write the profile.
@@ -34,6 +34,9 @@ pub struct Args {
     /// edges (the static estimate from loop depth is used otherwise).
     #[arg(long, value_name = "PROFILE")]
     edge_profile: Option<PathBuf>,
+    /// ppp: a profile of the same module whose executed paths are interesting (repeatable).
+    #[arg(long, value_name = "PROFILE")]
+    interesting: Vec<PathBuf>,
     /// pep: consecutive path ends sampled after each timer tick (S; default 64, at most 1048576).
     #[arg(long)]
     samples: Option<u32>,
@@ -77,7 +80,9 @@ pub fn run(a: Args) -> Result<i32> {
     let config = run_config(&a.app, &a.dirs, &a.envs, a.invoke, a.args)?;
     let bytes = read_module(&a.app)?;
     let edge_profile = a.edge_profile.as_deref().map(read_profile).transpose()?;
-    let prepared = Prepared::new(&bytes, &a.app.display().to_string(), &mode, edge_profile.as_ref())?;
+    let interesting = interesting_paths(&bytes, &mode, &a.interesting)?;
+    let inputs = Inputs { edge_profile: edge_profile.as_ref(), interesting: interesting.as_ref() };
+    let prepared = Prepared::new(&bytes, &a.app.display().to_string(), &mode, &inputs)?;
     let engine = pathprof_runtime::engine()?;
     let run = prepared.run(&engine, &config)?;
     let profile = prepared.profile(&run, &config)?;
@@ -91,6 +96,21 @@ pub fn run(a: Args) -> Result<i32> {
         writeln!(err, "profile written to {}", a.output.display())?;
     }
     Ok(run.outcome.exit_code)
+}
+
+/// The interesting paths of the profiles `files` (mode `ppp`, which needs one at least; no other
+/// mode takes any).
+pub fn interesting_paths(module: &[u8], mode: &Mode, files: &[PathBuf]) -> Result<Option<Interesting>> {
+    match (mode, files.is_empty()) {
+        (Mode::Ppp, true) => {
+            bail!("--mode ppp needs --interesting PROFILE (the profiles whose executed paths are interesting)")
+        }
+        (Mode::Ppp, false) => {}
+        (_, true) => return Ok(None),
+        (_, false) => bail!("--interesting does not apply to --mode {mode}"),
+    }
+    let profiles = files.iter().map(|f| Ok((f.display().to_string(), read_profile(f)?))).collect::<Result<Vec<_>>>()?;
+    Interesting::of(module, &profiles).map(Some)
 }
 
 /// What the program sees: the directories and variables granted, and its arguments.

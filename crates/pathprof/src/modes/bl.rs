@@ -12,12 +12,18 @@ pub(crate) const HASH_ENTRY_BYTES: u64 = 16;
 
 /// Runs a module instrumented with exact counts.
 pub(crate) fn run(engine: &Engine, module: &Module, map: &ProfileMap, config: &RunConfig) -> Result<ModeRun> {
+    run_counted(engine, module, map, config, ModeFacts::Bl)
+}
+
+/// Runs a module whose paths the count collector counts (modes `bl` and `ppp`).
+pub(crate) fn run_counted(
+    engine: &Engine,
+    module: &Module,
+    map: &ProfileMap,
+    config: &RunConfig,
+    facts: ModeFacts,
+) -> Result<ModeRun> {
     let (outcome, counted) =
         pathprof_runtime::run_module(engine, module, Some(map), CountCollector::new(map)?, config)?;
-    Ok(ModeRun {
-        outcome,
-        counts: counted.counts,
-        facts: ModeFacts::Bl,
-        host_bytes: HASH_ENTRY_BYTES * counted.hash_entries as u64,
-    })
+    Ok(ModeRun { outcome, counts: counted.counts, facts, host_bytes: HASH_ENTRY_BYTES * counted.hash_entries as u64 })
 }

@@ -4,7 +4,7 @@
 //! instrument --mode`, `pathprof bench --modes`):
 //!
 //! ```text
-//! none | bl | pep[:S[:T]] | pep:every:N | kbl[:K]
+//! none | bl | pep[:S[:T]] | pep:every:N | kbl[:K] | ppp
 //! ```
 //!
 //! * `none` — the program as it is, the baseline of overhead measurements;
@@ -12,7 +12,10 @@
 //! * `pep` — sampled paths (PEP [PEP05]): S samples after a rotating stride of up to T path ends at
 //!   every timer tick (64 and 17 when not given), or every N-th path end ([`pep`]);
 //! * `kbl` — exact counts of every sequence of up to K consecutive paths of an activation
-//!   (k-BLPP [KBL13]; K = 4 when not given) ([`kbl`]).
+//!   (k-BLPP [KBL13]; K = 4 when not given) ([`kbl`]);
+//! * `ppp` — exact counts, the paths that ran in given profiles (the interesting ones) in compact
+//!   arrays and every other path (residual: in the field, untested) counted apart (preferential
+//!   and residual path profiling [PPP07 §3.3–3.5]) ([`ppp`]).
 //!
 //! A mode is written back in its shortest form: `pep:64:17` is `pep`, `pep:8:17` is `pep:8`,
 //! `kbl:4` is `kbl`. Settings outside the grammar (the timer's period, a bound on k-SF nodes) are
@@ -28,6 +31,7 @@
 pub mod bl;
 pub mod kbl;
 pub mod pep;
+pub mod ppp;
 
 use anyhow::{bail, Result};
 use pathprof_core::kpath::Kipf;
@@ -48,6 +52,8 @@ pub enum Mode {
     Pep(Sampling),
     /// Multi-iteration paths.
     Kbl(ForestSettings),
+    /// Preferential and residual paths.
+    Ppp,
 }
 
 /// What a mode recorded in one run, besides how the run went.
@@ -67,11 +73,16 @@ pub enum ModeFacts {
     None,
     Bl,
     Pep(pathprof_core::profile::SamplingInfo),
-    Kbl { info: KblInfo, kipf: Kipf },
+    Kbl {
+        info: KblInfo,
+        kipf: Kipf,
+    },
+    /// What the profile says of the run is computed from its functions (see [`ppp::info`]).
+    Ppp,
 }
 
 /// What the grammar accepts, for error messages.
-const GRAMMAR: &str = "valid modes: none, bl, pep, pep:S, pep:S:T, pep:every:N, kbl, kbl:K";
+const GRAMMAR: &str = "valid modes: none, bl, pep, pep:S, pep:S:T, pep:every:N, kbl, kbl:K, ppp";
 
 impl Mode {
     /// Reads a mode in the grammar of the module docs.
@@ -85,6 +96,7 @@ impl Mode {
             ("bl", None) => Mode::Bl,
             ("pep", settings) => Mode::Pep(pep::parse(spec, settings)?),
             ("kbl", settings) => Mode::Kbl(kbl::parse(spec, settings)?),
+            ("ppp", None) => Mode::Ppp,
             _ => bail!("unknown mode {spec:?} ({GRAMMAR})"),
         })
     }
@@ -109,6 +121,7 @@ impl Mode {
             Mode::Bl => "bl",
             Mode::Pep(_) => "pep",
             Mode::Kbl(_) => "kbl",
+            Mode::Ppp => "ppp",
         }
     }
 
@@ -119,6 +132,7 @@ impl Mode {
             Mode::Bl => Some(SinkKind::Count),
             Mode::Pep(sampling) => Some(SinkKind::Sample { buffer: sampling.sample_buffer() }),
             Mode::Kbl(_) => Some(SinkKind::Stream),
+            Mode::Ppp => Some(SinkKind::Preferential),
         }
     }
 
@@ -144,6 +158,7 @@ impl Mode {
             Mode::Bl => bl::run(engine, module, map, config),
             Mode::Pep(sampling) => pep::run(engine, module, map, config, *sampling),
             Mode::Kbl(settings) => kbl::run(engine, module, map, config, *settings),
+            Mode::Ppp => ppp::run(engine, module, map, config),
         }
     }
 }
@@ -151,7 +166,7 @@ impl Mode {
 impl fmt::Display for Mode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Mode::None | Mode::Bl => f.write_str(self.name()),
+            Mode::None | Mode::Bl | Mode::Ppp => f.write_str(self.name()),
             Mode::Pep(sampling) => pep::fmt(f, sampling),
             Mode::Kbl(settings) => kbl::fmt(f, settings),
         }
@@ -171,13 +186,15 @@ impl ModeRun {
         Ok(functions)
     }
 
-    /// How the profile describes the mode.
-    pub fn profile_mode(&self) -> ProfileMode {
+    /// How the profile describes the mode, given the run's function profiles and the names of the
+    /// profiles whose paths were interesting (mode `ppp`).
+    pub fn profile_mode(&self, functions: &[FunctionProfile], interesting_from: &[String]) -> ProfileMode {
         match &self.facts {
             ModeFacts::None => ProfileMode::None,
             ModeFacts::Bl => ProfileMode::Bl,
             ModeFacts::Pep(info) => ProfileMode::Pep(info.clone()),
             ModeFacts::Kbl { info, .. } => ProfileMode::Kbl(info.clone()),
+            ModeFacts::Ppp => ProfileMode::Ppp(ppp::info(interesting_from, functions)),
         }
     }
 }

@@ -5,13 +5,15 @@
 //! * [`kipf`] — a `kbl` profile's forests and hottest sequences of paths;
 //! * [`json`] — the same as JSON;
 //! * [`bench`] — the table and summaries of `pathprof bench`;
-//! * [`compare`] — the accuracy of a sampled profile against an exact one.
+//! * [`compare`] — the accuracy of a sampled profile against an exact one;
+//! * [`untested`] — the untested paths of a `ppp` profile.
 
 pub mod bench;
 pub mod compare;
 pub mod json;
 pub mod kipf;
 pub mod paths;
+pub mod untested;
 
 /// `n` with its digits in groups of three: `1,234,567`.
 pub fn group(n: u64) -> String {

@@ -45,6 +45,16 @@ pub fn text(out: &mut impl Write, p: &Profile, top: usize, function: Option<&str
         group(increments),
         group(executed)
     )?;
+    if let Some(ppp) = p.mode.ppp() {
+        writeln!(
+            out,
+            "  {} interesting paths (from {}); {} residual paths ran, {} times (`report --untested`)",
+            group(ppp.interesting.0),
+            ppp.interesting_from.join(", "),
+            group(ppp.residual_paths.0),
+            group(ppp.residual_executions.0)
+        )?;
+    }
     for f in p.functions.iter() {
         if let Some(reason) = f.skip_reason() {
             writeln!(out, "  skipped {}: {reason}", function_label(f))?;
@@ -67,6 +77,10 @@ pub fn text(out: &mut impl Write, p: &Profile, top: usize, function: Option<&str
         let mut blocks: Vec<String> = path.blocks.iter().take(16).map(|b| format!("B{b}")).collect();
         if path.blocks.len() > 16 {
             blocks.push(format!("… ({} more)", path.blocks.len() - 16));
+        }
+        // Mode `ppp`: a path that is not interesting is residual (untested).
+        if path.interesting == Some(false) {
+            blocks.push("(untested)".to_string());
         }
         writeln!(
             out,

@@ -162,3 +162,59 @@ pub fn kbl_loop_work_paths(work: &FunctionProfile) -> [u64; 4] {
     let odd = *rounds.iter().find(|&&r| r != even).unwrap();
     [entry, even, odd, exit]
 }
+
+/// Programs whose path profile is the same in every run (checked over repeated runs; none of them
+/// imports `random_get` or a clock), short enough to run once per depth of [`KS`] and once in `bl`
+/// mode in the debug build, where kbl mode consumes a few million path ends per second.
+pub const DETERMINISTIC: &[&str] = &[
+    "blake3-scalar/benchmark.wasm",
+    "bz2/benchmark.wasm",
+    "shootout/shootout-ackermann.wasm",
+    "shootout/shootout-gimli.wasm",
+    "shootout/shootout-keccak.wasm",
+    "shootout/shootout-memmove.wasm",
+    "shootout/shootout-nestedloop.wasm",
+    "shootout/shootout-random.wasm",
+    "shootout/shootout-ratelimit.wasm",
+    "shootout/shootout-xblabla20.wasm",
+    "shootout/shootout-xchacha20.wasm",
+];
+
+/// Programs whose paths depend on `random_get` (or may, through the clock): every run is checked
+/// on its own.
+pub const NONDETERMINISTIC: &[&str] = &[
+    "libsodium/libsodium-auth5.wasm",
+    "libsodium/libsodium-stream.wasm",
+    "quicksort/benchmark.wasm",
+    "richards/benchmark.wasm",
+    "rust-json/benchmark.wasm",
+];
+
+/// Profiles `wasm` in `mode`, run in its own folder with its output captured, and checks its exit
+/// status and its output against the expected files.
+pub fn profile_checked(
+    engine: &pathprof_runtime::Engine,
+    wasm: &Path,
+    name: &str,
+    mode: &str,
+    inputs: &pathprof::Inputs,
+) -> Profile {
+    let bytes = std::fs::read(wasm).unwrap();
+    let config = pathprof::RunConfig {
+        dirs: vec![(wasm.parent().unwrap().to_path_buf(), ".".into())],
+        args: vec![wasm.file_name().unwrap().to_string_lossy().into_owned()],
+        capture_output: true,
+        ..pathprof::RunConfig::default()
+    };
+    let prepared = pathprof::Prepared::new(&bytes, name, &pathprof::Mode::parse(mode).unwrap(), inputs).unwrap();
+    let run = prepared.run(engine, &config).unwrap_or_else(|e| panic!("{name} ({mode}): {e:#}"));
+    let out = &run.outcome;
+    assert_eq!((out.exit_code, out.trap.as_deref()), (0, None), "{name} ({mode})");
+    for (stream, got) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+        if let Some(file) = expected(wasm, stream) {
+            let want = std::fs::read(&file).unwrap();
+            assert!(*got == want, "{name} ({mode}): {stream} differs from {}", file.display());
+        }
+    }
+    prepared.profile(&run, &config).unwrap()
+}

@@ -9,25 +9,32 @@
 //!   paths for an array;
 //! * [`sample`] — PEP's sampling [PEP05 §3.3]: a test of the host's flag, and a sample written to
 //!   a buffer (or passed to the host) while it is set;
-//! * [`stream`] — k-BLPP's stream of path IDs with activation markers [KBL13 §3].
+//! * [`stream`] — k-BLPP's stream of path IDs with activation markers [KBL13 §3];
+//! * [`ppp`] — preferential counting: the interesting paths in compact slots, checked against their
+//!   Ball–Larus IDs, the residual ones counted by the host [PPP07 §3.3–3.5].
 //!
 //! The words each sink uses in the profiler's memory, and its host import, are the
 //! [ABI](crate::abi)'s.
 
 mod array;
 mod hash;
+mod ppp;
 mod sample;
 mod stream;
 
 pub(crate) use array::ArraySink;
+pub(crate) use ppp::PppSink;
 pub(crate) use sample::SampleSink;
 pub(crate) use stream::StreamSink;
 
 use super::emit::Emitter;
 use super::{InstrumentOptions, Layout};
-use crate::abi::{SampleBufferLayout, StreamLayout};
+use crate::abi::{SampleBufferLayout, StreamLayout, PPP_HOLE, PPP_SLOT_BYTES};
 use crate::map::{Counters, SinkLayout};
 use pathprof_core::dag::DagEdgeKind;
+use pathprof_core::ppp::PppPlan;
+use pathprof_core::profile::{Endpoint, PathCount};
+use pathprof_core::regen::{self, PathPoint};
 use pathprof_core::FunctionPlan;
 use wasm_encoder::{Function, ValType};
 
@@ -43,6 +50,10 @@ pub enum SinkKind {
     Sample { buffer: Option<u32> },
     /// The stream of path IDs of k-BLPP, drained by the host when full.
     Stream,
+    /// Exact counts with the interesting paths of [`InstrumentOptions::interesting`] in compact
+    /// slots (a function whose paths are all interesting counts in an array, one with none in the
+    /// host's table).
+    Preferential,
 }
 
 /// Which path end a sink records.
@@ -74,6 +85,7 @@ pub(crate) enum Sink {
     Hash,
     Sample(SampleSink),
     Stream(StreamSink),
+    Ppp(PppSink),
 }
 
 impl PathSink for Sink {
@@ -97,6 +109,7 @@ impl Sink {
             Sink::Hash => &hash::HashSink,
             Sink::Sample(s) => s,
             Sink::Stream(s) => s,
+            Sink::Ppp(s) => s,
         }
     }
 
@@ -107,6 +120,7 @@ impl Sink {
             Sink::Hash => Counters::Hash,
             Sink::Sample(_) => Counters::Sampled,
             Sink::Stream(s) => Counters::Stream { singles: s.singles.map(|a| a.offset) },
+            Sink::Ppp(s) => Counters::Ppp { offset: s.offset, slots: s.slots },
         }
     }
 
@@ -114,7 +128,7 @@ impl Sink {
     pub(crate) fn calls_import(&self) -> bool {
         match self {
             Sink::Array(_) => false,
-            Sink::Hash | Sink::Stream(_) => true,
+            Sink::Hash | Sink::Stream(_) | Sink::Ppp(_) => true,
             Sink::Sample(s) => s.buffer.is_none(),
         }
     }
@@ -155,18 +169,20 @@ impl SinkKind {
     /// Bytes of the sink's own words at the start of the profiler's memory.
     pub(crate) fn header_bytes(self) -> u64 {
         match self {
-            SinkKind::Count => 0,
+            SinkKind::Count | SinkKind::Preferential => 0,
             SinkKind::Sample { buffer: None } => u64::from(crate::abi::SAMPLE_WORDS),
             SinkKind::Sample { buffer: Some(slots) } => SampleBufferLayout::new(slots).end(),
             SinkKind::Stream => StreamLayout::standard().end(),
         }
     }
 
-    /// The sink of a function planned as `plan`, with the counters it needs taken from `layout`;
-    /// the reason the function cannot be instrumented with this kind of sink, when it cannot.
+    /// The sink of a function planned as `plan` (and `ppp`, with [`SinkKind::Preferential`]), with
+    /// the counters it needs taken from `layout`; the reason the function cannot be instrumented
+    /// with this kind of sink, when it cannot.
     pub(crate) fn assign(
         self,
         plan: &FunctionPlan,
+        ppp: Option<&PppPlan>,
         options: &InstrumentOptions,
         layout: &mut Layout,
     ) -> Result<Sink, String> {
@@ -174,6 +190,28 @@ impl SinkKind {
         let fits_array = n <= options.array_max_paths && layout.counters + 8 * n <= options.array_max_bytes;
         let array = |layout: &mut Layout| ArraySink { offset: layout.take(8 * n) };
         Ok(match self {
+            SinkKind::Preferential => {
+                let ppp = ppp.expect("preferential sinks are planned with their interesting paths");
+                match &ppp.numbering {
+                    _ if ppp.covers(plan) && fits_array => Sink::Array(array(layout)),
+                    _ if ppp.interesting.is_empty() => Sink::Hash,
+                    Some(numbering)
+                        if layout.counters + u64::from(PPP_SLOT_BYTES) * numbering.slots.len() as u64
+                            <= options.array_max_bytes =>
+                    {
+                        let slots = numbering.slots.len() as u32;
+                        let offset = layout.take(u64::from(PPP_SLOT_BYTES) * u64::from(slots));
+                        let mut data = Vec::with_capacity(PPP_SLOT_BYTES as usize * slots as usize);
+                        for slot in &numbering.slots {
+                            data.extend_from_slice(&slot.unwrap_or(PPP_HOLE).to_le_bytes());
+                            data.extend_from_slice(&0u64.to_le_bytes());
+                        }
+                        layout.data.push((offset, data));
+                        Sink::Ppp(PppSink { offset, slots })
+                    }
+                    _ => Sink::Hash,
+                }
+            }
             SinkKind::Count if fits_array => Sink::Array(array(layout)),
             SinkKind::Count => Sink::Hash,
             SinkKind::Sample { buffer } => Sink::Sample(SampleSink { buffer: buffer.map(SampleBufferLayout::new) }),
@@ -205,6 +243,7 @@ impl SinkKind {
             SinkKind::Count => SinkLayout::Count { hash: calls_import },
             SinkKind::Sample { .. } => SinkLayout::Sample { buffer: self.sample_buffer() },
             SinkKind::Stream => SinkLayout::Stream(StreamLayout::standard()),
+            SinkKind::Preferential => SinkLayout::Ppp { hash: calls_import },
         }
     }
 
@@ -236,4 +275,28 @@ impl SinkKind {
             _ => Vec::new(),
         }
     }
+}
+
+/// The Ball–Larus IDs (under `plan`) of the paths of a profile: a path's own ID when it still
+/// describes the same path (the profile was numbered alike), and otherwise every path with its
+/// endpoints and blocks. Paths that ran no time and descriptions that match no path are left out.
+pub(crate) fn interesting_ids(plan: &FunctionPlan, paths: &[PathCount]) -> Vec<u64> {
+    /// Most paths one description may stand for (parallel edges).
+    const MOST_PER_PATH: usize = 64;
+    let point = |e: Endpoint| match e {
+        Endpoint::Block(b) => PathPoint::Block(b),
+        Endpoint::Entry | Endpoint::Exit => PathPoint::Boundary,
+    };
+    let mut ids = Vec::new();
+    for p in paths.iter().filter(|p| p.count.0 > 0) {
+        let (start, end) = (point(p.start), point(p.end));
+        let same = regen::regenerate(&plan.dag, &plan.numbering, p.id.0)
+            .is_ok_and(|r| r.start == start && r.end == end && r.blocks == p.blocks);
+        if same {
+            ids.push(p.id.0);
+        } else {
+            ids.extend(regen::ids_of(&plan.dag, &plan.numbering, start, end, &p.blocks, MOST_PER_PATH));
+        }
+    }
+    ids
 }

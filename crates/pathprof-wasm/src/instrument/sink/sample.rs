@@ -32,7 +32,7 @@
 use super::{PathEnd, PathSink};
 use crate::abi::{SampleBufferLayout, SAMPLE_FLAG};
 use crate::instrument::copies::{LoopCopy, OPCODE_IF};
-use crate::instrument::emit::{add_to_word, word, Emitter};
+use crate::instrument::emit::{add_to_word, word, Emitter, Inc};
 use wasm_encoder::{BlockType, Function, Instruction, MemArg, ValType};
 
 /// A sampled function: its samples go to `buffer`, or to the host without one.
@@ -216,7 +216,7 @@ impl Emitter<'_> {
         f.instruction(&Instruction::I32Add);
         f.instruction(&Instruction::LocalSet(n));
         f.raw(body.iter().copied());
-        self.set(l.exit);
+        self.set(Inc { bl: l.exit, ppp: 0 });
         let f = &mut *self.f;
         // An atomic load: the compiler would otherwise reuse the value of the load before the loop,
         // as no store of the module's comes between them, and miss the host's.

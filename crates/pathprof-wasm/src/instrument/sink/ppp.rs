@@ -1,0 +1,60 @@
+//! The preferential sink [PPP07 §3.3]: the function keeps two registers, the Ball–Larus one and
+//! the preferential one, incremented on the same chords. At a path end, a preferential ID within
+//! the function's slots indexes the slot of an interesting path, which holds that path's Ball–Larus
+//! ID: when the IDs agree, the slot's count goes up; otherwise — an ID out of range, a hole, or an
+//! uninteresting path that aliases an interesting one — the path is residual, and the host counts
+//! it exactly by its Ball–Larus ID ([`HostImport::CountPath`](crate::abi::HostImport)). In the field,
+//! residual paths are the untested ones [PPP07 §3.5].
+
+use super::{PathEnd, PathSink};
+use crate::abi::{PPP_SLOT_BYTES, PPP_SLOT_COUNT};
+use crate::instrument::emit::Emitter;
+use wasm_encoder::{BlockType, Instruction, MemArg, ValType};
+
+/// A preferentially counted function: `slots` slots at byte `offset` of the profiler's memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PppSink {
+    pub offset: u32,
+    pub slots: u32,
+}
+
+impl PathSink for PppSink {
+    /// The preferential register.
+    fn locals(&self) -> &'static [ValType] {
+        &[ValType::I32]
+    }
+
+    fn record(&self, e: &mut Emitter, _: PathEnd) {
+        let q = e.q.expect("a preferential function has a preferential register");
+        let slot = |offset: u32| MemArg { offset: u64::from(offset), align: 3, memory_index: e.memory };
+        let (id, count) = (slot(self.offset), slot(self.offset + PPP_SLOT_COUNT));
+        let f = &mut *e.f;
+        f.instruction(&Instruction::Block(BlockType::Empty));
+        f.instruction(&Instruction::Block(BlockType::Empty));
+        // Out of range (the unsigned comparison also catches negative IDs): residual.
+        f.instruction(&Instruction::LocalGet(q));
+        f.instruction(&Instruction::I32Const(self.slots as i32));
+        f.instruction(&Instruction::I32GeU);
+        f.instruction(&Instruction::BrIf(0));
+        // Another path's slot, or a hole: residual.
+        f.instruction(&Instruction::LocalGet(q));
+        f.instruction(&Instruction::I32Const(PPP_SLOT_BYTES.trailing_zeros() as i32));
+        f.instruction(&Instruction::I32Shl);
+        f.instruction(&Instruction::LocalTee(e.a));
+        f.instruction(&Instruction::I64Load(id));
+        e.r_as_i64();
+        let f = &mut *e.f;
+        f.instruction(&Instruction::I64Ne);
+        f.instruction(&Instruction::BrIf(0));
+        f.instruction(&Instruction::LocalGet(e.a));
+        f.instruction(&Instruction::LocalGet(e.a));
+        f.instruction(&Instruction::I64Load(count));
+        f.instruction(&Instruction::I64Const(1));
+        f.instruction(&Instruction::I64Add);
+        f.instruction(&Instruction::I64Store(count));
+        f.instruction(&Instruction::Br(1));
+        f.instruction(&Instruction::End);
+        e.call_with_path();
+        e.f.instruction(&Instruction::End);
+    }
+}
