@@ -332,7 +332,7 @@ fn bench_program(
     // its interesting paths: that of one more `bl` run before the measured ones for `ppp`, else
     // of a measured `bl` run when `bl` is among the modes.
     let sampled = modes.iter().any(|m| matches!(m, Mode::Pep(_)));
-    let preferential = modes.contains(&Mode::Ppp);
+    let preferential = modes.iter().any(|m| matches!(m, Mode::Ppp { .. }));
     let exact = match (sampled && !modes.contains(&Mode::Bl)) || preferential {
         true => Some(exact_profile(engine, &bytes, &config, name)?),
         false => None,
@@ -344,7 +344,8 @@ fn bench_program(
     });
     let mut variants = Vec::new();
     for &mode in std::iter::once(&Mode::None).chain(modes.iter().filter(|m| **m != Mode::None)) {
-        let inputs = Inputs { interesting: interesting.as_ref().filter(|_| mode == Mode::Ppp), ..Inputs::default() };
+        let ppp = matches!(mode, Mode::Ppp { .. });
+        let inputs = Inputs { interesting: interesting.as_ref().filter(|_| ppp), ..Inputs::default() };
         let prepared = Prepared::new(&bytes, name, &mode, &inputs)?;
         let code_bytes = ModuleInfo::read(&prepared.code)?.code_size();
         let (_, compile_seconds) = pathprof_runtime::compile(engine, &prepared.code)?;

@@ -59,8 +59,10 @@ impl<'a> Prepared<'a> {
     pub fn new(original: &'a [u8], path: &str, mode: &Mode, inputs: &Inputs) -> Result<Prepared<'a>> {
         let info = ModuleInfo::read(original).with_context(|| format!("cannot profile {path}"))?;
         match (mode, inputs.interesting) {
-            (Mode::Ppp, None) => bail!("mode ppp needs the profiles whose paths are interesting (--interesting)"),
-            (Mode::Ppp, _) | (_, None) => {}
+            (Mode::Ppp { .. }, None) => {
+                bail!("mode ppp needs the profiles whose paths are interesting (--interesting)")
+            }
+            (Mode::Ppp { .. }, _) | (_, None) => {}
             (_, Some(_)) => bail!("interesting paths apply to mode ppp only"),
         }
         let (code, map, instrumentation_seconds) = match mode.sink() {

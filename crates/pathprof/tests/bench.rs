@@ -109,6 +109,22 @@ fn programs_with_an_empty_bench_region_are_left_out_of_the_summary() {
 }
 
 #[test]
+fn ppp_modes_count_the_paths_of_a_bl_run_as_interesting() {
+    let dir = tempfile::tempdir().unwrap();
+    corpus(dir.path());
+    let (stdout, report) = bench(dir.path(), &["--modes", "ppp,ppp:slots,bl", "--runs", "1", "--max-runs", "1"]);
+    for m in ["ppp", "ppp:slots"] {
+        assert!(mode(&report, m)["ratio"].as_f64().unwrap() > 0.0, "{report}");
+        assert!(mode(&report, m)["vs_bl"].as_f64().is_some(), "{report}");
+    }
+    // With every path of the run interesting, `ppp` counts the loop's function densely, as `bl`
+    // does, and `ppp:slots` in slots of 16 bytes.
+    let memory = |m: &str| mode(&report, m)["profiler_memory_bytes"].as_u64().unwrap();
+    assert_eq!(memory("ppp"), memory("bl"), "{report}");
+    assert!(stdout.contains("ppp:slots against bl"), "{stdout}");
+}
+
+#[test]
 fn pep_modes_sample_as_asked_and_report_their_accuracy() {
     let dir = tempfile::tempdir().unwrap();
     corpus(dir.path());
@@ -178,8 +194,8 @@ fn bad_mode_lists_are_refused_before_any_run() {
     corpus(dir.path());
     for (modes, message) in [
         ("bl,kbl,kbl:4", "mode kbl is given twice"),
-        ("bl:2", "unknown mode \"bl:2\" (valid modes: none, bl, pep, pep:S, pep:S:T, pep:every:N, kbl, kbl:K, ppp)"),
-        ("fast", "unknown mode \"fast\" (valid modes: none, bl, pep, pep:S, pep:S:T, pep:every:N, kbl, kbl:K, ppp)"),
+        ("bl:2", "unknown mode \"bl:2\" (valid modes: none, bl, pep, pep:S, pep:S:T, pep:every:N, kbl, kbl:K, ppp, ppp:slots)"),
+        ("fast", "unknown mode \"fast\" (valid modes: none, bl, pep, pep:S, pep:S:T, pep:every:N, kbl, kbl:K, ppp, ppp:slots)"),
         ("kbl:0", "mode \"kbl:0\": K must be a whole number from 1 to 64"),
         ("kbl:65", "mode \"kbl:65\": K must be a whole number from 1 to 64"),
         ("kbl:8,kbl:08", "mode kbl:8 is given twice"),

@@ -4,7 +4,9 @@
 //! * with the program's own `bl` paths as the interesting ones, `ppp` gives exactly the `bl` counts,
 //!   every path interesting, and no residual path;
 //! * with every other path of each function left out of the interesting ones, the residual paths
-//!   are exactly those left out, with their exact counts, and the others stay interesting;
+//!   are exactly those left out, with their exact counts, and the others stay interesting — with
+//!   slots where Ball–Larus counting would hash (`ppp`) and wherever a function has residual paths
+//!   (`ppp:slots`);
 //! * the instrumented programs print exactly what they should.
 //!
 //! Skipped, with a message, when the corpus is absent.
@@ -75,32 +77,39 @@ fn residual_paths_are_exactly_the_uninteresting_ones() {
         let (half, removed) = halved(&bl.functions);
         let mut some = Interesting::default();
         some.add("half of bl", &half);
-        let ppp =
-            profile_checked(&engine, &wasm, name, "ppp", &Inputs { interesting: Some(&some), ..Inputs::default() });
-        let got = paths(&ppp);
-        assert_eq!(got.len(), bl_paths.len(), "{name}: the same paths ran");
-        let mut residual = Vec::new();
-        for (key, &count) in &bl_paths {
-            let (c, interesting) = got[key];
-            assert_eq!(c, count, "{name}: path {key:?} is counted exactly");
-            assert_eq!(interesting, Some(!removed.contains(key)), "{name}: path {key:?}");
-            if interesting == Some(false) {
-                residual.push((*key, count));
+        for mode in ["ppp", "ppp:slots"] {
+            let ppp =
+                profile_checked(&engine, &wasm, name, mode, &Inputs { interesting: Some(&some), ..Inputs::default() });
+            let got = paths(&ppp);
+            assert_eq!(got.len(), bl_paths.len(), "{name}: the same paths ran");
+            let mut residual = Vec::new();
+            for (key, &count) in &bl_paths {
+                let (c, interesting) = got[key];
+                assert_eq!(c, count, "{name}: path {key:?} is counted exactly");
+                assert_eq!(interesting, Some(!removed.contains(key)), "{name}: path {key:?}");
+                if interesting == Some(false) {
+                    residual.push((*key, count));
+                }
+            }
+            residual.sort();
+            let mut want: Vec<((u32, u64), u64)> = removed.iter().map(|k| (*k, bl_paths[k])).collect();
+            want.sort();
+            assert_eq!(residual, want, "{name}: the residual paths are the ones left out");
+            let info = ppp.mode.ppp().expect("a ppp profile");
+            assert_eq!(info.residual_paths.0, removed.len() as u64, "{name}");
+            assert_eq!(info.residual_executions.0, want.iter().map(|(_, c)| c).sum::<u64>(), "{name}");
+            if mode == "ppp:slots" {
+                let slotted =
+                    ppp.functions.iter().filter(|f| f.profiled().is_some_and(|p| p.counters == CounterKind::Ppp));
+                eprintln!(
+                    "{name}: {} paths, {} left out, {} residual executions, {} functions in slots",
+                    bl_paths.len(),
+                    removed.len(),
+                    info.residual_executions.0,
+                    slotted.count()
+                );
             }
         }
-        residual.sort();
-        let mut want: Vec<((u32, u64), u64)> = removed.iter().map(|k| (*k, bl_paths[k])).collect();
-        want.sort();
-        assert_eq!(residual, want, "{name}: the residual paths are the ones left out");
-        let info = ppp.mode.ppp().expect("a ppp profile");
-        assert_eq!(info.residual_paths.0, removed.len() as u64, "{name}");
-        assert_eq!(info.residual_executions.0, want.iter().map(|(_, c)| c).sum::<u64>(), "{name}");
-        eprintln!(
-            "{name}: {} paths, {} left out, {} residual executions",
-            bl_paths.len(),
-            removed.len(),
-            info.residual_executions.0
-        );
     }
     eprintln!("{slots_instead_of_hash} functions hash-counted in bl counted their paths in slots");
 }

@@ -25,14 +25,29 @@ fn the_grammar_reads_and_writes_every_mode() {
         ("kbl:04", "kbl", "kbl"),
         ("kbl:1", "kbl:1", "kbl"),
         ("kbl:64", "kbl:64", "kbl"),
+        ("ppp", "ppp", "ppp"),
+        ("ppp:slots", "ppp:slots", "ppp"),
     ] {
         let mode = Mode::parse(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
         assert_eq!((mode.to_string().as_str(), mode.name()), (canonical, name), "{spec}");
         assert_eq!(Mode::parse(canonical).unwrap(), mode, "{spec} reads back");
         assert_eq!(mode.sink().is_none(), spec == "none");
     }
-    for bad in ["", "BL", "bl:", "none:1", "pep:", "pep:1:2:3", "pep:every", "pep:every:x", "kbl:", "kbl:x", "kbl:4:4"]
-    {
+    for bad in [
+        "",
+        "BL",
+        "bl:",
+        "none:1",
+        "pep:",
+        "pep:1:2:3",
+        "pep:every",
+        "pep:every:x",
+        "kbl:",
+        "kbl:x",
+        "kbl:4:4",
+        "ppp:",
+        "ppp:all",
+    ] {
         assert!(Mode::parse(bad).is_err(), "{bad:?} is refused");
     }
 }

@@ -6,7 +6,7 @@
 mod common;
 
 use common::{pathprof, Run};
-use pathprof_core::profile::Profile;
+use pathprof_core::profile::{CounterKind, Profile};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -142,6 +142,24 @@ fn untested_paths_of_a_field_run() {
     assert!(text.contains(&format!("{:>12}", want.len())), "{text}");
     // The hot paths mark the untested ones.
     assert!(report(dir, &["field.json", "--top", "100"]).contains("(untested)"));
+    // With slots in every function, the same counts and the same untested paths.
+    let slots =
+        run(dir, "slots.json", &["--mode", "ppp:slots", "--interesting", "test.json", "--invoke", "f"], &["11"]);
+    assert_eq!(paths_of(&slots.profile), in_field);
+    let f = slots.profile.functions.iter().find(|x| x.name.as_deref() == Some("f")).unwrap();
+    assert_eq!(f.profiled().unwrap().counters, CounterKind::Ppp);
+    let untested_slots: Paths = slots
+        .profile
+        .functions
+        .iter()
+        .flat_map(|f| {
+            f.paths()
+                .iter()
+                .filter(|x| x.interesting == Some(false))
+                .map(move |x| ((f.index, x.start.to_string(), x.end.to_string(), x.blocks.clone()), x.count.0))
+        })
+        .collect();
+    assert_eq!(untested_slots, want);
 }
 
 #[test]

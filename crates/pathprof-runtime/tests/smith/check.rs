@@ -62,11 +62,9 @@ impl Mode {
             Mode::SampleBuffer => SinkKind::Sample { buffer: Some(SAMPLE_SLOTS) },
             Mode::Stream => SinkKind::Stream,
             Mode::Ppp => {
-                return InstrumentOptions {
-                    sink: SinkKind::Preferential,
-                    interesting: interesting.clone(),
-                    ..base.clone()
-                }
+                // Slots wherever a function has interesting and residual paths: the case to test.
+                let sink = SinkKind::Preferential { slots_everywhere: true };
+                return InstrumentOptions { sink, interesting: interesting.clone(), ..base.clone() };
             }
         };
         InstrumentOptions { sink, ..base.clone() }

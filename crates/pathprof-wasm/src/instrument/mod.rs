@@ -177,7 +177,7 @@ fn analyse(
     }
     let planned = FunctionPlan::build(&fcfg.cfg, &opts).map_err(|e| e.to_string()).and_then(|plan| {
         let ppp = match options.sink {
-            SinkKind::Preferential => {
+            SinkKind::Preferential { .. } => {
                 let paths = options.interesting.get(&index).map_or(&[][..], Vec::as_slice);
                 let ids = sink::interesting_ids(&plan, paths);
                 Some(PppPlan::build(&plan, ids, options.array_max_paths).map_err(|e| e.to_string())?)
@@ -188,7 +188,7 @@ fn analyse(
         // exact counts, and in preferential counts when every path is interesting.
         let arrays = match (&ppp, options.sink) {
             (_, SinkKind::Count) => true,
-            (Some(ppp), SinkKind::Preferential) => ppp.covers(&plan),
+            (Some(ppp), SinkKind::Preferential { slots_everywhere }) => ppp.covers(&plan) || !slots_everywhere,
             _ => false,
         };
         let array = arrays && plan.num_paths() <= options.array_max_paths;

@@ -102,10 +102,10 @@ pub fn run(a: Args) -> Result<i32> {
 /// mode takes any).
 pub fn interesting_paths(module: &[u8], mode: &Mode, files: &[PathBuf]) -> Result<Option<Interesting>> {
     match (mode, files.is_empty()) {
-        (Mode::Ppp, true) => {
+        (Mode::Ppp { .. }, true) => {
             bail!("--mode ppp needs --interesting PROFILE (the profiles whose executed paths are interesting)")
         }
-        (Mode::Ppp, false) => {}
+        (Mode::Ppp { .. }, false) => {}
         (_, true) => return Ok(None),
         (_, false) => bail!("--interesting does not apply to --mode {mode}"),
     }

@@ -4,7 +4,7 @@
 //! instrument --mode`, `pathprof bench --modes`):
 //!
 //! ```text
-//! none | bl | pep[:S[:T]] | pep:every:N | kbl[:K] | ppp
+//! none | bl | pep[:S[:T]] | pep:every:N | kbl[:K] | ppp[:slots]
 //! ```
 //!
 //! * `none` — the program as it is, the baseline of overhead measurements;
@@ -15,7 +15,9 @@
 //!   (k-BLPP [KBL13]; K = 4 when not given) ([`kbl`]);
 //! * `ppp` — exact counts, the paths that ran in given profiles (the interesting ones) in compact
 //!   arrays and every other path (residual: in the field, untested) counted apart (preferential
-//!   and residual path profiling [PPP07 §3.3–3.5]) ([`ppp`]).
+//!   and residual path profiling [PPP07 §3.3–3.5]) ([`ppp`]). The interesting paths go to slots
+//!   where a function's paths are too many for a dense array; `ppp:slots` puts them in slots in
+//!   every function that has residual paths too, as the thesis does.
 //!
 //! A mode is written back in its shortest form: `pep:64:17` is `pep`, `pep:8:17` is `pep:8`,
 //! `kbl:4` is `kbl`. Settings outside the grammar (the timer's period, a bound on k-SF nodes) are
@@ -52,8 +54,9 @@ pub enum Mode {
     Pep(Sampling),
     /// Multi-iteration paths.
     Kbl(ForestSettings),
-    /// Preferential and residual paths.
-    Ppp,
+    /// Preferential and residual paths; with `true`, slots in every function with interesting and
+    /// residual paths.
+    Ppp { slots_everywhere: bool },
 }
 
 /// What a mode recorded in one run, besides how the run went.
@@ -82,7 +85,7 @@ pub enum ModeFacts {
 }
 
 /// What the grammar accepts, for error messages.
-const GRAMMAR: &str = "valid modes: none, bl, pep, pep:S, pep:S:T, pep:every:N, kbl, kbl:K, ppp";
+const GRAMMAR: &str = "valid modes: none, bl, pep, pep:S, pep:S:T, pep:every:N, kbl, kbl:K, ppp, ppp:slots";
 
 impl Mode {
     /// Reads a mode in the grammar of the module docs.
@@ -96,7 +99,8 @@ impl Mode {
             ("bl", None) => Mode::Bl,
             ("pep", settings) => Mode::Pep(pep::parse(spec, settings)?),
             ("kbl", settings) => Mode::Kbl(kbl::parse(spec, settings)?),
-            ("ppp", None) => Mode::Ppp,
+            ("ppp", None) => Mode::Ppp { slots_everywhere: false },
+            ("ppp", Some("slots")) => Mode::Ppp { slots_everywhere: true },
             _ => bail!("unknown mode {spec:?} ({GRAMMAR})"),
         })
     }
@@ -121,7 +125,7 @@ impl Mode {
             Mode::Bl => "bl",
             Mode::Pep(_) => "pep",
             Mode::Kbl(_) => "kbl",
-            Mode::Ppp => "ppp",
+            Mode::Ppp { .. } => "ppp",
         }
     }
 
@@ -132,7 +136,7 @@ impl Mode {
             Mode::Bl => Some(SinkKind::Count),
             Mode::Pep(sampling) => Some(SinkKind::Sample { buffer: sampling.sample_buffer() }),
             Mode::Kbl(_) => Some(SinkKind::Stream),
-            Mode::Ppp => Some(SinkKind::Preferential),
+            Mode::Ppp { slots_everywhere } => Some(SinkKind::Preferential { slots_everywhere: *slots_everywhere }),
         }
     }
 
@@ -158,7 +162,7 @@ impl Mode {
             Mode::Bl => bl::run(engine, module, map, config),
             Mode::Pep(sampling) => pep::run(engine, module, map, config, *sampling),
             Mode::Kbl(settings) => kbl::run(engine, module, map, config, *settings),
-            Mode::Ppp => ppp::run(engine, module, map, config),
+            Mode::Ppp { .. } => ppp::run(engine, module, map, config),
         }
     }
 }
@@ -166,7 +170,8 @@ impl Mode {
 impl fmt::Display for Mode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Mode::None | Mode::Bl | Mode::Ppp => f.write_str(self.name()),
+            Mode::None | Mode::Bl | Mode::Ppp { slots_everywhere: false } => f.write_str(self.name()),
+            Mode::Ppp { slots_everywhere: true } => f.write_str("ppp:slots"),
             Mode::Pep(sampling) => pep::fmt(f, sampling),
             Mode::Kbl(settings) => kbl::fmt(f, settings),
         }

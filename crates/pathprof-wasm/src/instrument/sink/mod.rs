@@ -51,9 +51,14 @@ pub enum SinkKind {
     /// The stream of path IDs of k-BLPP, drained by the host when full.
     Stream,
     /// Exact counts with the interesting paths of [`InstrumentOptions::interesting`] in compact
-    /// slots (a function whose paths are all interesting counts in an array, one with none in the
-    /// host's table).
-    Preferential,
+    /// slots, checked against their Ball–Larus IDs, and the residual paths in the host's table. With
+    /// `slots_everywhere`, every function with interesting and residual paths counts in slots, as in
+    /// [PPP07 §3.3]; without, only those whose paths are too many for a dense array (that Ball–Larus
+    /// counting would hash), the others counting every path densely as in `bl`, which costs less at a
+    /// path end and tells interesting from residual paths as exactly, by their Ball–Larus IDs. A
+    /// function whose paths are all interesting counts in an array either way, one with none in the
+    /// host's table.
+    Preferential { slots_everywhere: bool },
 }
 
 /// Which path end a sink records.
@@ -169,7 +174,7 @@ impl SinkKind {
     /// Bytes of the sink's own words at the start of the profiler's memory.
     pub(crate) fn header_bytes(self) -> u64 {
         match self {
-            SinkKind::Count | SinkKind::Preferential => 0,
+            SinkKind::Count | SinkKind::Preferential { .. } => 0,
             SinkKind::Sample { buffer: None } => u64::from(crate::abi::SAMPLE_WORDS),
             SinkKind::Sample { buffer: Some(slots) } => SampleBufferLayout::new(slots).end(),
             SinkKind::Stream => StreamLayout::standard().end(),
@@ -190,10 +195,10 @@ impl SinkKind {
         let fits_array = n <= options.array_max_paths && layout.counters + 8 * n <= options.array_max_bytes;
         let array = |layout: &mut Layout| ArraySink { offset: layout.take(8 * n) };
         Ok(match self {
-            SinkKind::Preferential => {
+            SinkKind::Preferential { slots_everywhere } => {
                 let ppp = ppp.expect("preferential sinks are planned with their interesting paths");
                 match &ppp.numbering {
-                    _ if ppp.covers(plan) && fits_array => Sink::Array(array(layout)),
+                    _ if (ppp.covers(plan) || !slots_everywhere) && fits_array => Sink::Array(array(layout)),
                     _ if ppp.interesting.is_empty() => Sink::Hash,
                     Some(numbering)
                         if layout.counters + u64::from(PPP_SLOT_BYTES) * numbering.slots.len() as u64
@@ -243,7 +248,7 @@ impl SinkKind {
             SinkKind::Count => SinkLayout::Count { hash: calls_import },
             SinkKind::Sample { .. } => SinkLayout::Sample { buffer: self.sample_buffer() },
             SinkKind::Stream => SinkLayout::Stream(StreamLayout::standard()),
-            SinkKind::Preferential => SinkLayout::Ppp { hash: calls_import },
+            SinkKind::Preferential { .. } => SinkLayout::Ppp { hash: calls_import },
         }
     }
 

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Residual path profiling [PPP07 §3.5] on programs of a Sightglass-style corpus, each run once with
+# a small "test" input (in mode bl) and once with its own, larger "field" input (in mode ppp, the test
+# run's paths being the interesting ones); prints `pathprof report --untested` of every field run,
+# the figures of [PPP07 Table 3.1]. The inputs are made in a temporary folder from the programs' own.
+#
+#   scripts/residual.sh [CORPUS_DIR] [PATHPROF]    (defaults: ../shared/corpus, target/release/pathprof)
+set -euo pipefail
+corpus=$(cd "${1:-../shared/corpus}" && pwd)
+pathprof=$(cd "$(dirname "${2:-target/release/pathprof}")" && pwd)/$(basename "${2:-target/release/pathprof}")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# prepare NAME FOLDER TEST_INPUT_COMMAND: copies FOLDER twice and makes the test copy's default.input
+# with TEST_INPUT_COMMAND (run in the test copy, the original input as its standard input).
+prepare() {
+    local name=$1 folder=$2 make=$3
+    cp -r "$corpus/$folder" "$work/$name-test"
+    cp -r "$corpus/$folder" "$work/$name-field"
+    chmod -R u+w "$work/$name-test" "$work/$name-field"
+    (cd "$work/$name-test" && sh -c "$make" < "$corpus/$folder/default.input" > default.input.new && mv default.input.new default.input)
+}
+
+prepare blake3 blake3-scalar 'cat small.input'
+prepare bz2 bz2 'head -c 4000'
+prepare quicksort quicksort 'echo 10'
+prepare richards richards 'echo 100'
+prepare rust-json rust-json "python3 -c 'import json,sys; json.dump(json.load(sys.stdin)[:20], sys.stdout, indent=2)'"
+
+for name in blake3 bz2 quicksort richards rust-json; do
+    (cd "$work/$name-test" && "$pathprof" run --quiet --dir . -o test.json benchmark.wasm > /dev/null)
+    (cd "$work/$name-field" && "$pathprof" run --quiet --dir . --mode ppp --interesting "$work/$name-test/test.json" \
+        -o field.json benchmark.wasm > /dev/null)
+    echo "== $name"
+    "$pathprof" report --untested --top 5 "$work/$name-field/field.json"
+    "$pathprof" report --untested --json --top 0 "$work/$name-field/field.json" > "$work/$name.json"
+done
