@@ -205,8 +205,9 @@ pub(crate) struct Layout {
     /// Bytes taken by the sink's words and the counters so far.
     counters: u64,
     tables: Vec<u8>,
-    /// Initial contents of parts of the counters (preferential slots): `(offset, bytes)`.
-    data: Vec<(u32, Vec<u8>)>,
+    /// The preferential slots, with their Ball–Larus IDs: after the arrays and loop slots, so that
+    /// these lie where they lie in exact counting (the same code at the same addresses).
+    slots: Vec<u8>,
 }
 
 impl Layout {
@@ -285,6 +286,20 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
         probes.push(Some(probe));
     }
 
+    // The preferential slots, after every array.
+    let mut profiler_data = options.sink.initial_data();
+    if !layout.slots.is_empty() {
+        let base = layout.take(layout.slots.len() as u64);
+        for (p, f) in probes.iter_mut().zip(&mut functions) {
+            if let (Some(p), ProbeState::Instrumented(map)) = (p, &mut f.state) {
+                if let Sink::Ppp(s) = &mut p.sink {
+                    s.offset += base;
+                    map.counters = p.sink.counters();
+                }
+            }
+        }
+        profiler_data.push((base, std::mem::take(&mut layout.slots)));
+    }
     let sink_layout = options.sink.layout(probes.iter().flatten().any(|p| p.sink.calls_import()));
     let import = sink_layout.import();
     // Type indices of the added types: the import's, then the wrappers'.
@@ -324,8 +339,6 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
     };
     // Each function's probes are dropped on the thread that emitted them.
     let bodies = parallel_map_owned(probes, |k, p| p.map(|p| context.emit(k, &p, &bodies[k].1)));
-    let mut profiler_data = options.sink.initial_data();
-    profiler_data.append(&mut layout.data);
     if !layout.tables.is_empty() {
         profiler_data.push((layout.counters.next_multiple_of(8) as u32, std::mem::take(&mut layout.tables)));
     }

@@ -201,18 +201,19 @@ impl SinkKind {
                     _ if (ppp.covers(plan) || !slots_everywhere) && fits_array => Sink::Array(array(layout)),
                     _ if ppp.interesting.is_empty() => Sink::Hash,
                     Some(numbering)
-                        if layout.counters + u64::from(PPP_SLOT_BYTES) * numbering.slots.len() as u64
+                        if layout.counters
+                            + layout.slots.len() as u64
+                            + u64::from(PPP_SLOT_BYTES) * numbering.slots.len() as u64
                             <= options.array_max_bytes =>
                     {
-                        let slots = numbering.slots.len() as u32;
-                        let offset = layout.take(u64::from(PPP_SLOT_BYTES) * u64::from(slots));
-                        let mut data = Vec::with_capacity(PPP_SLOT_BYTES as usize * slots as usize);
+                        // Slots go after every array (see `Layout::slots`): at an offset from their base
+                        // until then.
+                        let offset = layout.slots.len() as u32;
                         for slot in &numbering.slots {
-                            data.extend_from_slice(&slot.unwrap_or(PPP_HOLE).to_le_bytes());
-                            data.extend_from_slice(&0u64.to_le_bytes());
+                            layout.slots.extend_from_slice(&slot.unwrap_or(PPP_HOLE).to_le_bytes());
+                            layout.slots.extend_from_slice(&0u64.to_le_bytes());
                         }
-                        layout.data.push((offset, data));
-                        Sink::Ppp(PppSink { offset, slots })
+                        Sink::Ppp(PppSink { offset, slots: numbering.slots.len() as u32 })
                     }
                     _ => Sink::Hash,
                 }
