@@ -6,6 +6,7 @@
 //! * [`graph`] — flat adjacency lists, through which the graphs' edges are walked;
 //! * [`dag`] — the Ball–Larus DAG: paths start at the entry and at cut blocks (loop headers, and merge
 //!   blocks cut to keep path IDs within 64 bits) and end at exits and cut blocks;
+//! * [`events`] — event counts from path counts, and the most a lost path can hide [EVT23 §4.2];
 //! * [`estimate`] — static edge-frequency estimates from loop depth, used until a profile exists;
 //! * [`numbering`] — Ball–Larus path numbering [PEP05 Fig. 2] and smart numbering [PEP05 Fig. 4];
 //! * [`placement`] — increments on the chords of a maximum spanning tree (Ball & Larus 1996);
@@ -23,6 +24,7 @@ pub mod accuracy;
 pub mod cfg;
 pub mod dag;
 pub mod estimate;
+pub mod events;
 pub mod graph;
 pub mod kpath;
 pub mod numbering;

@@ -27,11 +27,20 @@ pub struct PlanOptions {
     pub cfg_edge_frequencies: Option<Vec<f64>>,
     /// Smart numbering [PEP05 Fig. 4]: the hottest out-edge of each node gets `Val = 0`.
     pub smart: bool,
+    /// Cut every merge (a block with two forward in-edges or more) [EVT23 §4.3]: a path is then
+    /// fixed by its last edge, and the paths are as many as the edges, not exponentially many.
+    pub cut_merges: bool,
 }
 
 impl Default for PlanOptions {
     fn default() -> Self {
-        PlanOptions { loop_cut: LoopCut::Headers, max_paths: u64::MAX, cfg_edge_frequencies: None, smart: true }
+        PlanOptions {
+            loop_cut: LoopCut::Headers,
+            max_paths: u64::MAX,
+            cfg_edge_frequencies: None,
+            smart: true,
+            cut_merges: false,
+        }
     }
 }
 
@@ -48,7 +57,8 @@ pub struct FunctionPlan {
     pub dag: Dag,
     pub numbering: Numbering,
     pub placement: Placement,
-    /// Blocks cut only to keep path IDs within the limit: every edge into them now ends a path. (With
+    /// Blocks cut besides the loop headers — at merges when asked ([`PlanOptions::cut_merges`]), and
+    /// to keep path IDs within the limit: every edge into them ends a path. (With
     /// [`LoopCut::BackEdges`] this may be a loop header, whose forward in-edges did not end paths.)
     pub overflow_cuts: Vec<u32>,
 }
@@ -58,6 +68,25 @@ impl FunctionPlan {
         let cfg_freq = options.cfg_edge_frequencies.clone().unwrap_or_else(|| estimate::cfg_edge_frequencies(cfg));
         let mut extra = vec![false; cfg.num_blocks() as usize];
         let mut overflow_cuts = Vec::new();
+        if options.cut_merges {
+            let reachable = cfg.reachable();
+            let mut back = vec![false; cfg.edges().len()];
+            for &e in cfg.back_edges() {
+                back[e as usize] = true;
+            }
+            let mut forward_in = vec![0u32; cfg.num_blocks() as usize];
+            for (i, e) in cfg.edges().iter().enumerate() {
+                if let (true, false, crate::Succ::Block(w)) = (reachable[e.from as usize], back[i], e.to) {
+                    forward_in[w as usize] += 1;
+                }
+            }
+            for (b, &n) in forward_in.iter().enumerate() {
+                if n >= 2 && b as u32 != cfg.entry() {
+                    extra[b] = true;
+                    overflow_cuts.push(b as u32);
+                }
+            }
+        }
         loop {
             let dag = Dag::build(cfg, options.loop_cut, &extra);
             let freq = estimate::dag_edge_frequencies(cfg, &dag, &cfg_freq);

@@ -46,6 +46,8 @@ pub struct RunOutcome {
     pub bench_region_seconds: Option<f64>,
     /// Activations of profiled functions still open when the program stopped.
     pub open_activations: u64,
+    /// Their functions (indices of the original module), the innermost first.
+    pub open_frames: Vec<u32>,
     /// Results of `--invoke`, formatted one per line.
     pub results: Vec<String>,
     /// Captured output, with [`RunConfig::capture_output`].
@@ -193,17 +195,20 @@ pub fn run_module<C: Collector>(
         }
     };
     let output = output?;
-    let open_activations = match map {
+    let open_frames: Vec<u32> = match map {
         Some(map) => {
             // Frames report indices of the instrumented module, which has one more import when the
             // profiler imports a host function.
             let shift = u32::from(map.sink.import().is_some());
             let profiled: HashSet<u32> = map.probed().map(|(f, _)| f.index).collect();
             let first_defined = map.functions.first().map_or(0, |f| f.index);
-            open_frames.iter().filter(|&&i| i >= first_defined + shift && profiled.contains(&(i - shift))).count()
-                as u64
+            open_frames
+                .iter()
+                .filter(|&&i| i >= first_defined + shift && profiled.contains(&(i - shift)))
+                .map(|&i| i - shift)
+                .collect()
         }
-        None => open_frames.len() as u64,
+        None => open_frames,
     };
     let (stdout, stderr) = match pipes {
         Some((out, err)) => (out.contents().to_vec(), err.contents().to_vec()),
@@ -215,7 +220,8 @@ pub fn run_module<C: Collector>(
         compile_seconds: 0.0,
         wall_seconds,
         bench_region_seconds: store.data().bench_region.map(|d| d.as_secs_f64()),
-        open_activations,
+        open_activations: open_frames.len() as u64,
+        open_frames,
         results,
         stdout,
         stderr,

@@ -6,6 +6,7 @@
 //! * [`cfg`](mod@cfg) — the CFG of every function body, with the places where probes go, validating
 //!   the body on the way;
 //! * [`debuginfo`] — source lines of code offsets from DWARF;
+//! * [`events`] — event classes over operators, and the event vectors of blocks [EVT23];
 //! * [`instrument`](mod@instrument) — rewrites the module with Ball–Larus path probes (the original
 //!   operators copied as they are, the other sections through wasm-encoder's `reencode`); what a
 //!   path end does is a [sink](instrument::sink) that the profiling mode chooses;
@@ -15,6 +16,7 @@
 pub mod abi;
 pub mod cfg;
 pub mod debuginfo;
+pub mod events;
 pub mod instrument;
 pub mod map;
 pub mod module;

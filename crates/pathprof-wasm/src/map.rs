@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, HashMap};
 /// Value of the map's `format` field.
 pub const MAP_FORMAT: &str = "pathprof-map";
 /// Version of the map format.
-pub const MAP_VERSION: u32 = 2;
+pub const MAP_VERSION: u32 = 3;
 
 /// Where a function's path counters live.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -41,6 +41,11 @@ pub enum Counters {
     /// byte `offset`, indexed by the path's preferential ID, each with the Ball–Larus ID of its
     /// interesting path and its count; the other paths are counted by the host.
     Ppp { offset: u32, slots: u32 },
+    /// Event counters (modes `events:pd` and `events:dec`): a little-endian `u64` per event of
+    /// `mask` (bit `j` for the map's event `j`), in the order of the events, at byte `offset`. With
+    /// `decoded`, path ends add their paths' event vectors to them (`pd`); without, the function
+    /// counts no paths at all (`dec`).
+    Events { offset: u32, mask: u64, decoded: bool },
 }
 
 impl Counters {
@@ -52,6 +57,7 @@ impl Counters {
             Counters::Sampled => CounterKind::Sampled,
             Counters::Stream { .. } => CounterKind::Stream,
             Counters::Ppp { .. } => CounterKind::Ppp,
+            Counters::Events { .. } => CounterKind::Events,
         }
     }
 
@@ -188,7 +194,33 @@ pub struct ProfileMap {
     pub memory_export: Option<String>,
     /// How path ends are recorded.
     pub sink: SinkLayout,
+    /// Mode `events`: the events counted, in order; every block of the map has a vector of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<String>,
     pub functions: Vec<FunctionMap>,
+}
+
+/// Where one function's event counters lie in the profiler's memory ([`Counters::Events`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EventCounters {
+    pub function: u32,
+    pub offset: u32,
+    pub mask: u64,
+}
+
+impl EventCounters {
+    /// The function's event totals in `memory`: an entry per event of the map (`width`).
+    pub fn read(&self, memory: &[u8], width: usize) -> Vec<u64> {
+        let mut out = vec![0u64; width];
+        let mut at = self.offset as usize;
+        for (j, v) in out.iter_mut().enumerate() {
+            if self.mask >> j & 1 == 1 {
+                *v = u64::from_le_bytes(memory[at..at + 8].try_into().expect("8 bytes"));
+                at += 8;
+            }
+        }
+        out
+    }
 }
 
 /// Where one function's array of counters lies in the profiler's memory: `len` little-endian `u64`
@@ -292,6 +324,16 @@ impl ProfileMap {
             .collect()
     }
 
+    /// Mode `events`: where the event counters lie, one set per function that has them.
+    pub fn event_counters(&self) -> Vec<EventCounters> {
+        self.probed()
+            .filter_map(|(f, p)| match p.counters {
+                Counters::Events { offset, mask, .. } => Some(EventCounters { function: f.index, offset, mask }),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Sampled mode: the loops that run a copy without probes, with their functions.
     pub fn loop_bursts(&self) -> Vec<(u32, LoopBursts)> {
         self.probed().flat_map(|(f, p)| p.loop_bursts.iter().map(move |&l| (f.index, l))).collect()
@@ -374,10 +416,15 @@ fn path_profile(p: &Probes, list: &[(u64, u64)]) -> Result<PathProfile, regen::B
         cut_blocks: p.plan.overflow_cuts.clone(),
         paths,
         edges: edges.into_iter().map(|((from, to), c)| EdgeCount { from, to, count: U64(c) }).collect(),
-        increments: (0..p.plan.dag.edges.len() as u32).filter(|&e| is_increment(&p.plan, e)).count() as u32,
+        // Direct event counting has no path register.
+        increments: match p.counters {
+            Counters::Events { decoded: false, .. } => 0,
+            _ => (0..p.plan.dag.edges.len() as u32).filter(|&e| is_increment(&p.plan, e)).count() as u32,
+        },
         increments_executed: U64(increments_executed),
         kipf: None,
         ppp,
+        events: None,
     })
 }
 

@@ -6,11 +6,12 @@
 
 use crate::files::sha256_hex;
 use crate::modes::ppp::Interesting;
-use crate::modes::{Mode, ModeRun};
+use crate::modes::{Given, Mode, ModeRun};
 use anyhow::{bail, Context, Result};
 use pathprof_core::profile::{ModuleInfo as ProfileModule, Profile, U64};
 use pathprof_runtime::{Engine, Module, RunConfig};
 use pathprof_wasm::debuginfo::LineTable;
+use pathprof_wasm::events::{EventSet, EventSpec};
 use pathprof_wasm::{InstrumentOptions, ModuleInfo, ProfileMap};
 use std::time::Instant;
 
@@ -21,6 +22,8 @@ pub struct Inputs<'a> {
     pub edge_profile: Option<&'a Profile>,
     /// Mode `ppp`: the paths that are interesting.
     pub interesting: Option<&'a Interesting>,
+    /// Mode `events`: the events to count (every built-in class when `None`).
+    pub events: Option<&'a EventSpec>,
 }
 
 /// Profiles the program `module` in `mode`, as `config` runs it: its profile records the module as
@@ -49,8 +52,8 @@ pub struct Prepared<'a> {
     /// The map of the instrumented module (none in mode `none`).
     pub map: Option<ProfileMap>,
     pub instrumentation_seconds: Option<f64>,
-    /// Mode `ppp`: the names of the profiles whose paths are interesting.
-    interesting_from: Vec<String>,
+    /// What the mode was given besides its settings, as the profile records it.
+    given: Given,
     info: ModuleInfo,
 }
 
@@ -67,8 +70,8 @@ impl<'a> Prepared<'a> {
         }
         let (code, map, instrumentation_seconds) = match mode.sink() {
             None => (original.to_vec(), None, None),
-            Some(sink) => {
-                let options = instrument_options(original, sink, inputs)?;
+            Some(_) => {
+                let options = instrument_options(original, mode, inputs)?;
                 let t = Instant::now();
                 let inst = pathprof_wasm::instrument(original, &options)
                     .with_context(|| format!("cannot instrument {path}"))?;
@@ -82,7 +85,10 @@ impl<'a> Prepared<'a> {
             code,
             map,
             instrumentation_seconds,
-            interesting_from: inputs.interesting.map_or_else(Vec::new, |i| i.names.clone()),
+            given: Given {
+                interesting_from: inputs.interesting.map_or_else(Vec::new, |i| i.names.clone()),
+                events: inputs.events.cloned(),
+            },
             info,
         })
     }
@@ -116,7 +122,7 @@ impl<'a> Prepared<'a> {
                 size: self.original.len() as u64,
                 code_section_size: self.info.code_size() as u64,
             },
-            mode: run.profile_mode(&functions, &self.interesting_from),
+            mode: run.profile_mode(&functions, self.map.as_ref(), &self.given),
             args: config.args.clone(),
             wall_seconds: outcome.wall_seconds,
             bench_region_seconds: outcome.bench_region_seconds,
@@ -135,10 +141,12 @@ impl<'a> Prepared<'a> {
     }
 }
 
-/// Instrumentation options for `sink`, with the edge frequencies of an edge profile and the
-/// interesting paths when `inputs` has them.
-pub fn instrument_options(module: &[u8], sink: pathprof_wasm::SinkKind, inputs: &Inputs) -> Result<InstrumentOptions> {
+/// Instrumentation options for `mode`, with the edge frequencies of an edge profile, the
+/// interesting paths and the events when `inputs` has them.
+pub fn instrument_options(module: &[u8], mode: &Mode, inputs: &Inputs) -> Result<InstrumentOptions> {
+    let Some(sink) = mode.sink() else { bail!("mode {mode} has no probes") };
     let mut options = InstrumentOptions::with_sink(sink);
+    mode.plan(&mut options.plan);
     if let Some(profile) = inputs.edge_profile {
         if profile.module.sha256 != sha256_hex(module) {
             bail!("the edge profile is a profile of another module ({})", profile.module.path);
@@ -147,6 +155,15 @@ pub fn instrument_options(module: &[u8], sink: pathprof_wasm::SinkKind, inputs: 
     }
     if let Some(interesting) = inputs.interesting {
         options.interesting = interesting.paths.clone();
+    }
+    match (mode, inputs.events) {
+        (Mode::Events(_), spec) => {
+            let names = ModuleInfo::read(module)?.names;
+            let set = EventSet::new(spec.unwrap_or(&EventSpec::default()), &names)?;
+            options.events = Some(set);
+        }
+        (_, Some(_)) => bail!("events apply to mode events only"),
+        (_, None) => {}
     }
     Ok(options)
 }

@@ -1,7 +1,7 @@
 //! What reports and exports show of a profile: functions picked by name or index, the hottest
 //! paths and the hottest sequences of paths [KBL13], the untested paths of residual path profiling
-//! [PPP07 §3.5], and how functions and blocks are named (labels, source lines). Rendering them as
-//! text, JSON or graphs is the caller's.
+//! [PPP07 §3.5], the paths and functions ranked by an event [EVT23 §4.2], and how functions and
+//! blocks are named (labels, source lines). Rendering them as text, JSON or graphs is the caller's.
 
 use pathprof_core::profile::{FunctionProfile, KipfStats, PathCount, Profile, U64};
 use serde::Serialize;
@@ -206,6 +206,61 @@ pub fn untested(p: &Profile) -> Option<Untested<'_>> {
     Some(u)
 }
 
+/// The position of event `event` in an `events` profile: `Err` with a message when the profile is of
+/// another mode or does not count that event.
+pub fn event_index(p: &Profile, event: &str) -> Result<usize, String> {
+    let Some(info) = p.mode.events() else {
+        return Err(format!(
+            "{} is a {} profile: events come from `pathprof run --mode events`",
+            p.module.path, p.mode
+        ));
+    };
+    info.names.iter().position(|n| n == event).ok_or_else(|| {
+        format!("{} does not count event {event:?} (it counts {})", p.module.path, info.names.join(", "))
+    })
+}
+
+/// How many times the event at `index` occurs on one run of `path` of `f`: its blocks' weights.
+pub fn path_events(f: &FunctionProfile, path: &PathCount, index: usize) -> u64 {
+    path.blocks
+        .iter()
+        .filter_map(|&b| f.blocks.get(b as usize).and_then(|info| info.events.get(index)))
+        .fold(0u64, |sum, &x| sum.saturating_add(x))
+}
+
+/// The `top` paths on which the event at `index` occurred most (count times the path's events; the
+/// metric-specific path profile [EVT23 §4.2]), over all functions or only `function`: each with
+/// its events.
+pub fn hottest_by_event<'a>(
+    p: &'a Profile,
+    index: usize,
+    top: usize,
+    function: Option<&str>,
+) -> Vec<(&'a FunctionProfile, &'a PathCount, u64)> {
+    let mut all: Vec<_> = p
+        .functions
+        .iter()
+        .filter(|f| function.is_none_or(|sel| matches(f, sel)))
+        .flat_map(|f| {
+            f.paths().iter().map(move |path| (f, path, path.count.0.saturating_mul(path_events(f, path, index))))
+        })
+        .filter(|&(_, _, events)| events > 0)
+        .collect();
+    all.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.index.cmp(&b.0.index)).then(a.1.id.cmp(&b.1.id)));
+    all.truncate(top);
+    all
+}
+
+/// The functions with event totals, by decreasing total of the event at `index` (then by index),
+/// over all functions or only `function`.
+pub fn functions_by_event<'a>(p: &'a Profile, index: usize, function: Option<&str>) -> Vec<&'a FunctionProfile> {
+    let value = |f: &FunctionProfile| f.events().and_then(|e| e.0.get(index)).map_or(0, |(_, v)| v.0);
+    let mut out: Vec<&FunctionProfile> =
+        p.functions.iter().filter(|f| f.events().is_some() && function.is_none_or(|sel| matches(f, sel))).collect();
+    out.sort_by(|a, b| value(b).cmp(&value(a)).then(a.index.cmp(&b.index)));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -228,6 +283,7 @@ mod tests {
                     end: 0,
                     line: l.map(str::to_string),
                     loop_header: false,
+                    events: vec![],
                 })
                 .collect(),
         };

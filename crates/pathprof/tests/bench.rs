@@ -194,8 +194,8 @@ fn bad_mode_lists_are_refused_before_any_run() {
     corpus(dir.path());
     for (modes, message) in [
         ("bl,kbl,kbl:4", "mode kbl is given twice"),
-        ("bl:2", "unknown mode \"bl:2\" (valid modes: none, bl, pep, pep:S, pep:S:T, pep:every:N, kbl, kbl:K, ppp, ppp:slots)"),
-        ("fast", "unknown mode \"fast\" (valid modes: none, bl, pep, pep:S, pep:S:T, pep:every:N, kbl, kbl:K, ppp, ppp:slots)"),
+        ("bl:2", "unknown mode \"bl:2\" (valid modes: none, bl, pep, pep:S, pep:S:T, pep:every:N, kbl, kbl:K, ppp, ppp:slots, events, events:STRATEGY, events:STRATEGY:CUT)"),
+        ("fast", "unknown mode \"fast\" (valid modes: none, bl, pep, pep:S, pep:S:T, pep:every:N, kbl, kbl:K, ppp, ppp:slots, events, events:STRATEGY, events:STRATEGY:CUT)"),
         ("kbl:0", "mode \"kbl:0\": K must be a whole number from 1 to 64"),
         ("kbl:65", "mode \"kbl:65\": K must be a whole number from 1 to 64"),
         ("kbl:8,kbl:08", "mode kbl:8 is given twice"),
@@ -206,6 +206,11 @@ fn bad_mode_lists_are_refused_before_any_run() {
         ("pep:every:0", "mode \"pep:every:0\": N must be a whole number from 1 to"),
         ("pep,pep:64:17", "mode pep is given twice"),
         ("pep:8:17,pep:8", "mode pep:8 is given twice"),
+        ("events,events:pc:auto", "mode events is given twice"),
+        ("events:pd:auto,events:pd", "mode events:pd is given twice"),
+        ("events:fast", "mode \"events:fast\": the strategy is pc, pd or dec"),
+        ("events:pc:all", "mode \"events:pc:all\": paths are cut at none, merges or auto, not \"all\""),
+        ("events:dec:merges", "events:dec counts no paths: there are none to cut"),
     ] {
         let out = pathprof().arg("bench").arg(dir.path()).args(["--modes", modes]).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);

@@ -27,6 +27,16 @@ fn the_grammar_reads_and_writes_every_mode() {
         ("kbl:64", "kbl:64", "kbl"),
         ("ppp", "ppp", "ppp"),
         ("ppp:slots", "ppp:slots", "ppp"),
+        ("events", "events", "events"),
+        ("events:pc", "events", "events"),
+        ("events:pc:auto", "events", "events"),
+        ("events:pc:merges", "events:pc:merges", "events"),
+        ("events:pc:none", "events:pc:none", "events"),
+        ("events:pd", "events:pd", "events"),
+        ("events:pd:auto", "events:pd", "events"),
+        ("events:pd:merges", "events:pd:merges", "events"),
+        ("events:dec", "events:dec", "events"),
+        ("events:dec:auto", "events:dec", "events"),
     ] {
         let mode = Mode::parse(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
         assert_eq!((mode.to_string().as_str(), mode.name()), (canonical, name), "{spec}");
@@ -47,6 +57,11 @@ fn the_grammar_reads_and_writes_every_mode() {
         "kbl:4:4",
         "ppp:",
         "ppp:all",
+        "events:",
+        "events:pc:",
+        "events:pc:auto:x",
+        "events:dec:none",
+        "events:PC",
     ] {
         assert!(Mode::parse(bad).is_err(), "{bad:?} is refused");
     }

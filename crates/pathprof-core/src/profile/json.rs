@@ -1,4 +1,4 @@
-//! The JSON form of a profile (docs/profile-format.md, version 1).
+//! The JSON form of a profile (docs/profile-format.md, version 3).
 //!
 //! The typed model is written through borrowed views that lay out the documented fields, and read
 //! through plain records of those fields, which are then checked: a profile whose fields contradict
@@ -10,9 +10,10 @@ use super::*;
 /// Value of the `format` field.
 pub const FORMAT: &str = "pathprof-profile";
 /// Value of the `version` field written.
-pub const VERSION: u32 = 2;
-/// The versions read: version 1 lacks mode `ppp` and its fields, and reads as it is.
-const READ_VERSIONS: [u32; 2] = [1, 2];
+pub const VERSION: u32 = 3;
+/// The versions read: version 2 lacks mode `events` and its fields, version 1 mode `ppp` too, and
+/// both read as they are.
+const READ_VERSIONS: [u32; 3] = [1, 2, 3];
 
 /// Why a profile file could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -21,7 +22,7 @@ pub enum ReadError {
     Json(#[from] serde_json::Error),
     #[error("not a pathprof profile (format is {0:?})")]
     Format(String),
-    #[error("profile version {0} is not supported (this pathprof reads versions 1 and 2)")]
+    #[error("profile version {0} is not supported (this pathprof reads versions 1 to 3)")]
     Version(u32),
     #[error("not a pathprof profile (nested more than {MAX_DEPTH} levels deep)")]
     TooDeep,
@@ -108,7 +109,77 @@ struct ProfileOut<'a> {
     kbl: Option<&'a KblInfo>,
     #[serde(skip_serializing_if = "Option::is_none")]
     ppp: Option<&'a PppInfo>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    event_counting: Option<EventCounting>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    events: Option<&'a EventCounts>,
     functions: &'a [FunctionProfile],
+}
+
+/// Event counts, which JSON leaves unordered, in the order of the events `names`: each named once.
+fn in_order(names: &[String], counts: EventCounts) -> Result<EventCounts, String> {
+    let mut out = Vec::with_capacity(names.len());
+    for name in names {
+        let value = counts.get(name).ok_or_else(|| format!("event counts lack event {name:?}"))?;
+        out.push((name.clone(), U64(value)));
+    }
+    if counts.0.len() != out.len() {
+        return Err("event counts name events the profile does not count".to_string());
+    }
+    Ok(EventCounts(out))
+}
+
+/// How the events of an `events` profile were counted: the `event_counting` object.
+#[derive(Serialize, Deserialize)]
+struct EventCounting {
+    strategy: EventStrategy,
+    cut: PathCut,
+    names: Vec<String>,
+    alloc_functions: Vec<String>,
+    user_events: Vec<UserEvent>,
+    undercount_bound: Option<EventCounts>,
+    overcount_bound: Option<EventCounts>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct UserEvent {
+    name: String,
+    operators: Vec<String>,
+}
+
+impl EventCounting {
+    fn of(e: &EventsInfo) -> EventCounting {
+        EventCounting {
+            strategy: e.strategy,
+            cut: e.cut,
+            names: e.names.clone(),
+            alloc_functions: e.alloc_functions.clone(),
+            user_events: e
+                .user_events
+                .iter()
+                .map(|(name, ops)| UserEvent { name: name.clone(), operators: ops.clone() })
+                .collect(),
+            undercount_bound: e.undercount_bound.clone(),
+            overcount_bound: e.overcount_bound.clone(),
+        }
+    }
+
+    /// The mode's facts, with its totals, every set of counts in the order of the events.
+    fn into_info(mut self, totals: EventCounts) -> Result<EventsInfo, String> {
+        let totals = in_order(&self.names, totals)?;
+        self.undercount_bound = self.undercount_bound.take().map(|c| in_order(&self.names, c)).transpose()?;
+        self.overcount_bound = self.overcount_bound.take().map(|c| in_order(&self.names, c)).transpose()?;
+        Ok(EventsInfo {
+            strategy: self.strategy,
+            cut: self.cut,
+            names: self.names,
+            alloc_functions: self.alloc_functions,
+            user_events: self.user_events.into_iter().map(|u| (u.name, u.operators)).collect(),
+            totals,
+            undercount_bound: self.undercount_bound,
+            overcount_bound: self.overcount_bound,
+        })
+    }
 }
 
 impl Serialize for Profile {
@@ -129,6 +200,8 @@ impl Serialize for Profile {
             sampling: self.mode.sampling(),
             kbl: self.mode.kbl(),
             ppp: self.mode.ppp(),
+            event_counting: self.mode.events().map(EventCounting::of),
+            events: self.mode.events().map(|e| &e.totals),
             functions: &self.functions,
         }
         .serialize(s)
@@ -154,28 +227,50 @@ struct ProfileIn {
     kbl: Option<KblInfo>,
     #[serde(default)]
     ppp: Option<PppInfo>,
+    #[serde(default)]
+    event_counting: Option<EventCounting>,
+    #[serde(default)]
+    events: Option<EventCounts>,
     functions: Vec<FunctionProfile>,
 }
 
 impl<'de> Deserialize<'de> for Profile {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let p = ProfileIn::deserialize(d)?;
-        let mode = match (p.mode.as_str(), p.sampling, p.kbl, p.ppp) {
-            ("none", None, None, None) => ProfileMode::None,
-            ("bl", None, None, None) => ProfileMode::Bl,
-            ("pep", Some(s), None, None) => ProfileMode::Pep(s),
-            ("kbl", None, Some(k), None) => ProfileMode::Kbl(k),
-            ("ppp", None, None, Some(i)) => ProfileMode::Ppp(i),
+        let events = match (p.event_counting, p.events) {
+            (Some(counting), Some(totals)) => Some(counting.into_info(totals).map_err(serde::de::Error::custom)?),
+            (None, None) => None,
+            _ => return Err(serde::de::Error::custom("an events profile needs both `event_counting` and `events`")),
+        };
+        let mode = match (p.mode.as_str(), p.sampling, p.kbl, p.ppp, events) {
+            ("none", None, None, None, None) => ProfileMode::None,
+            ("bl", None, None, None, None) => ProfileMode::Bl,
+            ("pep", Some(s), None, None, None) => ProfileMode::Pep(s),
+            ("kbl", None, Some(k), None, None) => ProfileMode::Kbl(k),
+            ("ppp", None, None, Some(i), None) => ProfileMode::Ppp(i),
+            ("events", None, None, None, Some(e)) => ProfileMode::Events(e),
             ("pep", None, ..) => return Err(serde::de::Error::custom("a pep profile needs its `sampling` object")),
-            ("kbl", _, None, _) => return Err(serde::de::Error::custom("a kbl profile needs its `kbl` object")),
-            ("ppp", _, _, None) => return Err(serde::de::Error::custom("a ppp profile needs its `ppp` object")),
-            (m @ ("none" | "bl" | "pep" | "kbl" | "ppp"), ..) => {
+            ("kbl", _, None, ..) => return Err(serde::de::Error::custom("a kbl profile needs its `kbl` object")),
+            ("ppp", _, _, None, _) => return Err(serde::de::Error::custom("a ppp profile needs its `ppp` object")),
+            ("events", _, _, _, None) => {
+                return Err(serde::de::Error::custom("an events profile needs its `event_counting` and `events`"))
+            }
+            (m @ ("none" | "bl" | "pep" | "kbl" | "ppp" | "events"), ..) => {
                 return Err(serde::de::Error::custom(format!(
-                    "a {m} profile has another mode's `sampling`, `kbl` or `ppp`"
+                    "a {m} profile has another mode's `sampling`, `kbl`, `ppp` or `event_counting`"
                 )))
             }
             (other, ..) => return Err(serde::de::Error::custom(format!("unknown mode {other:?}"))),
         };
+        let mut functions = p.functions;
+        for f in &mut functions {
+            let Some(profile) = f.profiled_mut() else { continue };
+            let Some(counts) = profile.events.take() else { continue };
+            let Some(e) = mode.events() else {
+                return Err(serde::de::Error::custom(format!("function {} has events in a {mode} profile", f.index)));
+            };
+            profile.events = Some(in_order(&e.names, counts).map_err(serde::de::Error::custom)?);
+        }
         Ok(Profile {
             module: p.module,
             mode,
@@ -187,7 +282,7 @@ impl<'de> Deserialize<'de> for Profile {
             trap: p.trap,
             open_activations_at_exit: p.open_activations_at_exit,
             path_executions: p.path_executions,
-            functions: p.functions,
+            functions,
         })
     }
 }
@@ -212,6 +307,8 @@ struct FunctionOut<'a> {
     kipf: Option<&'a KipfProfile>,
     #[serde(skip_serializing_if = "Option::is_none")]
     ppp: Option<&'a PppFunction>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    events: Option<&'a EventCounts>,
 }
 
 impl Serialize for FunctionProfile {
@@ -232,6 +329,7 @@ impl Serialize for FunctionProfile {
             increments_executed: p.map_or(U64(0), |p| p.increments_executed),
             kipf: self.kipf(),
             ppp: self.ppp(),
+            events: self.events(),
         }
         .serialize(s)
     }
@@ -263,6 +361,8 @@ struct FunctionIn {
     kipf: Option<KipfProfile>,
     #[serde(default)]
     ppp: Option<PppFunction>,
+    #[serde(default)]
+    events: Option<EventCounts>,
 }
 
 impl<'de> Deserialize<'de> for FunctionProfile {
@@ -283,9 +383,10 @@ impl<'de> Deserialize<'de> for FunctionProfile {
                 increments_executed: f.increments_executed,
                 kipf: f.kipf,
                 ppp: f.ppp,
+                events: f.events,
             })
         } else {
-            if !f.paths.is_empty() || f.kipf.is_some() || f.ppp.is_some() {
+            if !f.paths.is_empty() || f.kipf.is_some() || f.ppp.is_some() || f.events.is_some() {
                 return Err(D::Error::custom(format!("function {} is not instrumented but has paths", f.index)));
             }
             FunctionState::Skipped { reason: f.skip_reason.unwrap_or_else(|| "no reason given".to_string()) }
@@ -326,7 +427,7 @@ mod tests {
         FunctionProfile {
             index,
             name: Some("f".into()),
-            blocks: vec![BlockInfo { id: 0, offset: 10, end: 12, line: None, loop_header: false }],
+            blocks: vec![BlockInfo { id: 0, offset: 10, end: 12, line: None, loop_header: false, events: vec![] }],
             state: FunctionState::Instrumented(PathProfile {
                 num_paths: U64(1),
                 counters,
@@ -345,6 +446,7 @@ mod tests {
                 increments_executed: U64(0),
                 kipf: None,
                 ppp: None,
+                events: None,
             }),
         }
     }
@@ -402,16 +504,67 @@ mod tests {
         }
         let ppp = profile(ProfileMode::Ppp(info), vec![f]);
         assert_eq!(Profile::from_json(&ppp.to_json()).unwrap(), ppp);
+        let events = profile(ProfileMode::Events(events_info()), vec![skipped(1), with_events(2)]);
+        let text = events.to_json();
+        assert_eq!(Profile::from_json(&text).unwrap(), events, "{text}");
+        // Event counts are objects in the order of the events.
+        assert!(text.contains("\"events\": {\n    \"load\": 5,\n    \"alloc\": 1\n  }"), "{text}");
+    }
+
+    fn events_info() -> EventsInfo {
+        let names = vec!["load".to_string(), "alloc".to_string()];
+        EventsInfo {
+            strategy: EventStrategy::Pd,
+            cut: PathCut::Merges,
+            totals: EventCounts::new(&names, &[5, 1]),
+            undercount_bound: Some(EventCounts::new(&names, &[2, 0])),
+            overcount_bound: None,
+            names,
+            alloc_functions: vec!["malloc".into()],
+            user_events: vec![("adds".into(), vec!["i32.add".into()])],
+        }
+    }
+
+    fn with_events(index: u32) -> FunctionProfile {
+        let mut f = instrumented(index, CounterKind::Events);
+        f.blocks[0].events = vec![5, 1];
+        if let FunctionState::Instrumented(p) = &mut f.state {
+            p.paths.clear();
+            p.edges.clear();
+            p.events = Some(EventCounts::new(&["load".into(), "alloc".into()], &[5, 1]));
+        }
+        f
     }
 
     #[test]
-    fn version_1_profiles_read() {
+    fn events_profiles_name_their_events_in_order() {
+        let text = profile(ProfileMode::Events(events_info()), vec![with_events(2)]).to_json();
+        let edit = |from: &str, to: &str| {
+            assert!(text.contains(from), "{from} in {text}");
+            Profile::from_json(&text.replacen(from, to, 1)).unwrap_err().to_string()
+        };
+        // Totals that lack an event, or name one the profile does not count.
+        assert!(edit("\"load\": 5,\n    \"alloc\"", "\"lode\": 5,\n    \"alloc\"").contains("not a pathprof"));
+        assert!(edit("\"alloc\": 1\n  }", "\"alloc\": 1, \"x\": 2\n  }").contains("not a pathprof"));
+        // Read in any order, they come back in the order of the events.
+        let swapped = text.replacen("\"load\": 5,\n    \"alloc\": 1", "\"alloc\": 1,\n    \"load\": 5", 1);
+        assert_ne!(swapped, text);
+        assert_eq!(Profile::from_json(&swapped).unwrap().to_json(), text);
+        // An events profile without its facts, or another mode with them.
+        assert!(edit("\"mode\": \"events\"", "\"mode\": \"bl\"").contains("not a pathprof"));
+        assert!(edit("\"event_counting\"", "\"event_countin\"").contains("not a pathprof"));
+    }
+
+    #[test]
+    fn versions_1_and_2_read() {
         let p = profile(ProfileMode::Bl, vec![instrumented(2, CounterKind::Array)]);
-        let v1 = p.to_json().replacen("\"version\": 2", "\"version\": 1", 1);
-        assert!(v1.contains("\"version\": 1"));
-        assert_eq!(Profile::from_json(&v1).unwrap(), p);
-        let v3 = p.to_json().replacen("\"version\": 2", "\"version\": 3", 1);
-        assert!(matches!(Profile::from_json(&v3), Err(ReadError::Version(3))));
+        for old in [1, 2] {
+            let text = p.to_json().replacen("\"version\": 3", &format!("\"version\": {old}"), 1);
+            assert!(text.contains(&format!("\"version\": {old}")));
+            assert_eq!(Profile::from_json(&text).unwrap(), p);
+        }
+        let v4 = p.to_json().replacen("\"version\": 3", "\"version\": 4", 1);
+        assert!(matches!(Profile::from_json(&v4), Err(ReadError::Version(4))));
     }
 
     #[test]

@@ -148,6 +148,8 @@ pub enum ProfileMode {
     /// Exact counts, the interesting paths counted in compact arrays and every other (residual)
     /// path counted apart: preferential and residual path profiling [PPP07 §3.3–3.5].
     Ppp(PppInfo),
+    /// Event counts, from path counts or counted directly [EVT23].
+    Events(EventsInfo),
 }
 
 impl ProfileMode {
@@ -159,6 +161,7 @@ impl ProfileMode {
             ProfileMode::Pep(_) => "pep",
             ProfileMode::Kbl(_) => "kbl",
             ProfileMode::Ppp(_) => "ppp",
+            ProfileMode::Events(_) => "events",
         }
     }
 
@@ -182,6 +185,139 @@ impl ProfileMode {
             _ => None,
         }
     }
+
+    pub fn events(&self) -> Option<&EventsInfo> {
+        match self {
+            ProfileMode::Events(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// How the events of an `events` profile were counted [EVT23 §4.2]: `pc` counts paths and computes
+/// the events after the run, `pd` adds each path's event vector at its end, `dec` counts the events
+/// where they occur (the baseline).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EventStrategy {
+    Pc,
+    Pd,
+    Dec,
+}
+
+impl EventStrategy {
+    pub const ALL: [EventStrategy; 3] = [EventStrategy::Pc, EventStrategy::Pd, EventStrategy::Dec];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            EventStrategy::Pc => "pc",
+            EventStrategy::Pd => "pd",
+            EventStrategy::Dec => "dec",
+        }
+    }
+}
+
+/// Where paths were cut besides loop headers [EVT23 §4.3]: nowhere but where path IDs would
+/// overflow 64 bits (`none`), at every merge (`merges`), or only in functions whose paths exceed a
+/// budget (`auto`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PathCut {
+    None,
+    Merges,
+    Auto,
+}
+
+impl PathCut {
+    pub const ALL: [PathCut; 3] = [PathCut::None, PathCut::Merges, PathCut::Auto];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PathCut::None => "none",
+            PathCut::Merges => "merges",
+            PathCut::Auto => "auto",
+        }
+    }
+}
+
+/// Event counts by event name, in the order of the profile's events; a JSON object in that order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EventCounts(pub Vec<(String, U64)>);
+
+impl EventCounts {
+    /// The counts `values` of the events `names`.
+    pub fn new(names: &[String], values: &[u64]) -> EventCounts {
+        EventCounts(names.iter().cloned().zip(values.iter().map(|&v| U64(v))).collect())
+    }
+
+    /// The count of event `name`.
+    pub fn get(&self, name: &str) -> Option<u64> {
+        self.0.iter().find(|(n, _)| n == name).map(|(_, v)| v.0)
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|(n, _)| n.as_str())
+    }
+
+    pub fn values(&self) -> impl Iterator<Item = u64> + '_ {
+        self.0.iter().map(|(_, v)| v.0)
+    }
+}
+
+impl Serialize for EventCounts {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (name, value) in &self.0 {
+            map.serialize_entry(name, value)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for EventCounts {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = EventCounts;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object of event counts")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<EventCounts, A::Error> {
+                let mut out = Vec::new();
+                while let Some((name, value)) = map.next_entry::<String, U64>()? {
+                    if out.iter().any(|(n, _)| *n == name) {
+                        return Err(serde::de::Error::custom(format!("event {name:?} is given twice")));
+                    }
+                    out.push((name, value));
+                }
+                Ok(EventCounts(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// How an `events` profile was taken, and its totals.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EventsInfo {
+    pub strategy: EventStrategy,
+    pub cut: PathCut,
+    /// The events, in order: the order of every event vector of the profile.
+    pub names: Vec<String>,
+    /// The functions whose calls event `alloc` counts.
+    pub alloc_functions: Vec<String>,
+    /// Events of the user's, with the operators each counts.
+    pub user_events: Vec<(String, Vec<String>)>,
+    /// Totals over all functions.
+    pub totals: EventCounts,
+    /// When the run stopped with activations open (a trap, `proc_exit`): the most events the
+    /// totals can miss — the paths cut short in those activations (`pc`, `pd`). The true totals lie
+    /// between `totals` and `totals + undercount_bound`.
+    pub undercount_bound: Option<EventCounts>,
+    /// After a trap under `dec`: the most events counted that did not occur (the rest of the
+    /// stretch that trapped). The true totals lie between `totals - overcount_bound` and `totals`.
+    pub overcount_bound: Option<EventCounts>,
 }
 
 /// How a `ppp` profile was taken: which paths were interesting, and how many others ran.
@@ -272,12 +408,21 @@ pub enum CounterKind {
     /// Slots of the interesting paths, indexed by their preferential ID and checked against their
     /// Ball–Larus ID, and the host's hash table for the others (mode `ppp`).
     Ppp,
+    /// Event counters in the profiler's memory, a `u64` per event that occurs in the function (modes
+    /// `events:pd`, where path ends add their paths' event vectors, and `events:dec`): no paths.
+    Events,
 }
 
 impl CounterKind {
     /// Every kind, as docs/profile-format.md lists them.
-    pub const ALL: [CounterKind; 4] =
-        [CounterKind::Array, CounterKind::Hash, CounterKind::Sampled, CounterKind::Stream];
+    pub const ALL: [CounterKind; 6] = [
+        CounterKind::Array,
+        CounterKind::Hash,
+        CounterKind::Sampled,
+        CounterKind::Stream,
+        CounterKind::Ppp,
+        CounterKind::Events,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -286,6 +431,7 @@ impl CounterKind {
             CounterKind::Sampled => "sampled",
             CounterKind::Stream => "stream",
             CounterKind::Ppp => "ppp",
+            CounterKind::Events => "events",
         }
     }
 }
@@ -310,6 +456,8 @@ pub struct PathProfile {
     pub kipf: Option<KipfProfile>,
     /// Mode `ppp`: the function's interesting paths and the others that ran.
     pub ppp: Option<PppFunction>,
+    /// Mode `events`: the function's event totals.
+    pub events: Option<EventCounts>,
 }
 
 /// A function's preferential numbering, and the paths that ran besides the interesting ones.
@@ -387,6 +535,11 @@ impl FunctionProfile {
     pub fn ppp(&self) -> Option<&PppFunction> {
         self.profiled()?.ppp.as_ref()
     }
+
+    /// Mode `events`: the function's event totals.
+    pub fn events(&self) -> Option<&EventCounts> {
+        self.profiled()?.events.as_ref()
+    }
 }
 
 /// How often an edge was taken, as derived from path counts.
@@ -408,6 +561,10 @@ pub struct BlockInfo {
     /// `file:line` from DWARF, when present.
     pub line: Option<String>,
     pub loop_header: bool,
+    /// Mode `events`: the block's event vector, an entry per event of the profile's `event_names`
+    /// (occurrences, or bytes for `bytes_loaded` and `bytes_stored`) [EVT23 §4.2].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<u64>,
 }
 
 /// An executed path and its count.

@@ -2,12 +2,14 @@
 //! of the profiler's memory, read once the program has stopped; the others call
 //! [`HostImport::CountPath`] at every path end, which this collector counts in an exact hash table.
 //! Preferentially counted functions [PPP07 §3.3] keep their interesting paths in slots of the
-//! profiler's memory and pass the residual ones to the same import.
+//! profiler's memory and pass the residual ones to the same import. In mode `events`, functions
+//! whose path ends add event vectors (`pd`), or that count their events directly (`dec`), keep
+//! event counters in the profiler's memory, read with the rest [EVT23 §4.2].
 
 use super::Collector;
 use anyhow::{bail, Result};
 use pathprof_wasm::abi::{HostImport, IMPORT_MODULE};
-use pathprof_wasm::map::{ArrayCounters, RawCounts, SinkLayout};
+use pathprof_wasm::map::{ArrayCounters, EventCounters, RawCounts, SinkLayout};
 use pathprof_wasm::ProfileMap;
 use std::collections::HashMap;
 use wasmtime::{Caller, Linker};
@@ -15,6 +17,9 @@ use wasmtime::{Caller, Linker};
 /// Exact path counts of one run.
 pub struct CountCollector {
     arrays: Vec<ArrayCounters>,
+    events: Vec<EventCounters>,
+    /// Events of the map.
+    width: usize,
     /// Counts of the hash-counted functions, by `(function, path ID)`.
     hash: HashMap<(u32, u64), u64>,
 }
@@ -26,6 +31,8 @@ pub struct Counted {
     pub counts: RawCounts,
     /// Entries of the host's hash table.
     pub hash_entries: usize,
+    /// Event totals of the functions with event counters, an entry per event of the map.
+    pub events: HashMap<u32, Vec<u64>>,
 }
 
 impl CountCollector {
@@ -34,7 +41,12 @@ impl CountCollector {
         if !matches!(map.sink, SinkLayout::Count { .. } | SinkLayout::Ppp { .. }) {
             bail!("this module was not instrumented to count its paths exactly");
         }
-        Ok(CountCollector { arrays: map.arrays(), hash: HashMap::new() })
+        Ok(CountCollector {
+            arrays: map.arrays(),
+            events: map.event_counters(),
+            width: map.events.len(),
+            hash: HashMap::new(),
+        })
     }
 
     /// The counts so far: the arrays in `memory` and the host's table.
@@ -67,6 +79,10 @@ impl Collector for CountCollector {
     }
 
     fn finish(&mut self, memory: Option<&mut [u8]>) -> Result<Counted> {
-        Ok(Counted { counts: self.counts(memory.as_deref()), hash_entries: self.hash.len() })
+        let events = match memory.as_deref() {
+            Some(memory) => self.events.iter().map(|c| (c.function, c.read(memory, self.width))).collect(),
+            None => HashMap::new(),
+        };
+        Ok(Counted { counts: self.counts(memory.as_deref()), hash_entries: self.hash.len(), events })
     }
 }

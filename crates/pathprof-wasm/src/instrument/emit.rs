@@ -172,6 +172,19 @@ impl Emitter<'_> {
         MemArg { offset: slot as u64, align: 3, memory_index: self.memory }
     }
 
+    /// `word += value on the stack` for the `u64` word at byte `offset` of the profiler's memory.
+    pub fn add_to_word64(&mut self, offset: u64, value: &[Instruction]) {
+        let arg = MemArg { offset, align: 3, memory_index: self.memory };
+        self.f.instruction(&Instruction::I32Const(0));
+        self.f.instruction(&Instruction::I32Const(0));
+        self.f.instruction(&Instruction::I64Load(arg));
+        for v in value {
+            self.f.instruction(v);
+        }
+        self.f.instruction(&Instruction::I64Add);
+        self.f.instruction(&Instruction::I64Store(arg));
+    }
+
     /// Local `i` of the sink's own.
     pub fn sink_local(&self, i: u32) -> u32 {
         self.first_sink_local + i

@@ -51,6 +51,7 @@ mod walk;
 pub use sink::SinkKind;
 
 use crate::cfg::{self, FuncCfg, SiteKind};
+use crate::events::{BodyEvents, EventSet};
 use crate::map::{FunctionMap, LoopBursts, ProbeState, Probes, ProfileMap, MAP_FORMAT, MAP_VERSION};
 use crate::module::{validator, ModuleError, ModuleInfo};
 use crate::parallel::{parallel_map, parallel_map_owned};
@@ -61,6 +62,7 @@ use pathprof_core::dag::{DagEdgeKind, LoopCut};
 use pathprof_core::estimate;
 use pathprof_core::ppp::PppPlan;
 use pathprof_core::profile::{BlockInfo, Endpoint, PathCount};
+use pathprof_core::regen;
 use pathprof_core::{FunctionPlan, PlanOptions};
 use sections::{FunctionShift, Rewriter};
 use sink::Sink;
@@ -90,6 +92,9 @@ pub struct InstrumentOptions {
     /// [`SinkKind::Preferential`]: the interesting paths of every function (by index), as a profile
     /// describes them; their Ball–Larus IDs are found from their endpoints and blocks.
     pub interesting: HashMap<u32, Vec<PathCount>>,
+    /// The events to count [EVT23]: every block of the map gets its event vector, and
+    /// [`SinkKind::Decode`] and [`SinkKind::Direct`] count them. Required by those sinks.
+    pub events: Option<EventSet>,
 }
 
 impl Default for InstrumentOptions {
@@ -102,6 +107,7 @@ impl Default for InstrumentOptions {
             edge_profile: HashMap::new(),
             loop_counters: true,
             interesting: HashMap::new(),
+            events: None,
         }
     }
 }
@@ -137,14 +143,28 @@ struct FuncProbe {
     wrapper: BlockType,
     /// The loops that also run as a copy without probes.
     copies: Vec<LoopCopy>,
+    /// With [`Sink::Direct`]: the events of the stretches of straight-line code, added where they
+    /// start (at the entry, and after operator `i`).
+    entry_events: Vec<u64>,
+    stretch_events: Vec<(usize, Vec<u64>)>,
 }
 
-/// A function's plan, its loop and run counters should it count in an array, and its preferential
-/// plan with [`SinkKind::Preferential`].
-struct Planned {
+/// A function's plan, its loop and run counters should it count in an array, its preferential
+/// plan with [`SinkKind::Preferential`], and its events when some are counted.
+pub(crate) struct Planned {
     plan: FunctionPlan,
     loops: Option<LoopPlan>,
     ppp: Option<PppPlan>,
+    events: Option<PlannedEvents>,
+}
+
+/// A function's events: where they occur, which occur at all, and with [`SinkKind::Decode`], every
+/// path's vector (a row per path ID, a column per event of `mask`) when its paths are few enough
+/// for a table.
+pub(crate) struct PlannedEvents {
+    body: BodyEvents,
+    mask: u64,
+    rows: Option<Vec<u64>>,
 }
 
 /// A function's CFG and plan; the reason it is not instrumented, when it is not.
@@ -184,18 +204,48 @@ fn analyse(
             }
             _ => None,
         };
+        let events = match &options.events {
+            Some(set) => Some(plan_events(set, body, &fcfg, &plan, options).map_err(|e| e.to_string())?),
+            None => None,
+        };
         // Loop and run counters take slots next to the function's counter array, if it gets one: in
-        // exact counts, and in preferential counts when every path is interesting.
+        // exact counts (and the path counts of decoding's fallback), and in preferential counts when
+        // every path is interesting.
         let arrays = match (&ppp, options.sink) {
-            (_, SinkKind::Count) => true,
+            (_, SinkKind::Count | SinkKind::Decode) => true,
             (Some(ppp), SinkKind::Preferential { slots_everywhere }) => ppp.covers(&plan) || !slots_everywhere,
             _ => false,
         };
         let array = arrays && plan.num_paths() <= options.array_max_paths;
         let loops = (options.loop_counters && array).then(|| loops::plan_loops(&fcfg, &plan));
-        Ok(Planned { plan, loops, ppp })
+        Ok(Planned { plan, loops, ppp, events })
     });
     Ok(Ok((fcfg, planned)))
+}
+
+/// The events of a function body under `set`, and its table of path vectors for
+/// [`SinkKind::Decode`].
+fn plan_events(
+    set: &EventSet,
+    body: &FunctionBody,
+    fcfg: &FuncCfg,
+    plan: &FunctionPlan,
+    options: &InstrumentOptions,
+) -> Result<PlannedEvents, BinaryReaderError> {
+    let body = set.body_events(body, fcfg)?;
+    let mask = body.mask();
+    let n = plan.num_paths();
+    let rows = (options.sink == SinkKind::Decode && n <= options.array_max_paths).then(|| {
+        let width = set.len();
+        let mut rows = Vec::with_capacity(n as usize * mask.count_ones() as usize);
+        for id in 0..n {
+            let path = regen::regenerate(&plan.dag, &plan.numbering, id).expect("every ID below the count is a path");
+            let v = pathprof_core::events::path_vector(&path.blocks, &body.blocks, width);
+            rows.extend(crate::events::columns(&v, mask));
+        }
+        rows
+    });
+    Ok(PlannedEvents { body, mask, rows })
 }
 
 /// The layout of the profiler's memory: the sink's words, then counter arrays and slots, then
@@ -242,10 +292,10 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
             Ok((fcfg, planned)) => (block_infos(&fcfg), planned.map(|planned| (fcfg, planned))),
         };
         let assigned = planned.and_then(|(fcfg, planned)| {
-            let sink = options.sink.assign(&planned.plan, planned.ppp.as_ref(), options, &mut layout)?;
+            let sink = options.sink.assign(&planned, options, &mut layout)?;
             Ok((fcfg, planned, sink))
         });
-        let (fcfg, Planned { plan, loops, ppp }, sink) = match assigned {
+        let (fcfg, Planned { plan, loops, ppp, events }, sink) = match assigned {
             Ok(assigned) => assigned,
             Err(reason) => {
                 functions.push(FunctionMap { index, name, blocks, state: ProbeState::Skipped { reason } });
@@ -253,6 +303,12 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
                 continue;
             }
         };
+        let mut blocks = blocks;
+        if let Some(events) = &events {
+            for (b, v) in blocks.iter_mut().zip(&events.body.blocks) {
+                b.events = v.clone();
+            }
+        }
         let ty = info.func_type(index).expect("validated: every function has a function type");
         let wrapper = match ty.results() {
             [] => BlockType::Empty,
@@ -268,6 +324,9 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
             }
         };
         let mut probe = FuncProbe::new(fcfg, &plan, ppp.as_ref(), sink, wrapper, loops, &mut layout);
+        if let (Sink::Direct(_), Some(events)) = (sink, events) {
+            probe.direct(events.body);
+        }
         if sink.wants_loop_copies() {
             probe.copies = copies::loop_copies(&probe, bodies[k].1.as_bytes(), &mut layout);
         }
@@ -364,6 +423,7 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
         version: MAP_VERSION,
         memory_export,
         sink: sink_layout,
+        events: options.events.as_ref().map_or_else(Vec::new, |e| e.names().to_vec()),
         functions,
     };
     Ok(Instrumented { bytes: module.finish(), map })
@@ -380,6 +440,7 @@ fn block_infos(fcfg: &FuncCfg) -> Vec<BlockInfo> {
             end: b.end,
             line: None,
             loop_header: b.loop_header,
+            events: Vec::new(),
         })
         .collect()
 }
@@ -401,7 +462,9 @@ impl FuncProbe {
         let mut edge_inc = vec![Inc::default(); fcfg.cfg.edges().len()];
         let mut start_inc = vec![Inc::default(); nb];
         let mut entry_inc = Inc::default();
-        for (e, edge) in plan.dag.edges.iter().enumerate() {
+        // Direct event counting has no path register.
+        let direct = matches!(sink, Sink::Direct(_));
+        for (e, edge) in plan.dag.edges.iter().enumerate().filter(|_| !direct) {
             let inc = Inc { bl: plan.placement.inc[e], ppp: ppp_inc.map_or(0, |p| p[e]) };
             match edge.kind {
                 DagEdgeKind::Real(u32::MAX) => entry_inc = inc,
@@ -432,12 +495,20 @@ impl FuncProbe {
             counting,
             edge_inc,
             start_inc,
-            cut: plan.dag.cut.clone(),
+            cut: if direct { vec![false; nb] } else { plan.dag.cut.clone() },
             entry_inc,
             tables,
             wrapper,
             copies: Vec::new(),
+            entry_events: Vec::new(),
+            stretch_events: Vec::new(),
         }
+    }
+
+    /// Direct event counting: every stretch of `events` counted where it starts.
+    fn direct(&mut self, events: BodyEvents) {
+        self.entry_events = events.entry;
+        self.stretch_events = events.stretches;
     }
 }
 

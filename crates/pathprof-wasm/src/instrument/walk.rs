@@ -82,6 +82,7 @@ impl BodyContext<'_> {
         e.f.instruction(&Instruction::Block(p.wrapper));
         e.enter();
         e.set(p.entry_inc);
+        e.add_events(&p.entry_events);
 
         // Operators are copied from the original body in runs, up to the next one that needs code
         // before or after it or is rewritten; they are not decoded again.
@@ -97,6 +98,7 @@ impl BodyContext<'_> {
         let mut specials = p.fcfg.specials.iter().peekable();
         let mut starts = p.fcfg.block_starts.iter().peekable();
         let mut copies = p.copies.iter().peekable();
+        let mut stretches = p.stretch_events.iter().peekable();
         // The block of the current operator: blocks start in operator order.
         let mut block = p.fcfg.cfg.entry() as usize;
         let last_op = p.fcfg.num_ops - 1;
@@ -109,6 +111,7 @@ impl BodyContext<'_> {
                 specials.peek().map(|&&(op, _)| op),
                 starts.peek().map(|&&(op, _)| op),
                 copies.peek().map(|c| c.end),
+                stretches.peek().map(|&(op, _)| *op),
             ]
             .into_iter()
             .flatten()
@@ -124,9 +127,10 @@ impl BodyContext<'_> {
                     after = Some(b);
                 }
             }
+            let stretch = stretches.next_if(|&(op, _)| *op == i).map(|(_, v)| v);
             let last = i == last_op;
             let copy_end = copies.peek().is_some_and(|c| c.end == i);
-            if site.is_none() && special.is_none() && after.is_none() && !last && !copy_end {
+            if site.is_none() && special.is_none() && after.is_none() && stretch.is_none() && !last && !copy_end {
                 block = next.unwrap_or(block);
                 i += 1;
                 continue;
@@ -207,6 +211,9 @@ impl BodyContext<'_> {
                 e.loop_copy(&bytes[start..body], &bytes[body..end], c, exit);
             }
             e.add(correction);
+            if let Some(v) = stretch {
+                e.add_events(v);
+            }
             if let Some(b) = after {
                 if let Some(j) = p.counting.header_run[b as usize] {
                     e.count_run(j);

@@ -26,16 +26,22 @@ pub struct Args {
     /// ppp: a profile of the same module whose executed paths are interesting (repeatable).
     #[arg(long, value_name = "PROFILE")]
     interesting: Vec<PathBuf>,
+    #[command(flatten)]
+    events: super::run::EventArgs,
 }
 
 pub fn run(a: Args) -> Result<i32> {
     let mode = Mode::parse(&a.mode)?;
-    let Some(sink) = mode.sink() else { bail!("--mode none has no probes to write") };
+    if mode.sink().is_none() {
+        bail!("--mode none has no probes to write");
+    }
     let bytes = read_module(&a.input)?;
     let edge_profile = a.edge_profile.as_deref().map(read_profile).transpose()?;
     let interesting = super::run::interesting_paths(&bytes, &mode, &a.interesting)?;
-    let inputs = Inputs { edge_profile: edge_profile.as_ref(), interesting: interesting.as_ref() };
-    let options = instrument_options(&bytes, sink, &inputs)?;
+    let events = a.events.spec(&mode)?;
+    let inputs =
+        Inputs { edge_profile: edge_profile.as_ref(), interesting: interesting.as_ref(), events: events.as_ref() };
+    let options = instrument_options(&bytes, &mode, &inputs)?;
     let mut inst = pathprof_wasm::instrument(&bytes, &options)
         .with_context(|| format!("cannot instrument {}", a.input.display()))?;
     if let Some(lines) = LineTable::read(&bytes) {

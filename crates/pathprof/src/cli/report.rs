@@ -3,7 +3,8 @@
 use crate::render;
 use anyhow::{bail, Result};
 use pathprof::files::read_profile;
-use pathprof::view::{matches, untested};
+use pathprof::view::{event_index, matches, untested};
+use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -20,6 +21,10 @@ pub struct Args {
     /// A `ppp` profile's untested paths (residual path profiling) and their figures.
     #[arg(long)]
     untested: bool,
+    /// An `events` profile's paths ranked by how often EVENT occurred on them, and its functions'
+    /// events.
+    #[arg(long, value_name = "EVENT", conflicts_with = "untested")]
+    by: Option<String>,
 }
 
 pub fn run(a: Args) -> Result<i32> {
@@ -41,6 +46,18 @@ pub fn run(a: Args) -> Result<i32> {
         match a.json {
             true => render::untested::json(&mut out, &u, a.top)?,
             false => render::untested::text(&mut out, &p, &u, a.top)?,
+        }
+        return Ok(0);
+    }
+    if let Some(event) = &a.by {
+        let index = event_index(&p, event).map_err(anyhow::Error::msg)?;
+        if a.json {
+            render::events::json(&mut out, &p, index, a.top, a.function.as_deref())?;
+        } else {
+            writeln!(out, "pathprof: events of {} ({})", p.module.path, p.mode)?;
+            render::events::summary(&mut out, &p)?;
+            render::events::paths(&mut out, &p, index, a.top, a.function.as_deref())?;
+            render::events::functions(&mut out, &p, index, a.top, a.function.as_deref())?;
         }
         return Ok(0);
     }

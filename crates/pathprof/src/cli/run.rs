@@ -4,12 +4,14 @@ use crate::render;
 use anyhow::{anyhow, bail, Result};
 use pathprof::files::{read_module, read_profile, write_atomically};
 use pathprof::{Inputs, Interesting, Mode, ModeFlags, Prepared, RunConfig};
+use pathprof_wasm::events::EventSpec;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Profiling mode: none, bl, pep[:S[:T]], pep:every:N, kbl[:K] or ppp.
+    /// Profiling mode: none, bl, pep[:S[:T]], pep:every:N, kbl[:K], ppp[:slots] or
+    /// events[:STRATEGY[:CUT]].
     #[arg(long, default_value = "bl")]
     mode: String,
     /// Where to write the profile.
@@ -57,6 +59,16 @@ pub struct Args {
     /// and longer sequences' counts become lower bounds; the profile says by how much.
     #[arg(long, value_name = "N")]
     max_nodes: Option<usize>,
+    /// events: pc (count paths, compute the events after the run; the default), pd (add each path's
+    /// events at its end) or dec (count every event where it occurs).
+    #[arg(long)]
+    strategy: Option<String>,
+    /// events: cut paths at every merge (merges), only in functions with more than 16384 paths
+    /// (auto, the default), or nowhere (none).
+    #[arg(long)]
+    cut: Option<String>,
+    #[command(flatten)]
+    events: EventArgs,
     /// The program.
     app: PathBuf,
     /// Arguments of the program.
@@ -72,6 +84,8 @@ pub fn run(a: Args) -> Result<i32> {
         tick_ms: a.tick_ms,
         k: a.k,
         max_nodes: a.max_nodes,
+        strategy: a.strategy,
+        cut: a.cut,
     };
     let mode = Mode::with_flags(&a.mode, &flags)?;
     if a.edge_profile.is_some() && mode == Mode::None {
@@ -81,7 +95,9 @@ pub fn run(a: Args) -> Result<i32> {
     let bytes = read_module(&a.app)?;
     let edge_profile = a.edge_profile.as_deref().map(read_profile).transpose()?;
     let interesting = interesting_paths(&bytes, &mode, &a.interesting)?;
-    let inputs = Inputs { edge_profile: edge_profile.as_ref(), interesting: interesting.as_ref() };
+    let events = a.events.spec(&mode)?;
+    let inputs =
+        Inputs { edge_profile: edge_profile.as_ref(), interesting: interesting.as_ref(), events: events.as_ref() };
     let prepared = Prepared::new(&bytes, &a.app.display().to_string(), &mode, &inputs)?;
     let engine = pathprof_runtime::engine()?;
     let run = prepared.run(&engine, &config)?;
@@ -96,6 +112,38 @@ pub fn run(a: Args) -> Result<i32> {
         writeln!(err, "profile written to {}", a.output.display())?;
     }
     Ok(run.outcome.exit_code)
+}
+
+/// The events to count (mode `events`).
+#[derive(clap::Args)]
+pub struct EventArgs {
+    /// events: the events to count, comma-separated: load, store, call, call_indirect, memory_grow,
+    /// br_table, div, float, simd, atomic, bulk, instr, bytes_loaded, bytes_stored, alloc (default:
+    /// all but alloc, and alloc too with --alloc-fn).
+    #[arg(long = "events", value_name = "LIST", value_delimiter = ',')]
+    list: Option<Vec<String>>,
+    /// events: a function whose calls event alloc counts (repeatable).
+    #[arg(long = "alloc-fn", value_name = "NAME")]
+    alloc_fns: Vec<String>,
+    /// events: an event of your own, counting the operators named (as `i32.load8_u`) (repeatable).
+    #[arg(long = "event", value_name = "NAME=OP,OP")]
+    user: Vec<String>,
+}
+
+impl EventArgs {
+    /// The events asked for; `None` when none were (every built-in class, in mode `events`).
+    pub fn spec(&self, mode: &Mode) -> Result<Option<EventSpec>> {
+        let given = self.list.is_some() || !self.alloc_fns.is_empty() || !self.user.is_empty();
+        if !given {
+            return Ok(None);
+        }
+        if !matches!(mode, Mode::Events(_)) {
+            bail!("--events, --alloc-fn and --event apply to --mode events only");
+        }
+        let user = self.user.iter().map(|u| EventSpec::parse_user(u)).collect::<Result<Vec<_>, _>>()?;
+        let list = self.list.as_ref().map(|l| l.iter().map(|e| e.trim().to_string()).collect());
+        Ok(Some(EventSpec { list, alloc_fns: self.alloc_fns.clone(), user }))
+    }
 }
 
 /// The interesting paths of the profiles `files` (mode `ppp`, which needs one at least; no other

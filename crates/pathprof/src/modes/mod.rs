@@ -4,7 +4,7 @@
 //! instrument --mode`, `pathprof bench --modes`):
 //!
 //! ```text
-//! none | bl | pep[:S[:T]] | pep:every:N | kbl[:K] | ppp[:slots]
+//! none | bl | pep[:S[:T]] | pep:every:N | kbl[:K] | ppp[:slots] | events[:STRATEGY[:CUT]]
 //! ```
 //!
 //! * `none` — the program as it is, the baseline of overhead measurements;
@@ -18,9 +18,13 @@
 //!   and residual path profiling [PPP07 §3.3–3.5]) ([`ppp`]). The interesting paths go to slots
 //!   where a function's paths are too many for a dense array; `ppp:slots` puts them in slots in
 //!   every function that has residual paths too, as the thesis does.
+//! * `events` — event counts (loads, calls, bytes stored, …) from path counts [EVT23] ([`events`]):
+//!   STRATEGY `pc` (path counting, the default), `pd` (path decoding) or `dec` (direct counting),
+//!   CUT `auto` (the default), `merges` or `none`. The events are chosen by flags
+//!   (`--events`, `--alloc-fn`, `--event`).
 //!
 //! A mode is written back in its shortest form: `pep:64:17` is `pep`, `pep:8:17` is `pep:8`,
-//! `kbl:4` is `kbl`. Settings outside the grammar (the timer's period, a bound on k-SF nodes) are
+//! `kbl:4` is `kbl`, `events:pc:auto` is `events`. Settings outside the grammar (the timer's period, a bound on k-SF nodes) are
 //! given by flags that apply to their mode only.
 //!
 //! # The registry
@@ -31,14 +35,18 @@
 //! turns into the facts of its profile ([`ModeFacts`], [`ProfileMode`]).
 
 pub mod bl;
+pub mod events;
 pub mod kbl;
 pub mod pep;
 pub mod ppp;
 
 use anyhow::{bail, Result};
+use events::EventSettings;
 use pathprof_core::kpath::Kipf;
 use pathprof_core::profile::{FunctionProfile, KblInfo, ProfileMode};
+use pathprof_core::PlanOptions;
 use pathprof_runtime::{Engine, ForestSettings, Module, NoCollector, RunConfig, RunOutcome, Sampling};
+use pathprof_wasm::events::EventSpec;
 use pathprof_wasm::map::RawCounts;
 use pathprof_wasm::{ProfileMap, SinkKind};
 use std::fmt;
@@ -57,6 +65,8 @@ pub enum Mode {
     /// Preferential and residual paths; with `true`, slots in every function with interesting and
     /// residual paths.
     Ppp { slots_everywhere: bool },
+    /// Event counts.
+    Events(EventSettings),
 }
 
 /// What a mode recorded in one run, besides how the run went.
@@ -82,10 +92,17 @@ pub enum ModeFacts {
     },
     /// What the profile says of the run is computed from its functions (see [`ppp::info`]).
     Ppp,
+    /// The event totals of the functions with event counters, by function (an entry per event of
+    /// the map).
+    Events {
+        settings: EventSettings,
+        counters: std::collections::HashMap<u32, Vec<u64>>,
+    },
 }
 
 /// What the grammar accepts, for error messages.
-const GRAMMAR: &str = "valid modes: none, bl, pep, pep:S, pep:S:T, pep:every:N, kbl, kbl:K, ppp, ppp:slots";
+const GRAMMAR: &str = "valid modes: none, bl, pep, pep:S, pep:S:T, pep:every:N, kbl, kbl:K, ppp, ppp:slots, \
+                       events, events:STRATEGY, events:STRATEGY:CUT";
 
 impl Mode {
     /// Reads a mode in the grammar of the module docs.
@@ -101,6 +118,7 @@ impl Mode {
             ("kbl", settings) => Mode::Kbl(kbl::parse(spec, settings)?),
             ("ppp", None) => Mode::Ppp { slots_everywhere: false },
             ("ppp", Some("slots")) => Mode::Ppp { slots_everywhere: true },
+            ("events", settings) => Mode::Events(events::parse(spec, settings)?),
             _ => bail!("unknown mode {spec:?} ({GRAMMAR})"),
         })
     }
@@ -126,6 +144,7 @@ impl Mode {
             Mode::Pep(_) => "pep",
             Mode::Kbl(_) => "kbl",
             Mode::Ppp { .. } => "ppp",
+            Mode::Events(_) => "events",
         }
     }
 
@@ -137,6 +156,14 @@ impl Mode {
             Mode::Pep(sampling) => Some(SinkKind::Sample { buffer: sampling.sample_buffer() }),
             Mode::Kbl(_) => Some(SinkKind::Stream),
             Mode::Ppp { slots_everywhere } => Some(SinkKind::Preferential { slots_everywhere: *slots_everywhere }),
+            Mode::Events(settings) => Some(events::sink(settings)),
+        }
+    }
+
+    /// How the mode plans paths, from the default plan.
+    pub fn plan(&self, plan: &mut PlanOptions) {
+        if let Mode::Events(settings) = self {
+            events::plan(settings, plan);
         }
     }
 
@@ -163,6 +190,7 @@ impl Mode {
             Mode::Pep(sampling) => pep::run(engine, module, map, config, *sampling),
             Mode::Kbl(settings) => kbl::run(engine, module, map, config, *settings),
             Mode::Ppp { .. } => ppp::run(engine, module, map, config),
+            Mode::Events(settings) => events::run(engine, module, map, config, *settings),
         }
     }
 }
@@ -174,6 +202,7 @@ impl fmt::Display for Mode {
             Mode::Ppp { slots_everywhere: true } => f.write_str("ppp:slots"),
             Mode::Pep(sampling) => pep::fmt(f, sampling),
             Mode::Kbl(settings) => kbl::fmt(f, settings),
+            Mode::Events(settings) => events::fmt(f, settings),
         }
     }
 }
@@ -185,23 +214,41 @@ impl ModeRun {
         let Some(map) = map else { return Ok(Vec::new()) };
         let mut functions =
             map.function_profiles(&self.counts).map_err(|e| anyhow::anyhow!("corrupt counters: {e}"))?;
-        if let ModeFacts::Kbl { info, kipf } = &self.facts {
-            kbl::attach_kipf(&mut functions, kipf, info.k);
+        match &self.facts {
+            ModeFacts::Kbl { info, kipf } => kbl::attach_kipf(&mut functions, kipf, info.k),
+            ModeFacts::Events { counters, .. } => events::attach(&mut functions, map, counters),
+            _ => {}
         }
         Ok(functions)
     }
 
-    /// How the profile describes the mode, given the run's function profiles and the names of the
-    /// profiles whose paths were interesting (mode `ppp`).
-    pub fn profile_mode(&self, functions: &[FunctionProfile], interesting_from: &[String]) -> ProfileMode {
+    /// How the profile describes the mode, given the run's function profiles, its map, and what was
+    /// given besides the mode (see [`Given`]).
+    pub fn profile_mode(&self, functions: &[FunctionProfile], map: Option<&ProfileMap>, given: &Given) -> ProfileMode {
+        let interesting_from = &given.interesting_from;
         match &self.facts {
             ModeFacts::None => ProfileMode::None,
             ModeFacts::Bl => ProfileMode::Bl,
             ModeFacts::Pep(info) => ProfileMode::Pep(info.clone()),
             ModeFacts::Kbl { info, .. } => ProfileMode::Kbl(info.clone()),
             ModeFacts::Ppp => ProfileMode::Ppp(ppp::info(interesting_from, functions)),
+            ModeFacts::Events { settings, .. } => match map {
+                Some(map) => {
+                    ProfileMode::Events(events::info(*settings, given.events.as_ref(), functions, map, &self.outcome))
+                }
+                None => unreachable!("an events run has its map"),
+            },
         }
     }
+}
+
+/// What some modes are given besides their settings, as the profile records it.
+#[derive(Clone, Debug, Default)]
+pub struct Given {
+    /// Mode `ppp`: the names of the profiles whose paths are interesting.
+    pub interesting_from: Vec<String>,
+    /// Mode `events`: the events asked for (all built-in classes when `None`).
+    pub events: Option<EventSpec>,
 }
 
 /// Settings that `pathprof run` takes as flags, each for one mode only.
@@ -213,6 +260,8 @@ pub struct ModeFlags {
     pub tick_ms: Option<f64>,
     pub k: Option<u16>,
     pub max_nodes: Option<usize>,
+    pub strategy: Option<String>,
+    pub cut: Option<String>,
 }
 
 impl Mode {
@@ -238,12 +287,18 @@ impl Mode {
             given("-k", flags.k.is_some())?;
             given("--max-nodes", flags.max_nodes.is_some())?;
         }
-        if spec.contains(':') && (pep_flags || kbl_flags) {
+        let events_flags = flags.strategy.is_some() || flags.cut.is_some();
+        if !matches!(mode, Mode::Events(_)) {
+            given("--strategy", flags.strategy.is_some())?;
+            given("--cut", flags.cut.is_some())?;
+        }
+        if spec.contains(':') && (pep_flags || kbl_flags || events_flags) {
             bail!("--mode {spec} gives its settings already: give them either in the mode or as flags, not both");
         }
         Ok(match mode {
             Mode::Pep(sampling) => Mode::Pep(pep::with_flags(sampling, flags)?),
             Mode::Kbl(settings) => Mode::Kbl(kbl::with_flags(settings, flags)),
+            Mode::Events(settings) => Mode::Events(events::with_flags(settings, flags)?),
             other => other,
         })
     }

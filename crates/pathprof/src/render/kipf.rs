@@ -14,10 +14,7 @@ fn describe_path(f: &FunctionProfile, id: U64) -> String {
     let Some(path) = f.paths().iter().find(|p| p.id == id) else {
         return format!("path {id}: not among the function's paths");
     };
-    let mut blocks: Vec<String> = path.blocks.iter().take(16).map(|b| format!("B{b}")).collect();
-    if path.blocks.len() > 16 {
-        blocks.push(format!("… ({} more)", path.blocks.len() - 16));
-    }
+    let blocks = super::block_list(&path.blocks);
     let mut s = format!("path {id} [{}→{}]: {}", path.start, path.end, blocks.join(" "));
     if let Some(lines) = source_lines(f, &path.blocks) {
         s.push_str(&format!(" ({lines})"));

@@ -6,14 +6,18 @@
 //! * [`json`] — the same as JSON;
 //! * [`bench`] — the table and summaries of `pathprof bench`;
 //! * [`compare`] — the accuracy of a sampled profile against an exact one;
-//! * [`untested`] — the untested paths of a `ppp` profile.
+//! * [`untested`] — the untested paths of a `ppp` profile;
+//! * [`events`] — an `events` profile's totals, functions and paths ranked by an event.
 
 pub mod bench;
 pub mod compare;
+pub mod events;
 pub mod json;
 pub mod kipf;
 pub mod paths;
 pub mod untested;
+
+use pathprof_core::profile::{FunctionProfile, PathCount};
 
 /// `n` with its digits in groups of three: `1,234,567`.
 pub fn group(n: u64) -> String {
@@ -24,6 +28,27 @@ pub fn group(n: u64) -> String {
             out.push(',');
         }
         out.push(c);
+    }
+    out
+}
+
+/// A path's function, ID, endpoints and blocks: the last columns of a table of paths (headed
+/// `function`, `path`, `start→end` and `blocks`).
+pub fn path_columns(f: &FunctionProfile, path: &PathCount) -> String {
+    format!(
+        "{:<32} {:>6}  {:<13} {}",
+        truncate(&pathprof::view::function_label(f), 32),
+        format!("#{}", path.id),
+        format!("{}→{}", path.start, path.end),
+        block_list(&path.blocks).join(" ")
+    )
+}
+
+/// A path's blocks as `B3`, `B4`, …, the first 16 of them and then how many more.
+pub fn block_list(blocks: &[u32]) -> Vec<String> {
+    let mut out: Vec<String> = blocks.iter().take(16).map(|b| format!("B{b}")).collect();
+    if blocks.len() > 16 {
+        out.push(format!("… ({} more)", blocks.len() - 16));
     }
     out
 }

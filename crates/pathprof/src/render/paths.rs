@@ -1,9 +1,9 @@
 //! A profile's summary and its hot paths, as text.
 
-use super::{group, truncate};
+use super::group;
 use anyhow::Result;
 use pathprof::view::{function_label, hottest};
-use pathprof_core::profile::{Profile, ProfileMode};
+use pathprof_core::profile::{EventStrategy, Profile, ProfileMode};
 use std::io::Write;
 
 /// Prints a summary and the hot paths.
@@ -31,20 +31,28 @@ pub fn text(out: &mut impl Write, p: &Profile, top: usize, function: Option<&str
         writeln!(out, "  uninstrumented run: no paths")?;
         return Ok(());
     }
-    writeln!(
-        out,
-        "  {instrumented} functions instrumented, {skipped} skipped; {} distinct paths, {} path executions",
-        group(distinct as u64),
-        group(p.path_executions.0)
-    )?;
+    // Event counting by decoding or directly lists no paths.
+    let pathless = p.mode.events().is_some_and(|e| e.strategy != EventStrategy::Pc);
+    if pathless {
+        writeln!(out, "  {instrumented} functions instrumented, {skipped} skipped")?;
+    } else {
+        writeln!(
+            out,
+            "  {instrumented} functions instrumented, {skipped} skipped; {} distinct paths, {} path executions",
+            group(distinct as u64),
+            group(p.path_executions.0)
+        )?;
+    }
     let increments: u64 = p.functions.iter().filter_map(|f| f.profiled()).map(|f| u64::from(f.increments)).sum();
     let executed: u64 = p.functions.iter().filter_map(|f| f.profiled()).map(|f| f.increments_executed.0).sum();
-    writeln!(
-        out,
-        "  {} edges carry increments; the counted paths executed {} of them",
-        group(increments),
-        group(executed)
-    )?;
+    if !pathless {
+        writeln!(
+            out,
+            "  {} edges carry increments; the counted paths executed {} of them",
+            group(increments),
+            group(executed)
+        )?;
+    }
     if let Some(ppp) = p.mode.ppp() {
         writeln!(
             out,
@@ -60,6 +68,17 @@ pub fn text(out: &mut impl Write, p: &Profile, top: usize, function: Option<&str
             writeln!(out, "  skipped {}: {reason}", function_label(f))?;
         }
     }
+    if let Some(info) = p.mode.events() {
+        super::events::summary(out, p)?;
+        // Functions ranked by every operator executed, or the first event.
+        let by = info.names.iter().position(|n| n == "instr").unwrap_or(0);
+        if !info.names.is_empty() {
+            super::events::functions(out, p, by, top, function)?;
+        }
+        if p.functions.iter().all(|f| f.paths().is_empty()) {
+            return Ok(());
+        }
+    }
     let total = p.path_executions.0.max(1) as f64;
     let hot = hottest(p, top, function);
     if hot.is_empty() {
@@ -73,25 +92,15 @@ pub fn text(out: &mut impl Write, p: &Profile, top: usize, function: Option<&str
         "#", "share", "count", "function", "path", "start→end"
     )?;
     for (rank, (f, path)) in hot.iter().enumerate() {
-        let ends = format!("{}→{}", path.start, path.end);
-        let mut blocks: Vec<String> = path.blocks.iter().take(16).map(|b| format!("B{b}")).collect();
-        if path.blocks.len() > 16 {
-            blocks.push(format!("… ({} more)", path.blocks.len() - 16));
-        }
         // Mode `ppp`: a path that is not interesting is residual (untested).
-        if path.interesting == Some(false) {
-            blocks.push("(untested)".to_string());
-        }
+        let untested = if path.interesting == Some(false) { " (untested)" } else { "" };
         writeln!(
             out,
-            "{:>4}  {:>6.2}%  {:>15}  {:<32} {:>6}  {:<13} {}",
+            "{:>4}  {:>6.2}%  {:>15}  {}{untested}",
             rank + 1,
             100.0 * path.count.0 as f64 / total,
             group(path.count.0),
-            truncate(&function_label(f), 32),
-            format!("#{}", path.id),
-            ends,
-            blocks.join(" ")
+            super::path_columns(f, path),
         )?;
         let lines: Vec<String> = path
             .blocks

@@ -1,9 +1,9 @@
 //! The untested paths of a `ppp` profile [PPP07 §3.5]: the columns of [PPP07 Table 3.1] for the
 //! run, then every untested path with its function, count, blocks and source lines, as text or JSON.
 
-use super::{group, truncate};
+use super::group;
 use anyhow::Result;
-use pathprof::view::{function_label, source_lines, Untested};
+use pathprof::view::{source_lines, Untested};
 use pathprof_core::profile::Profile;
 use std::io::Write;
 
@@ -33,20 +33,7 @@ pub fn text(out: &mut impl Write, p: &Profile, u: &Untested, top: usize) -> Resu
     writeln!(out)?;
     writeln!(out, "{:>4}  {:>15}  {:<32} {:>6}  {:<13} blocks", "#", "count", "function", "path", "start→end")?;
     for (rank, (f, path)) in u.list.iter().take(top).enumerate() {
-        let mut blocks: Vec<String> = path.blocks.iter().take(16).map(|b| format!("B{b}")).collect();
-        if path.blocks.len() > 16 {
-            blocks.push(format!("… ({} more)", path.blocks.len() - 16));
-        }
-        writeln!(
-            out,
-            "{:>4}  {:>15}  {:<32} {:>6}  {:<13} {}",
-            rank + 1,
-            group(path.count.0),
-            truncate(&function_label(f), 32),
-            format!("#{}", path.id),
-            format!("{}→{}", path.start, path.end),
-            blocks.join(" ")
-        )?;
+        writeln!(out, "{:>4}  {:>15}  {}", rank + 1, group(path.count.0), super::path_columns(f, path))?;
         if let Some(lines) = source_lines(f, &path.blocks) {
             writeln!(out, "{:>23}{lines}", "")?;
         }

@@ -36,16 +36,8 @@ impl Emitter<'_> {
 
     /// `counter[path] += value on the stack`, at a constant address, in the function's array.
     pub fn add_to_counter(&mut self, path: u64, value: &[Instruction]) {
-        let offset = self.array_offset();
-        let arg = MemArg { offset: offset as u64 + 8 * path, align: 3, memory_index: self.memory };
-        self.f.instruction(&Instruction::I32Const(0));
-        self.f.instruction(&Instruction::I32Const(0));
-        self.f.instruction(&Instruction::I64Load(arg));
-        for i in value {
-            self.f.instruction(i);
-        }
-        self.f.instruction(&Instruction::I64Add);
-        self.f.instruction(&Instruction::I64Store(arg));
+        let offset = u64::from(self.array_offset()) + 8 * path;
+        self.add_to_word64(offset, value);
     }
 
     /// The byte offset of the function's array; only functions with an array sink count in one.

@@ -11,28 +11,35 @@
 //!   a buffer (or passed to the host) while it is set;
 //! * [`stream`] — k-BLPP's stream of path IDs with activation markers [KBL13 §3];
 //! * [`ppp`] — preferential counting: the interesting paths in compact slots, checked against their
-//!   Ball–Larus IDs, the residual ones counted by the host [PPP07 §3.3–3.5].
+//!   Ball–Larus IDs, the residual ones counted by the host [PPP07 §3.3–3.5];
+//! * [`decode`] — event counting by path decoding (`pd`): a path end adds its path's event vector,
+//!   from a table, to the function's event counters [EVT23 §4.2];
+//! * [`direct`] — direct event counting (`dec`), the baseline: no paths, every stretch of
+//!   straight-line code adds its events where it starts [EVT23 §3.2].
 //!
 //! The words each sink uses in the profiler's memory, and its host import, are the
 //! [ABI](crate::abi)'s.
 
 mod array;
+mod decode;
+mod direct;
 mod hash;
 mod ppp;
 mod sample;
 mod stream;
 
 pub(crate) use array::ArraySink;
+pub(crate) use decode::DecodeSink;
+pub(crate) use direct::DirectSink;
 pub(crate) use ppp::PppSink;
 pub(crate) use sample::SampleSink;
 pub(crate) use stream::StreamSink;
 
 use super::emit::Emitter;
-use super::{InstrumentOptions, Layout};
+use super::{InstrumentOptions, Layout, Planned};
 use crate::abi::{SampleBufferLayout, StreamLayout, PPP_HOLE, PPP_SLOT_BYTES};
 use crate::map::{Counters, SinkLayout};
 use pathprof_core::dag::DagEdgeKind;
-use pathprof_core::ppp::PppPlan;
 use pathprof_core::profile::{Endpoint, PathCount};
 use pathprof_core::regen::{self, PathPoint};
 use pathprof_core::FunctionPlan;
@@ -59,6 +66,14 @@ pub enum SinkKind {
     /// function whose paths are all interesting counts in an array either way, one with none in the
     /// host's table.
     Preferential { slots_everywhere: bool },
+    /// Event counting by path decoding (`pd`) [EVT23 §4.2], for the events of
+    /// [`InstrumentOptions::events`]: a path end adds its path's event vector to the function's event
+    /// counters. A function whose table of vectors does not fit in the profiler's memory counts its
+    /// paths as [`SinkKind::Count`] does, its events computed from them after the run.
+    Decode,
+    /// Direct event counting (`dec`), the baseline [EVT23 §3.2]: no paths, and every stretch of
+    /// straight-line code adds its events to the function's event counters.
+    Direct,
 }
 
 /// Which path end a sink records.
@@ -91,6 +106,8 @@ pub(crate) enum Sink {
     Sample(SampleSink),
     Stream(StreamSink),
     Ppp(PppSink),
+    Decode(DecodeSink),
+    Direct(DirectSink),
 }
 
 impl PathSink for Sink {
@@ -115,6 +132,8 @@ impl Sink {
             Sink::Sample(s) => s,
             Sink::Stream(s) => s,
             Sink::Ppp(s) => s,
+            Sink::Decode(s) => s,
+            Sink::Direct(s) => s,
         }
     }
 
@@ -126,13 +145,15 @@ impl Sink {
             Sink::Sample(_) => Counters::Sampled,
             Sink::Stream(s) => Counters::Stream { singles: s.singles.map(|a| a.offset) },
             Sink::Ppp(s) => Counters::Ppp { offset: s.offset, slots: s.slots },
+            Sink::Decode(s) => Counters::Events { offset: s.counters, mask: s.mask, decoded: true },
+            Sink::Direct(s) => Counters::Events { offset: s.counters, mask: s.mask, decoded: false },
         }
     }
 
     /// Whether the function's path ends may call the profiler's host import.
     pub(crate) fn calls_import(&self) -> bool {
         match self {
-            Sink::Array(_) => false,
+            Sink::Array(_) | Sink::Decode(_) | Sink::Direct(_) => false,
             Sink::Hash | Sink::Stream(_) | Sink::Ppp(_) => true,
             Sink::Sample(s) => s.buffer.is_none(),
         }
@@ -174,23 +195,23 @@ impl SinkKind {
     /// Bytes of the sink's own words at the start of the profiler's memory.
     pub(crate) fn header_bytes(self) -> u64 {
         match self {
-            SinkKind::Count | SinkKind::Preferential { .. } => 0,
+            SinkKind::Count | SinkKind::Preferential { .. } | SinkKind::Decode | SinkKind::Direct => 0,
             SinkKind::Sample { buffer: None } => u64::from(crate::abi::SAMPLE_WORDS),
             SinkKind::Sample { buffer: Some(slots) } => SampleBufferLayout::new(slots).end(),
             SinkKind::Stream => StreamLayout::standard().end(),
         }
     }
 
-    /// The sink of a function planned as `plan` (and `ppp`, with [`SinkKind::Preferential`]), with
-    /// the counters it needs taken from `layout`; the reason the function cannot be instrumented
-    /// with this kind of sink, when it cannot.
+    /// The sink of a function planned as `planned`, with the counters (and tables) it needs taken
+    /// from `layout`; the reason the function cannot be instrumented with this kind of sink, when it
+    /// cannot.
     pub(crate) fn assign(
         self,
-        plan: &FunctionPlan,
-        ppp: Option<&PppPlan>,
+        planned: &Planned,
         options: &InstrumentOptions,
         layout: &mut Layout,
     ) -> Result<Sink, String> {
+        let (plan, ppp) = (&planned.plan, planned.ppp.as_ref());
         let n = plan.num_paths();
         let fits_array = n <= options.array_max_paths && layout.counters + 8 * n <= options.array_max_bytes;
         let array = |layout: &mut Layout| ArraySink { offset: layout.take(8 * n) };
@@ -220,6 +241,26 @@ impl SinkKind {
             }
             SinkKind::Count if fits_array => Sink::Array(array(layout)),
             SinkKind::Count => Sink::Hash,
+            SinkKind::Decode => {
+                let events = planned.events.as_ref().expect("event sinks are planned with their events");
+                let (mask, width) = (events.mask, u64::from(events.mask.count_ones()));
+                match &events.rows {
+                    Some(rows)
+                        if layout.counters + 8 * width + layout.tables.len() as u64 + 8 * rows.len() as u64
+                            <= options.array_max_bytes =>
+                    {
+                        let table = layout.table(64, rows.iter().copied());
+                        Sink::Decode(DecodeSink { counters: layout.take(8 * width), mask, table })
+                    }
+                    _ if fits_array => Sink::Array(array(layout)),
+                    _ => Sink::Hash,
+                }
+            }
+            SinkKind::Direct => {
+                let events = planned.events.as_ref().expect("event sinks are planned with their events");
+                let mask = events.mask;
+                Sink::Direct(DirectSink { counters: layout.take(8 * u64::from(mask.count_ones())), mask })
+            }
             SinkKind::Sample { buffer } => Sink::Sample(SampleSink { buffer: buffer.map(SampleBufferLayout::new) }),
             SinkKind::Stream if register_bits(plan) == 64 => {
                 return Err("more than 2^32 paths (streamed path IDs have 32 bits)".to_string())
@@ -246,7 +287,7 @@ impl SinkKind {
     /// host.
     pub(crate) fn layout(self, calls_import: bool) -> SinkLayout {
         match self {
-            SinkKind::Count => SinkLayout::Count { hash: calls_import },
+            SinkKind::Count | SinkKind::Decode | SinkKind::Direct => SinkLayout::Count { hash: calls_import },
             SinkKind::Sample { .. } => SinkLayout::Sample { buffer: self.sample_buffer() },
             SinkKind::Stream => SinkLayout::Stream(StreamLayout::standard()),
             SinkKind::Preferential { .. } => SinkLayout::Ppp { hash: calls_import },
