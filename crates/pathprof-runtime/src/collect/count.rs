@@ -64,6 +64,17 @@ impl CountCollector {
     }
 }
 
+impl CountCollector {
+    /// The event totals so far of the functions with event counters in `memory`, an entry per event
+    /// of the map.
+    pub fn events(&self, memory: Option<&[u8]>) -> HashMap<u32, Vec<u64>> {
+        match memory {
+            Some(memory) => self.events.iter().map(|c| (c.function, c.read(memory, self.width))).collect(),
+            None => HashMap::new(),
+        }
+    }
+}
+
 impl Collector for CountCollector {
     type Output = Counted;
 
@@ -79,10 +90,7 @@ impl Collector for CountCollector {
     }
 
     fn finish(&mut self, memory: Option<&mut [u8]>) -> Result<Counted> {
-        let events = match memory.as_deref() {
-            Some(memory) => self.events.iter().map(|c| (c.function, c.read(memory, self.width))).collect(),
-            None => HashMap::new(),
-        };
+        let events = self.events(memory.as_deref());
         Ok(Counted { counts: self.counts(memory.as_deref()), hash_entries: self.hash.len(), events })
     }
 }

@@ -11,6 +11,7 @@ use pathprof_core::dag::DagEdgeKind;
 use pathprof_core::profile::{Endpoint, PathCount, U64};
 use pathprof_core::regen::{self, PathPoint};
 use pathprof_wasm::abi::HostImport;
+use pathprof_wasm::events::{EventSet, EventSpec};
 use pathprof_wasm::map::{Counters, ProbeState, SinkLayout};
 use pathprof_wasm::{instrument, InstrumentOptions, ProfileMap, SinkKind};
 use std::collections::{BTreeSet, HashMap};
@@ -39,10 +40,37 @@ pub enum Mode {
     /// Preferential counts, with random interesting paths (some functions all of theirs, some none):
     /// every path counted exactly, in slots or by the host, and marked interesting or not.
     Ppp,
+    /// Event counting from exact path counts with paths cut at every merge (`events:pc:merges`):
+    /// the events of `bl`'s paths, and the block frequencies of `bl`'s paths.
+    EventPaths,
+    /// Event counting by path decoding (`events:pd`): the events of `bl`'s paths.
+    Decode,
+    /// Direct event counting (`events:dec`): the events of `bl`'s paths when every call returned.
+    Direct,
+}
+
+/// The events the event modes count: every event class the instrumentation treats apart (block
+/// stretches, calls, weights) without making the probes costlier than `INSTRUMENTED_FUEL` allows.
+pub fn event_set() -> EventSet {
+    let spec = EventSpec {
+        list: Some(["instr", "load", "call", "br_table", "bytes_stored"].map(String::from).to_vec()),
+        alloc_fns: Vec::new(),
+        user: vec![("adds".into(), vec!["i32.add".into(), "i64.add".into()])],
+    };
+    EventSet::new(&spec, &HashMap::new()).expect("the test's events")
 }
 
 impl Mode {
-    pub const ALL: [Mode; 5] = [Mode::Counts, Mode::Sampled, Mode::SampleBuffer, Mode::Stream, Mode::Ppp];
+    pub const ALL: [Mode; 8] = [
+        Mode::Counts,
+        Mode::Sampled,
+        Mode::SampleBuffer,
+        Mode::Stream,
+        Mode::Ppp,
+        Mode::EventPaths,
+        Mode::Decode,
+        Mode::Direct,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -51,6 +79,9 @@ impl Mode {
             Mode::SampleBuffer => "pep-buffer",
             Mode::Stream => "kbl",
             Mode::Ppp => "ppp",
+            Mode::EventPaths => "events-pc-merges",
+            Mode::Decode => "events-pd",
+            Mode::Direct => "events-dec",
         }
     }
 
@@ -65,6 +96,17 @@ impl Mode {
                 // Slots wherever a function has interesting and residual paths: the case to test.
                 let sink = SinkKind::Preferential { slots_everywhere: true };
                 return InstrumentOptions { sink, interesting: interesting.clone(), ..base.clone() };
+            }
+            Mode::EventPaths => {
+                let mut plan = base.plan.clone();
+                plan.cut_merges = true;
+                return InstrumentOptions { sink: SinkKind::Count, plan, events: Some(event_set()), ..base.clone() };
+            }
+            Mode::Decode => {
+                return InstrumentOptions { sink: SinkKind::Decode, events: Some(event_set()), ..base.clone() }
+            }
+            Mode::Direct => {
+                return InstrumentOptions { sink: SinkKind::Direct, events: Some(event_set()), ..base.clone() }
             }
         };
         InstrumentOptions { sink, ..base.clone() }
@@ -271,6 +313,9 @@ pub fn check_mode_map(mode: Mode, map: &ProfileMap, bl: &ProfileMap, stats: &mut
         (Mode::SampleBuffer, SinkLayout::Sample { buffer: Some(b) }) if b.slots == SAMPLE_SLOTS => None,
         (Mode::Stream, SinkLayout::Stream(_)) => Some(HostImport::FlushStream),
         (Mode::Ppp, SinkLayout::Ppp { hash }) => hash.then_some(HostImport::CountPath),
+        (Mode::EventPaths | Mode::Decode | Mode::Direct, SinkLayout::Count { hash }) => {
+            hash.then_some(HostImport::CountPath)
+        }
         (_, sink) => return Err(format!("sink {sink:?}")),
     };
     if map.sink.import() != import {
@@ -295,7 +340,8 @@ pub fn check_mode_map(mode: Mode, map: &ProfileMap, bl: &ProfileMap, stats: &mut
             }
             (x, y) => return Err(format!("function {i}: {x:?} but in bl {y:?}")),
         };
-        if mode != Mode::Ppp && (!p.loop_counters.is_empty() || !p.run_counters.is_empty()) {
+        let arrays = matches!(mode, Mode::Ppp | Mode::EventPaths | Mode::Decode);
+        if !arrays && (!p.loop_counters.is_empty() || !p.run_counters.is_empty()) {
             return Err(format!("function {i} has loop or run counters"));
         }
         // An activation of a function without loops or cuts ends one path.
@@ -309,6 +355,10 @@ pub fn check_mode_map(mode: Mode, map: &ProfileMap, bl: &ProfileMap, stats: &mut
             (Mode::Stream, Counters::Array { .. }) if one_path => stats.stream_array_functions += 1,
             (Mode::Ppp, Counters::Ppp { .. }) => stats.ppp_slot_functions += 1,
             (Mode::Ppp, Counters::Array { .. } | Counters::Hash) => {}
+            (Mode::EventPaths, Counters::Array { .. } | Counters::Hash) => {}
+            (Mode::Decode, Counters::Events { decoded: true, .. }) => stats.decoded_functions += 1,
+            (Mode::Decode, Counters::Array { .. } | Counters::Hash) => {}
+            (Mode::Direct, Counters::Events { decoded: false, .. }) => {}
             (_, c) => return Err(format!("function {i} has counters {c:?}")),
         }
         if p.plan == q.plan {

@@ -8,6 +8,7 @@ use pathprof_runtime::{Collector, CountCollector, ForestSettings, SampleCollecto
 use pathprof_wasm::abi::{StreamItem, SAMPLE_FLAG};
 use pathprof_wasm::map::{RawCounts, SinkLayout};
 use pathprof_wasm::ProfileMap;
+use std::collections::HashMap;
 use wasmtime::{Engine, Instance, Linker, Store};
 
 /// The store data of an instance: the collector of its mode (none for the original module).
@@ -78,7 +79,9 @@ pub struct Side {
 pub fn instrumented_store(engine: &Engine, v: &Variant) -> Store<Host> {
     let mut host = Host::default();
     match v.mode {
-        Mode::Counts | Mode::Ppp => host.count = Some(CountCollector::new(&v.map).unwrap()),
+        Mode::Counts | Mode::Ppp | Mode::EventPaths | Mode::Decode | Mode::Direct => {
+            host.count = Some(CountCollector::new(&v.map).unwrap())
+        }
         Mode::Sampled => {
             host.sample = Some(SampleCollector::new(&v.map, Sampling::Every(1)).unwrap().record(usize::MAX))
         }
@@ -138,6 +141,8 @@ pub struct Snapshot {
     /// Sampled mode with a buffer: the flag (samples still to take) and the path ends still to skip.
     pub flag: u64,
     pub skip: u64,
+    /// Event modes: the event counters of the functions that have them.
+    pub events: HashMap<u32, Vec<u64>>,
 }
 
 /// The `u64` items of a buffer at `buffer` whose `i32` length is at `index`, at most `capacity`.
@@ -151,8 +156,16 @@ fn buffered(data: &[u8], index: u32, buffer: u32, capacity: u32, what: &str) -> 
 
 /// What the instance of `map` recorded so far, read as the ABI lays it out.
 pub fn snapshot(map: &ProfileMap, side: &mut Side) -> Result<Snapshot, String> {
-    let mut s =
-        Snapshot { counts: RawCounts::new(), len: 0, buffer: Vec::new(), full: false, run: 0, flag: 0, skip: 0 };
+    let mut s = Snapshot {
+        counts: RawCounts::new(),
+        len: 0,
+        buffer: Vec::new(),
+        full: false,
+        run: 0,
+        flag: 0,
+        skip: 0,
+        events: HashMap::new(),
+    };
     if map.memory_export.is_none() {
         // Every function counted by the host.
         let count = side.store.data().count.as_ref().ok_or("a module without a profiler memory counts exactly")?;
@@ -163,7 +176,9 @@ pub fn snapshot(map: &ProfileMap, side: &mut Side) -> Result<Snapshot, String> {
     let (data, host): (Option<&[u8]>, &Host) = (Some(data), host);
     match map.sink {
         SinkLayout::Count { .. } | SinkLayout::Ppp { .. } => {
-            s.counts = host.count.as_ref().ok_or("no count collector")?.counts(data)
+            let count = host.count.as_ref().ok_or("no count collector")?;
+            s.counts = count.counts(data);
+            s.events = count.events(data);
         }
         SinkLayout::Sample { buffer } => {
             s.len = host.sample().recorded().len();

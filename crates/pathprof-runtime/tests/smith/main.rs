@@ -6,8 +6,10 @@
 //! handling, whose functions must be skipped with a reason; every 10th case may import three host
 //! functions), chooses instrumentation options (mostly the defaults, sometimes hash counters for
 //! nearly everything, a small path limit that forces cut blocks, or back-edge loop cutting), and
-//! instruments it with them in four modes: exact counters (`bl`), sampling (`pep`, every path end
-//! passed to the host; `pep-buffer`, into a sample buffer) and streaming (`kbl`). Every output must validate, every map
+//! instruments it with them in every mode: exact counters (`bl`), sampling (`pep`, every path end
+//! passed to the host; `pep-buffer`, into a sample buffer), streaming (`kbl`), preferential counts
+//! (`ppp`) and event counting (`events-pc-merges`, `events-pd`, `events-dec`, with a few built-in
+//! events and one of the user's). Every output must validate, every map
 //! must list every function as instrumented or skipped for a reason, the same in every mode (but
 //! `kbl`'s skip of functions with more than 2^32 paths), with the counters of its mode. Then the
 //! original and the three instrumented modules run side by side under wasmtime with fuel:
@@ -45,7 +47,12 @@
 //!   not streamed a path yet, when their entry marker waits for the first, and one that trapped in
 //!   a tail call after its exit item); its path totals with the array counters (single-path
 //!   functions, and the singles of streamed ones) equal `bl`'s counts, and so do the roots of the
-//!   2-IPF that `pathprof_runtime::StreamFolder` folds from the same items;
+//!   2-IPF that `pathprof_runtime::StreamFolder` folds from the same items; `ppp` counts `bl`'s paths,
+//!   each marked interesting exactly when it was chosen so;
+//! * the event modes count the events of `bl`'s paths (their counts times their blocks' event
+//!   vectors), function by function: path counts with every merge cut (whose block frequencies are
+//!   also `bl`'s), path decoding, and direct counting — which also counts the events of paths a
+//!   trap or an exception cut short, so that it must count at least as many then;
 //! * in a call that runs out of fuel, the path ends `pep` sampled (of the functions `kbl` streams,
 //!   but for the single paths, entry to exit, of activations that a function with singles counts
 //!   in its array) must be a prefix of those in `kbl`'s stream, which ran with more fuel.
@@ -61,6 +68,7 @@
 //! The regression tests at the end are the bugs this test found, minimised.
 
 mod check;
+mod events;
 mod gen;
 mod host;
 mod outcome;
@@ -138,6 +146,7 @@ fn run_all() {
          ({} at a trap, {} open activations matched with the backtrace, {} not entered yet, {} in tail calls, {} deeper traps): pep {} paths ({} ends \
          sampled), pep-buffer {} samples compared, kbl {} paths ({} ends); {} calls out of fuel with {} path ends of pep and kbl alike (over {} full buffers); {} stream \
          items ({} runs, {} activations, {} full buffers); ppp: {} functions with slots, {} paths compared ({} residual); \
+         events: {} functions decoding paths, {} function profiles compared on {} instances ({} events), {} merge-cut blocks' frequencies; \
          {} failures",
         stats.cases,
         stats.exception_cases,
@@ -196,6 +205,11 @@ fn run_all() {
         stats.ppp_slot_functions,
         stats.ppp_paths,
         stats.ppp_residual,
+        stats.decoded_functions,
+        stats.event_functions,
+        stats.event_sessions,
+        stats.events_compared,
+        stats.merge_blocks,
         failures.len(),
     );
     assert!(
@@ -219,6 +233,10 @@ fn run_all() {
         );
         assert!(stats.stream_runs > 0, "no stream repeated a path");
         assert!(stats.ppp_slot_functions > 0 && stats.ppp_residual > 0, "ppp was hardly compared");
+        assert!(
+            stats.decoded_functions > 0 && stats.events_compared > 0 && stats.merge_blocks > 0,
+            "the event modes were hardly compared"
+        );
     }
 }
 

@@ -73,4 +73,12 @@ pub struct Stats {
     pub fuel_checks: u64,
     pub fuel_ends: u64,
     pub fuel_flushes: u64,
+    /// Event modes: functions whose path ends add event vectors; functions and sets of instances
+    /// whose events were compared with those of `bl`'s paths, and the events compared; merge-cut
+    /// blocks whose frequencies were compared.
+    pub decoded_functions: u64,
+    pub event_functions: u64,
+    pub event_sessions: u64,
+    pub events_compared: u64,
+    pub merge_blocks: u64,
 }

@@ -51,6 +51,9 @@ pub fn check_modes(
         let host = sides[i].store.data();
         match v.mode {
             Mode::Counts => unreachable!("bl is the first variant"),
+            Mode::EventPaths | Mode::Decode | Mode::Direct => {
+                crate::events::check_events(bl, v, &at[0].counts, &at[i], &both, stop, exact, stats)?
+            }
             Mode::Ppp => {
                 // Every path counted exactly, and marked interesting exactly when it was chosen.
                 let expected = decode(bl, &at[0].counts, &both)?;

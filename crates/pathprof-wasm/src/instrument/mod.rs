@@ -78,7 +78,8 @@ pub struct InstrumentOptions {
     pub sink: SinkKind,
     /// Path planning. `loop_cut` is always [`LoopCut::Headers`]: a path ends wherever a loop header
     /// or cut block is entered, which is where the probes count it ([`LoopCut::BackEdges`] would need
-    /// the count on the back edges themselves, and is replaced).
+    /// the count on the back edges themselves, and is replaced). A `max_paths` below `u64::MAX` is a
+    /// budget: a function that no cut brings within it is planned without it.
     pub plan: PlanOptions,
     /// Functions with at most this many paths get a dense counter array.
     pub array_max_paths: u64,
@@ -195,7 +196,16 @@ fn analyse(
         });
         opts.cfg_edge_frequencies = Some(estimate::cfg_edge_frequencies_from_paths(&fcfg.cfg, paths));
     }
-    let planned = FunctionPlan::build(&fcfg.cfg, &opts).map_err(|e| e.to_string()).and_then(|plan| {
+    // A limit below 2^64 is a budget: a function that no cut brings within it (its start points
+    // alone exceed it) is planned without it.
+    let built = FunctionPlan::build(&fcfg.cfg, &opts).or_else(|e| {
+        if opts.max_paths < u64::MAX {
+            FunctionPlan::build(&fcfg.cfg, &PlanOptions { max_paths: u64::MAX, ..opts.clone() })
+        } else {
+            Err(e)
+        }
+    });
+    let planned = built.map_err(|e| e.to_string()).and_then(|plan| {
         let ppp = match options.sink {
             SinkKind::Preferential { .. } => {
                 let paths = options.interesting.get(&index).map_or(&[][..], Vec::as_slice);
