@@ -230,6 +230,9 @@ impl EventSpec {
 pub struct EventSet {
     names: Vec<String>,
     kinds: Vec<Kind>,
+    /// The weights of every operator (by [`operator_name`]) under every event but `alloc`, whose
+    /// weight depends on the callee.
+    weights: HashMap<&'static str, Vec<u64>>,
 }
 
 /// A bad event specification.
@@ -241,7 +244,7 @@ impl EventSet {
     /// The events of `spec` in a module whose functions are named `names` (by index).
     pub fn new(spec: &EventSpec, names: &HashMap<u32, String>) -> Result<EventSet, EventError> {
         let (list, alloc_fns, user) = (spec.list.as_deref(), spec.alloc_fns.as_slice(), spec.user.as_slice());
-        let mut set = EventSet { names: Vec::new(), kinds: Vec::new() };
+        let mut set = EventSet { names: Vec::new(), kinds: Vec::new(), weights: HashMap::new() };
         let alloc = || -> Result<Kind, EventError> {
             let mut fns = Vec::new();
             for f in alloc_fns {
@@ -292,6 +295,19 @@ impl EventSet {
             }
             set.push(name, Kind::User(normals))?;
         }
+        for visit in VISIT_NAMES {
+            let name = visit.strip_prefix("visit_").unwrap_or(visit);
+            let weights = set
+                .kinds
+                .iter()
+                .map(|kind| match kind {
+                    Kind::Builtin(b) => b.weight(name),
+                    Kind::Alloc(_) => 0,
+                    Kind::User(ops) => u64::from(ops.iter().any(|o| *o == normal(name))),
+                })
+                .collect();
+            set.weights.insert(name, weights);
+        }
         Ok(set)
     }
 
@@ -321,18 +337,17 @@ impl EventSet {
 
     /// Adds the weights of `op` to `vector` (one entry per event).
     fn add(&self, op: &Operator, vector: &mut [u64]) {
-        let name = operator_name(op);
-        for (v, kind) in vector.iter_mut().zip(&self.kinds) {
-            *v += match kind {
-                Kind::Builtin(b) => b.weight(name),
-                Kind::Alloc(fns) => match op {
-                    Operator::Call { function_index } | Operator::ReturnCall { function_index } => {
-                        u64::from(fns.contains(function_index))
-                    }
-                    _ => 0,
-                },
-                Kind::User(ops) => u64::from(ops.iter().any(|o| *o == normal(name))),
-            };
+        if let Some(weights) = self.weights.get(operator_name(op)) {
+            for (v, w) in vector.iter_mut().zip(weights) {
+                *v += w;
+            }
+        }
+        if let Operator::Call { function_index } | Operator::ReturnCall { function_index } = op {
+            for (v, kind) in vector.iter_mut().zip(&self.kinds) {
+                if let Kind::Alloc(fns) = kind {
+                    *v += u64::from(fns.contains(function_index));
+                }
+            }
         }
     }
 
