@@ -13,7 +13,7 @@ pub struct Args {
     /// Folder of programs (searched recursively for `.wasm` files).
     corpus: PathBuf,
     /// Modes to compare with `none`, comma-separated, each as for `run --mode`: bl, pep[:S[:T]],
-    /// pep:every:N, kbl[:K].
+    /// pep:every:N, kbl[:K], ppp[:slots], events[:STRATEGY[:CUT]].
     #[arg(long, default_value = "bl", value_delimiter = ',')]
     modes: Vec<String>,
     /// Least number of runs per mode.
