@@ -16,6 +16,8 @@
 //! * [`ppp`] — preferential path numbering: compact IDs for a set of interesting paths [PPP07 §3.3];
 //! * [`kpath`] — multi-iteration paths: k-slab forest and k-iteration path forest [KBL13];
 //! * [`accuracy`] — accuracy metrics of sampled profiles [PEP05 §6.3–6.4];
+//! * [`hpp`] — the hardware path profiler as a simulator: path stack, Hot Path Table, branch queue
+//!   [PPP07 ch. 5];
 //! * [`profile`] — the profile data model and its JSON form (docs/profile-format.md).
 //!
 //! Nothing here knows about WebAssembly: the tests run on the papers' own figures.
@@ -26,6 +28,7 @@ pub mod dag;
 pub mod estimate;
 pub mod events;
 pub mod graph;
+pub mod hpp;
 pub mod kpath;
 pub mod numbering;
 pub mod placement;
@@ -38,4 +41,4 @@ pub use cfg::{BlockId, Cfg, CfgEdge, CfgEdgeId, Succ};
 pub use dag::{Dag, DagEdge, DagEdgeId, DagEdgeKind, LoopCut, NodeId};
 pub use numbering::Numbering;
 pub use placement::Placement;
-pub use plan::{FunctionPlan, PlanOptions};
+pub use plan::{ExtraCuts, FunctionPlan, PlanOptions};

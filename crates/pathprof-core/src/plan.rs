@@ -27,9 +27,22 @@ pub struct PlanOptions {
     pub cfg_edge_frequencies: Option<Vec<f64>>,
     /// Smart numbering [PEP05 Fig. 4]: the hottest out-edge of each node gets `Val = 0`.
     pub smart: bool,
-    /// Cut every merge (a block with two forward in-edges or more) [EVT23 §4.3]: a path is then
-    /// fixed by its last edge, and the paths are as many as the edges, not exponentially many.
-    pub cut_merges: bool,
+    /// Blocks to cut besides loop headers, whatever the path count.
+    pub cuts: ExtraCuts,
+}
+
+/// Blocks cut besides loop headers, whatever the path count.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ExtraCuts {
+    /// None: only those that keep the path count within the limit.
+    #[default]
+    None,
+    /// Every merge (a block with two forward in-edges or more) [EVT23 §4.3]: a path is then fixed
+    /// by its last edge, and the paths are as many as the edges, not exponentially many.
+    Merges,
+    /// Every block but the entry: a path is one block and the edge it leaves by, and the stream of
+    /// paths is the stream of branches (the trace of `hpp`).
+    Blocks,
 }
 
 impl Default for PlanOptions {
@@ -39,7 +52,7 @@ impl Default for PlanOptions {
             max_paths: u64::MAX,
             cfg_edge_frequencies: None,
             smart: true,
-            cut_merges: false,
+            cuts: ExtraCuts::None,
         }
     }
 }
@@ -57,7 +70,7 @@ pub struct FunctionPlan {
     pub dag: Dag,
     pub numbering: Numbering,
     pub placement: Placement,
-    /// Blocks cut besides the loop headers — at merges when asked ([`PlanOptions::cut_merges`]), and
+    /// Blocks cut besides the loop headers — those asked for ([`PlanOptions::cuts`]), and
     /// to keep path IDs within the limit: every edge into them ends a path. (With
     /// [`LoopCut::BackEdges`] this may be a loop header, whose forward in-edges did not end paths.)
     pub overflow_cuts: Vec<u32>,
@@ -68,7 +81,7 @@ impl FunctionPlan {
         let cfg_freq = options.cfg_edge_frequencies.clone().unwrap_or_else(|| estimate::cfg_edge_frequencies(cfg));
         let mut extra = vec![false; cfg.num_blocks() as usize];
         let mut overflow_cuts = Vec::new();
-        if options.cut_merges {
+        if options.cuts != ExtraCuts::None {
             let reachable = cfg.reachable();
             let mut back = vec![false; cfg.edges().len()];
             for &e in cfg.back_edges() {
@@ -80,8 +93,9 @@ impl FunctionPlan {
                     forward_in[w as usize] += 1;
                 }
             }
+            let least = if options.cuts == ExtraCuts::Merges { 2 } else { 1 };
             for (b, &n) in forward_in.iter().enumerate() {
-                if n >= 2 && b as u32 != cfg.entry() {
+                if n >= least && b as u32 != cfg.entry() {
                     extra[b] = true;
                     overflow_cuts.push(b as u32);
                 }

@@ -252,7 +252,7 @@ proptest! {
         let probe = Dag::build(&cfg, mode, &[]);
         let max_paths = limit.max(max_out_degree(&probe) + 1);
         let cfg_edge_frequencies = measured.map(|w| cycle(&w, cfg.edges().len()));
-        let options = PlanOptions { loop_cut: mode, max_paths, cfg_edge_frequencies: cfg_edge_frequencies.clone(), smart, cut_merges: false };
+        let options = PlanOptions { loop_cut: mode, max_paths, cfg_edge_frequencies: cfg_edge_frequencies.clone(), smart, cuts: Default::default() };
         let unlimited = FunctionPlan::build(&cfg, &PlanOptions { max_paths: u64::MAX, ..options.clone() }).unwrap();
         prop_assert!(unlimited.overflow_cuts.is_empty());
         prop_assert_eq!(unlimited.num_paths(), Numbering::ball_larus(&probe, u64::MAX).unwrap().total(&probe));

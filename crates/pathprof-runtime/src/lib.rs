@@ -17,7 +17,7 @@ mod words;
 
 pub use collect::count::{CountCollector, Counted};
 pub use collect::sample::{SampleBuffer, SampleCollector, Sampled, Sampling};
-pub use collect::stream::{ForestSettings, KsfFacts, StreamCollector, StreamFolder, Streamed};
+pub use collect::stream::{ForestSettings, KsfFacts, StreamCollector, StreamConsumer, StreamFolder, Streamed};
 pub use collect::{Collector, NoCollector};
 pub use entry::NoEntry;
 pub use run::{compile, engine, run, run_module, RunConfig, RunOutcome, TRAP_EXIT_CODE};

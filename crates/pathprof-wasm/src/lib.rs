@@ -3,6 +3,8 @@
 //! * [`module`] — reads and validates a module: types, functions, names, code ranges;
 //! * [`abi`] — what instrumented modules and the host agree on: the profiler's memory, its words and
 //!   the host imports;
+//! * [`branches`] — how every CFG edge is taken (the branches a processor retires), for the
+//!   hardware path profiler's simulator [PPP07 §5.2];
 //! * [`cfg`](mod@cfg) — the CFG of every function body, with the places where probes go, validating
 //!   the body on the way;
 //! * [`debuginfo`] — source lines of code offsets from DWARF;
@@ -14,6 +16,7 @@
 //! * [`parallel`] — independent per-function work spread over the cores.
 
 pub mod abi;
+pub mod branches;
 pub mod cfg;
 pub mod debuginfo;
 pub mod events;

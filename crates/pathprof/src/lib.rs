@@ -10,11 +10,13 @@
 //! * [`bench`] — each mode's overhead against the uninstrumented program, side by side;
 //! * [`view`] — what reports show: hottest paths and sequences, labels and source lines;
 //! * [`export`] — k-iteration path forests as folded stacks and flame graphs;
+//! * [`hpp`] — the hardware path profiler simulated on a run's branches [PPP07 ch. 5];
 //! * [`files`] — reading modules and profiles, writing files whole.
 
 pub mod bench;
 pub mod export;
 pub mod files;
+pub mod hpp;
 pub mod modes;
 pub mod profiler;
 pub mod view;

@@ -26,6 +26,8 @@ enum Command {
     Instrument(cli::instrument::Args),
     /// Measure each mode's overhead against the uninstrumented programs of a Sightglass-style corpus.
     Bench(cli::bench::Args),
+    /// Simulate the hardware path profiler (path stack, Hot Path Table) on a run's branches [PPP07 ch. 5].
+    Hpp(cli::hpp::Args),
     /// Accuracy of a sampled profile against an exact one of the same run [PEP05 §6.3–6.4].
     Compare(cli::compare::Args),
     /// Print the hot paths of a profile.
@@ -40,6 +42,7 @@ fn main() {
         Command::Instrument(args) => cli::instrument::run(args),
         Command::Bench(args) => cli::bench::run(args),
         Command::Compare(args) => cli::compare::run(args),
+        Command::Hpp(args) => cli::hpp::run(args),
         Command::Report(args) => cli::report::run(args),
         Command::Export(args) => cli::export::run(args),
     };

@@ -102,8 +102,45 @@ impl StreamFolder {
     }
 }
 
-/// The stream of one run.
-pub struct StreamCollector {
+/// What folds a stream as the program runs, on a thread of its own: the k-slab forest of `kbl`
+/// ([`StreamFolder`]), or any other consumer of the same items (the hardware path profiler's
+/// simulator of `hpp`).
+pub trait StreamConsumer: Send + 'static {
+    type Output;
+    /// Folds the next items of the stream, in order.
+    fn fold(&mut self, items: &[u64]);
+    /// The stream has ended: `arrays` holds the counts of the functions counted in arrays, and
+    /// `recorded` the first items, as many as [`StreamCollector::record`] asked for.
+    fn finish(self, arrays: RawCounts, recorded: Vec<u64>) -> Result<Self::Output>;
+}
+
+impl StreamConsumer for StreamFolder {
+    type Output = Streamed;
+
+    fn fold(&mut self, items: &[u64]) {
+        StreamFolder::fold(self, items)
+    }
+
+    fn finish(self, mut counts: RawCounts, recorded: Vec<u64>) -> Result<Streamed> {
+        let activations = self.activations;
+        let forest = activations.forest();
+        let ksf = KsfFacts {
+            stream_items: activations.items(),
+            nodes: forest.len(),
+            sibling_scans: forest.sibling_scans(),
+            dropped: forest.dropped(),
+        };
+        let kipf = forest.to_kipf();
+        // The 1-IPF is the Ball–Larus profile.
+        for root in &kipf.roots {
+            counts.entry((root.path >> 32) as u32).or_default().push((root.path & 0xffff_ffff, root.count));
+        }
+        Ok(Streamed { counts, kipf, ksf, recorded })
+    }
+}
+
+/// The stream of one run, and its consumer `C`.
+pub struct StreamCollector<C = StreamFolder> {
     layout: StreamLayout,
     memory_export: Option<String>,
     /// The instance's profiler memory, once the module has flushed its buffer.
@@ -111,7 +148,7 @@ pub struct StreamCollector {
     arrays: Vec<ArrayCounters>,
     full: Option<Sender<Vec<u64>>>,
     free: Receiver<Vec<u64>>,
-    consumer: Option<JoinHandle<Activations>>,
+    consumer: Option<JoinHandle<C>>,
     /// The first `record` items of the stream, in order.
     record: usize,
     recorded: Vec<u64>,
@@ -119,9 +156,20 @@ pub struct StreamCollector {
     drains: u64,
 }
 
-impl StreamCollector {
-    /// The collector of a module instrumented to stream its paths; starts the consumer thread.
+impl StreamCollector<StreamFolder> {
+    /// The collector of a module instrumented to stream its paths into a k-slab forest; starts the
+    /// consumer thread.
     pub fn new(map: &ProfileMap, settings: ForestSettings) -> Result<StreamCollector> {
+        let options = Options { max_nodes: settings.max_nodes, ..Default::default() };
+        let k = settings.k.max(2);
+        StreamCollector::with_consumer(map, StreamFolder::new(Activations::with_options(k, options)))
+    }
+}
+
+impl<C: StreamConsumer> StreamCollector<C> {
+    /// The collector of a module instrumented to stream its paths into `consumer`; starts the
+    /// consumer thread.
+    pub fn with_consumer(map: &ProfileMap, mut consumer: C) -> Result<StreamCollector<C>> {
         let SinkLayout::Stream(layout) = map.sink else {
             bail!("this module was not instrumented to stream its paths");
         };
@@ -130,16 +178,13 @@ impl StreamCollector {
         for _ in 0..2 {
             let _ = free_tx.send(Vec::with_capacity(layout.capacity as usize));
         }
-        let options = Options { max_nodes: settings.max_nodes, ..Default::default() };
-        let k = settings.k.max(2);
         let consumer = std::thread::spawn(move || {
-            let mut folder = StreamFolder::new(Activations::with_options(k, options));
             for buffer in full_rx {
-                folder.fold(&buffer);
+                consumer.fold(&buffer);
                 // The program may have finished and stopped taking buffers back.
                 let _ = free_tx.send(buffer);
             }
-            folder.activations
+            consumer
         });
         Ok(StreamCollector {
             layout,
@@ -156,7 +201,7 @@ impl StreamCollector {
     }
 
     /// Keeps the first `n` items of the stream in order (in [`Streamed::recorded`]).
-    pub fn record(mut self, n: usize) -> StreamCollector {
+    pub fn record(mut self, n: usize) -> StreamCollector<C> {
         self.record = n;
         self
     }
@@ -181,7 +226,7 @@ impl StreamCollector {
         if n == 0 && run == 0 {
             return Ok(());
         }
-        let lost = || anyhow!("the k-SF consumer thread stopped");
+        let lost = || anyhow!("the stream's consumer thread stopped");
         let mut buffer = self.free.recv().map_err(|_| lost())?;
         buffer.clear();
         let base = self.layout.buffer as usize;
@@ -200,15 +245,15 @@ impl StreamCollector {
     }
 
     /// Waits for the consumer to fold the last buffer.
-    fn join(&mut self) -> Result<Activations> {
+    fn join(&mut self) -> Result<C> {
         drop(self.full.take());
         let consumer = self.consumer.take().ok_or_else(|| anyhow!("the stream was already finished"))?;
-        consumer.join().map_err(|_| anyhow!("the k-SF consumer thread failed"))
+        consumer.join().map_err(|_| anyhow!("the stream's consumer thread failed"))
     }
 }
 
-impl Collector for StreamCollector {
-    type Output = Streamed;
+impl<C: StreamConsumer> Collector for StreamCollector<C> {
+    type Output = C::Output;
 
     fn link<T: 'static>(linker: &mut Linker<T>, get: fn(&mut T) -> &mut Self) -> Result<()> {
         linker.func_wrap(
@@ -238,7 +283,7 @@ impl Collector for StreamCollector {
         Ok(())
     }
 
-    fn finish(&mut self, memory: Option<&mut [u8]>) -> Result<Streamed> {
+    fn finish(&mut self, memory: Option<&mut [u8]>) -> Result<C::Output> {
         // The items still in the buffer, also after a trap.
         let mut counts = RawCounts::new();
         let drained = match memory {
@@ -251,25 +296,13 @@ impl Collector for StreamCollector {
             }
             None => Ok(()),
         };
-        let activations = self.join()?;
+        let consumer = self.join()?;
         drained?;
-        let forest = activations.forest();
-        let ksf = KsfFacts {
-            stream_items: activations.items(),
-            nodes: forest.len(),
-            sibling_scans: forest.sibling_scans(),
-            dropped: forest.dropped(),
-        };
-        let kipf = forest.to_kipf();
-        // The 1-IPF is the Ball–Larus profile.
-        for root in &kipf.roots {
-            counts.entry((root.path >> 32) as u32).or_default().push((root.path & 0xffff_ffff, root.count));
-        }
-        Ok(Streamed { counts, kipf, ksf, recorded: std::mem::take(&mut self.recorded) })
+        consumer.finish(counts, std::mem::take(&mut self.recorded))
     }
 }
 
-impl Drop for StreamCollector {
+impl<C> Drop for StreamCollector<C> {
     fn drop(&mut self) {
         drop(self.full.take());
         if let Some(consumer) = self.consumer.take() {

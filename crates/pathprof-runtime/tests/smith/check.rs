@@ -99,7 +99,7 @@ impl Mode {
             }
             Mode::EventPaths => {
                 let mut plan = base.plan.clone();
-                plan.cut_merges = true;
+                plan.cuts = pathprof_core::plan::ExtraCuts::Merges;
                 return InstrumentOptions { sink: SinkKind::Count, plan, events: Some(event_set()), ..base.clone() };
             }
             Mode::Decode => {

@@ -4,6 +4,7 @@
 pub mod bench;
 pub mod compare;
 pub mod export;
+pub mod hpp;
 pub mod instrument;
 pub mod report;
 pub mod run;

@@ -23,15 +23,6 @@ pub struct Args {
     /// Number of hot paths to print.
     #[arg(long, default_value_t = 10)]
     top: usize,
-    /// Grant a host directory to the program: HOST or HOST::GUEST (repeatable).
-    #[arg(long = "dir", value_name = "HOST[::GUEST]")]
-    dirs: Vec<String>,
-    /// Set an environment variable for the program (repeatable).
-    #[arg(long = "env", value_name = "NAME=VALUE")]
-    envs: Vec<String>,
-    /// Call this exported function instead of `_start`; ARGS are its arguments.
-    #[arg(long)]
-    invoke: Option<String>,
     /// A previous profile of the same module: its edge frequencies place the increments on cold
     /// edges (the static estimate from loop depth is used otherwise).
     #[arg(long, value_name = "PROFILE")]
@@ -69,11 +60,34 @@ pub struct Args {
     cut: Option<String>,
     #[command(flatten)]
     events: EventArgs,
+    #[command(flatten)]
+    program: Program,
+}
+
+/// The program to run, and what it may see.
+#[derive(clap::Args)]
+pub struct Program {
+    /// Grant a host directory to the program: HOST or HOST::GUEST (repeatable).
+    #[arg(long = "dir", value_name = "HOST[::GUEST]")]
+    dirs: Vec<String>,
+    /// Set an environment variable for the program (repeatable).
+    #[arg(long = "env", value_name = "NAME=VALUE")]
+    envs: Vec<String>,
+    /// Call this exported function instead of `_start`; ARGS are its arguments.
+    #[arg(long)]
+    invoke: Option<String>,
     /// The program.
-    app: PathBuf,
+    pub app: PathBuf,
     /// Arguments of the program.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     args: Vec<String>,
+}
+
+impl Program {
+    /// What the program sees: the directories and variables granted, and its arguments.
+    pub fn config(&self) -> Result<RunConfig> {
+        run_config(&self.app, &self.dirs, &self.envs, self.invoke.clone(), self.args.clone())
+    }
 }
 
 pub fn run(a: Args) -> Result<i32> {
@@ -91,14 +105,14 @@ pub fn run(a: Args) -> Result<i32> {
     if a.edge_profile.is_some() && mode == Mode::None {
         bail!("--edge-profile does not apply to --mode none");
     }
-    let config = run_config(&a.app, &a.dirs, &a.envs, a.invoke, a.args)?;
-    let bytes = read_module(&a.app)?;
+    let config = a.program.config()?;
+    let bytes = read_module(&a.program.app)?;
     let edge_profile = a.edge_profile.as_deref().map(read_profile).transpose()?;
     let interesting = interesting_paths(&bytes, &mode, &a.interesting)?;
     let events = a.events.spec(&mode)?;
     let inputs =
         Inputs { edge_profile: edge_profile.as_ref(), interesting: interesting.as_ref(), events: events.as_ref() };
-    let prepared = Prepared::new(&bytes, &a.app.display().to_string(), &mode, &inputs)?;
+    let prepared = Prepared::new(&bytes, &a.program.app.display().to_string(), &mode, &inputs)?;
     let engine = pathprof_runtime::engine()?;
     let run = prepared.run(&engine, &config)?;
     let profile = prepared.profile(&run, &config)?;

@@ -112,7 +112,7 @@ pub(crate) fn plan(settings: &EventSettings, plan: &mut PlanOptions) {
     }
     match settings.cut {
         PathCut::None => {}
-        PathCut::Merges => plan.cut_merges = true,
+        PathCut::Merges => plan.cuts = pathprof_core::plan::ExtraCuts::Merges,
         PathCut::Auto => plan.max_paths = AUTO_CUT_BUDGET,
     }
 }

@@ -7,11 +7,13 @@
 //! * [`bench`] — the table and summaries of `pathprof bench`;
 //! * [`compare`] — the accuracy of a sampled profile against an exact one;
 //! * [`untested`] — the untested paths of a `ppp` profile;
-//! * [`events`] — an `events` profile's totals, functions and paths ranked by an event.
+//! * [`events`] — an `events` profile's totals, functions and paths ranked by an event;
+//! * [`hpp`] — the hardware path profiler's figures, a sweep's table and plot.
 
 pub mod bench;
 pub mod compare;
 pub mod events;
+pub mod hpp;
 pub mod json;
 pub mod kipf;
 pub mod paths;

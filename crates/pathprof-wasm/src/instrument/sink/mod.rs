@@ -74,6 +74,12 @@ pub enum SinkKind {
     /// Direct event counting (`dec`), the baseline [EVT23 §3.2]: no paths, and every stretch of
     /// straight-line code adds its events to the function's event counters.
     Direct,
+    /// The stream of [`SinkKind::Stream`] from every function, each activation with its entry
+    /// marker, none counted in an array. Planned with every block cut
+    /// ([`ExtraCuts::Blocks`](pathprof_core::ExtraCuts)), each path is one block and the edge it
+    /// leaves by: the stream is the program's branches in order, for the hardware path profiler's
+    /// simulator (`hpp`).
+    Trace,
 }
 
 /// Which path end a sink records.
@@ -198,7 +204,7 @@ impl SinkKind {
             SinkKind::Count | SinkKind::Preferential { .. } | SinkKind::Decode | SinkKind::Direct => 0,
             SinkKind::Sample { buffer: None } => u64::from(crate::abi::SAMPLE_WORDS),
             SinkKind::Sample { buffer: Some(slots) } => SampleBufferLayout::new(slots).end(),
-            SinkKind::Stream => StreamLayout::standard().end(),
+            SinkKind::Stream | SinkKind::Trace => StreamLayout::standard().end(),
         }
     }
 
@@ -262,9 +268,10 @@ impl SinkKind {
                 Sink::Direct(DirectSink { counters: layout.take(8 * u64::from(mask.count_ones())), mask })
             }
             SinkKind::Sample { buffer } => Sink::Sample(SampleSink { buffer: buffer.map(SampleBufferLayout::new) }),
-            SinkKind::Stream if register_bits(plan) == 64 => {
+            SinkKind::Stream | SinkKind::Trace if register_bits(plan) == 64 => {
                 return Err("more than 2^32 paths (streamed path IDs have 32 bits)".to_string())
             }
+            SinkKind::Trace => Sink::Stream(StreamSink { layout: StreamLayout::standard(), singles: None }),
             SinkKind::Stream => {
                 // An activation of a function without loops or cuts ends one path: its k-IPF has only
                 // roots, its BL counts, which an array counts without the stream or activation markers.
@@ -289,7 +296,7 @@ impl SinkKind {
         match self {
             SinkKind::Count | SinkKind::Decode | SinkKind::Direct => SinkLayout::Count { hash: calls_import },
             SinkKind::Sample { .. } => SinkLayout::Sample { buffer: self.sample_buffer() },
-            SinkKind::Stream => SinkLayout::Stream(StreamLayout::standard()),
+            SinkKind::Stream | SinkKind::Trace => SinkLayout::Stream(StreamLayout::standard()),
             SinkKind::Preferential { .. } => SinkLayout::Ppp { hash: calls_import },
         }
     }
@@ -297,7 +304,7 @@ impl SinkKind {
     /// Data segments of the profiler's memory: `(offset, bytes)`.
     pub(crate) fn initial_data(self) -> Vec<(u32, Vec<u8>)> {
         match self {
-            SinkKind::Stream => stream::initial_data(),
+            SinkKind::Stream | SinkKind::Trace => stream::initial_data(),
             _ => Vec::new(),
         }
     }
