@@ -35,7 +35,6 @@ use pathprof_wasm::abi::{STREAM_ENTER, STREAM_PATH_EXIT, STREAM_REPEAT};
 use pathprof_wasm::branches::{module_branches, EdgeBranch, FuncBranches};
 use pathprof_wasm::map::RawCounts;
 use pathprof_wasm::{InstrumentOptions, ProfileMap, SinkKind};
-use std::collections::HashMap;
 use std::time::Instant;
 
 /// What a `br_table` is to the path stack.
@@ -101,7 +100,8 @@ pub struct TraceFacts {
 
 /// The consumer of the trace: items → branches → the simulator.
 pub struct TraceConsumer {
-    functions: HashMap<u32, Traced>,
+    /// By function index.
+    functions: Vec<Option<Traced>>,
     frames: Vec<Frame>,
     last: u64,
     simulator: Simulator,
@@ -134,7 +134,7 @@ impl TraceConsumer {
         first: u32,
         settings: &HppSettings,
     ) -> Result<TraceConsumer> {
-        let mut functions = HashMap::new();
+        let mut functions: Vec<Option<Traced>> = Vec::new();
         for f in &map.functions {
             let Some(probes) = f.probes() else { continue };
             let Some(fb) = branches.get_mut((f.index - first) as usize).and_then(Option::take) else { continue };
@@ -166,7 +166,11 @@ impl TraceConsumer {
                 };
                 steps.push(Step { block, branch, next });
             }
-            functions.insert(f.index, Traced { branches: fb, steps });
+            let i = f.index as usize;
+            if functions.len() <= i {
+                functions.resize_with(i + 1, || None);
+            }
+            functions[i] = Some(Traced { branches: fb, steps });
         }
         Ok(TraceConsumer {
             functions,
@@ -189,7 +193,7 @@ impl TraceConsumer {
     }
 
     fn enter(&mut self, function: u32) {
-        let Some(callee) = self.functions.get(&function) else {
+        let Some(callee) = self.functions.get(function as usize).and_then(Option::as_ref) else {
             self.facts.stray_items += 1;
             return;
         };
@@ -198,7 +202,7 @@ impl TraceConsumer {
         let mut events = Events::default();
         let mut return_to = 0;
         if let Some(top) = self.frames.last_mut() {
-            let caller = &self.functions[&top.function].branches;
+            let caller = &self.functions[top.function as usize].as_ref().expect("a frame's function is traced").branches;
             let calls = caller.blocks.get(top.block as usize).map_or(&[][..], |b| &b.calls[..]);
             match calls.iter().skip(top.call).position(|c| c.callee.is_none_or(|g| g == function)) {
                 Some(k) => {
@@ -223,7 +227,7 @@ impl TraceConsumer {
             self.facts.stray_items += 1;
             return;
         };
-        let traced = &self.functions[&function];
+        let traced = self.functions[function as usize].as_ref().expect("a frame's function is traced");
         let Some(&step) = traced.steps.get(id as usize).filter(|s| s.block == top.block) else {
             self.facts.stray_items += 1;
             return;

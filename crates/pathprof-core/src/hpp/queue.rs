@@ -53,7 +53,10 @@ impl BranchQueue {
         };
         let leave = enter.max(self.last) + cycles as f64;
         self.done[self.next] = leave;
-        self.next = (self.next + 1) % self.capacity;
+        self.next += 1;
+        if self.next == self.capacity {
+            self.next = 0;
+        }
         self.last = leave;
         self.busy_cycles += cycles;
     }

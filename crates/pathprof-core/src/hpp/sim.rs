@@ -109,6 +109,7 @@ impl Simulator {
         let before = self.stack.stats;
         let metric = self.options.metric;
         let (exact, window_exact, tables) = (&mut self.exact, &mut self.window_exact, &mut self.tables);
+        let windows = self.options.window > 0;
         let mut hpt_cycles = 0u64;
         self.stack.branch(b, &mut |d: &Descriptor, events| {
             let amount = metric.amount(events);
@@ -116,10 +117,14 @@ impl Simulator {
                 return;
             }
             *exact.entry(*d).or_default() += amount;
-            *window_exact.entry(*d).or_default() += amount;
+            if windows {
+                *window_exact.entry(*d).or_default() += amount;
+            }
             for (i, t) in tables.iter_mut().enumerate() {
                 let hit = t.complete.insert(d, amount);
-                t.window.insert(d, amount);
+                if windows {
+                    t.window.insert(d, amount);
+                }
                 if i == 0 {
                     hpt_cycles += if hit { 1 } else { t.complete.config.miss_cycles() };
                 }
@@ -153,7 +158,7 @@ impl Simulator {
 
     /// The end of the run: the last window, if it is the only one.
     pub fn finish(&mut self) {
-        if self.windows == 0 && !self.window_exact.is_empty() {
+        if self.options.window > 0 && self.windows == 0 && !self.window_exact.is_empty() {
             self.close_window();
         }
     }

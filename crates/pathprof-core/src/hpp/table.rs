@@ -121,7 +121,11 @@ impl Hpt {
                 path.start ^ folded.rotate_left(7) ^ (u32::from(path.length) << 3)
             }
         };
-        h % self.sets
+        if self.sets.is_power_of_two() {
+            h & (self.sets - 1)
+        } else {
+            h % self.sets
+        }
     }
 
     /// Adds `amount` to `path`'s entry, replacing an entry of its set if it has none; whether it hit.
