@@ -202,7 +202,8 @@ impl TraceConsumer {
         let mut events = Events::default();
         let mut return_to = 0;
         if let Some(top) = self.frames.last_mut() {
-            let caller = &self.functions[top.function as usize].as_ref().expect("a frame's function is traced").branches;
+            let caller =
+                &self.functions[top.function as usize].as_ref().expect("a frame's function is traced").branches;
             let calls = caller.blocks.get(top.block as usize).map_or(&[][..], |b| &b.calls[..]);
             match calls.iter().skip(top.call).position(|c| c.callee.is_none_or(|g| g == function)) {
                 Some(k) => {
