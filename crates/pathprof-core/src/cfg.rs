@@ -110,6 +110,15 @@ impl Cfg {
         self.back_edges.get_or_init(|| self.find_back_edges())
     }
 
+    /// By edge: whether it is one of [`Cfg::back_edges`].
+    pub fn back_edge_mask(&self) -> Vec<bool> {
+        let mut mask = vec![false; self.edges.len()];
+        for &e in self.back_edges() {
+            mask[e as usize] = true;
+        }
+        mask
+    }
+
     fn find_back_edges(&self) -> Vec<CfgEdgeId> {
         let out = self.out_edges();
         let n = self.num_blocks as usize;

@@ -69,12 +69,8 @@ impl Dag {
     pub fn build(cfg: &Cfg, mode: LoopCut, extra_cuts: &[bool]) -> Dag {
         let n = cfg.num_blocks();
         let reachable = cfg.reachable();
-        let back = cfg.back_edges();
-        let mut is_back = vec![false; cfg.edges().len()];
-        for &e in back {
-            is_back[e as usize] = true;
-        }
-        let headers = cfg.targets(back);
+        let is_back = cfg.back_edge_mask();
+        let headers = cfg.targets(cfg.back_edges());
         let mut cut = vec![false; n as usize];
         for b in 0..n as usize {
             let extra = extra_cuts.get(b).copied().unwrap_or(false);

@@ -90,25 +90,7 @@ impl Default for Cursor {
     }
 }
 
-/// A fast hash for interning labels (FxHash's multiply-rotate).
-#[derive(Default, Clone, Copy)]
-struct LabelHasher(u64);
-
-impl std::hash::Hasher for LabelHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-type LabelMap = HashMap<u64, u32, std::hash::BuildHasherDefault<LabelHasher>>;
+type LabelMap = HashMap<u64, u32, crate::hash::FxBuildHasher>;
 
 /// The k-slab forest, built one item at a time.
 #[derive(Clone, Debug)]

@@ -16,6 +16,7 @@
 //! * [`ppp`] — preferential path numbering: compact IDs for a set of interesting paths [PPP07 §3.3];
 //! * [`kpath`] — multi-iteration paths: k-slab forest and k-iteration path forest [KBL13];
 //! * [`accuracy`] — accuracy metrics of sampled profiles [PEP05 §6.3–6.4];
+//! * [`hash`] — a fast hasher for the integer keys of the forests and the simulator's tables;
 //! * [`hpp`] — the hardware path profiler as a simulator: path stack, Hot Path Table, branch queue
 //!   [PPP07 ch. 5];
 //! * [`profile`] — the profile data model and its JSON form (docs/profile-format.md).
@@ -28,6 +29,7 @@ pub mod dag;
 pub mod estimate;
 pub mod events;
 pub mod graph;
+pub mod hash;
 pub mod hpp;
 pub mod kpath;
 pub mod numbering;

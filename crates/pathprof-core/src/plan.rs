@@ -83,10 +83,7 @@ impl FunctionPlan {
         let mut overflow_cuts = Vec::new();
         if options.cuts != ExtraCuts::None {
             let reachable = cfg.reachable();
-            let mut back = vec![false; cfg.edges().len()];
-            for &e in cfg.back_edges() {
-                back[e as usize] = true;
-            }
+            let back = cfg.back_edge_mask();
             let mut forward_in = vec![0u32; cfg.num_blocks() as usize];
             for (i, e) in cfg.edges().iter().enumerate() {
                 if let (true, false, crate::Succ::Block(w)) = (reachable[e.from as usize], back[i], e.to) {

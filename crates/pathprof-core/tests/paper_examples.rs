@@ -40,10 +40,6 @@ fn assert_vals(dag: &Dag, numbering: &Numbering, nonzero: &[(u32, u64)]) {
     }
 }
 
-fn fig_3_4_edges() -> Vec<(&'static str, &'static str)> {
-    vec![("s", "a"), ("s", "b"), ("a", "b"), ("a", "c"), ("b", "c"), ("c", "d"), ("c", "t"), ("d", "t")]
-}
-
 const FIG_3_4_PATHS: [(&[&str], u64); 6] = [
     (&["s", "a", "c", "d"], 0),
     (&["s", "a", "c"], 1),
@@ -56,7 +52,7 @@ const FIG_3_4_PATHS: [(&[&str], u64); 6] = [
 /// [PPP07 Fig. 3.4], out-edge order s:[a,b], a:[c,b], c:[d,t] given by priorities.
 #[test]
 fn fig_3_4_ball_larus_with_priorities() {
-    let g = Named::new("s", &fig_3_4_edges());
+    let g = common::fig_3_4();
     let dag = Dag::build(&g.cfg, LoopCut::BackEdges, &[]);
     assert_eq!(dag.edges.len(), 9, "virtual entry edge plus the 8 edges");
     let order = vec![
@@ -100,10 +96,7 @@ fn fig_3_4_ball_larus_in_edge_order() {
 /// [PPP07 Fig. 3.5], order s:[a,b], c:[d,e].
 #[test]
 fn fig_3_5_ball_larus() {
-    let g = Named::new(
-        "s",
-        &[("s", "a"), ("s", "b"), ("a", "c"), ("b", "c"), ("c", "d"), ("c", "e"), ("d", "t"), ("e", "t")],
-    );
+    let g = common::fig_3_5();
     let dag = Dag::build(&g.cfg, LoopCut::BackEdges, &[]);
     let numbering = Numbering::ball_larus(&dag, u64::MAX).unwrap();
     assert_eq!(numbering.total(&dag), 4);

@@ -25,10 +25,7 @@ fn ids(g: &Named, dag: &Dag, numbering: &Numbering, ppp: &PppNumbering, blocks: 
 }
 
 fn fig_3_4() -> (Named, Dag, Numbering) {
-    let g = Named::new(
-        "s",
-        &[("s", "a"), ("s", "b"), ("a", "b"), ("a", "c"), ("b", "c"), ("c", "d"), ("c", "t"), ("d", "t")],
-    );
+    let g = common::fig_3_4();
     let dag = Dag::build(&g.cfg, LoopCut::Headers, &[]);
     let order = vec![
         vec![g.dag_edge(&dag, "s", "a"), g.dag_edge(&dag, "s", "b")],
@@ -68,10 +65,7 @@ fn fig_3_4_preferential() {
 /// and 1 (δ = 1), and the uninteresting sacdt and sbcet alias them: only the Ball–Larus check tells.
 #[test]
 fn fig_3_5_aliasing() {
-    let g = Named::new(
-        "s",
-        &[("s", "a"), ("s", "b"), ("a", "c"), ("b", "c"), ("c", "d"), ("c", "e"), ("d", "t"), ("e", "t")],
-    );
+    let g = common::fig_3_5();
     let dag = Dag::build(&g.cfg, LoopCut::Headers, &[]);
     let numbering = Numbering::ball_larus(&dag, u64::MAX).unwrap();
     // Ball–Larus IDs: sacdt 0, sacet 1, sbcdt 2, sbcet 3.
@@ -154,6 +148,8 @@ proptest! {
         let interesting: Vec<u64> = (0..n).filter(|&id| bits[id as usize % bits.len()]).collect();
         let ppp = PppNumbering::build(dag, numbering, &interesting, u64::MAX).unwrap();
         let mut seen: BTreeMap<i64, u64> = BTreeMap::new();
+        // Chord increments on the Ball–Larus tree.
+        let inc = Placement::with_tree(dag, &plan.placement.in_tree, &ppp.val);
         for p in &paths {
             let bl = path_sum(&numbering.val, p);
             let id = ppp.id_of(p);
@@ -162,8 +158,6 @@ proptest! {
             if wanted {
                 prop_assert!(seen.insert(id as i64, bl).is_none(), "two interesting paths with PPP ID {}", id as i64);
             }
-            // Chord increments on the Ball–Larus tree.
-            let inc = Placement::with_tree(dag, &plan.placement.in_tree, &ppp.val);
             prop_assert_eq!(path_sum(&inc.inc, p), id, "Σ Inc of path {}", bl);
         }
         prop_assert_eq!(seen.len(), interesting.len());

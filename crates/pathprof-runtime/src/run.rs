@@ -44,9 +44,8 @@ pub struct RunOutcome {
     /// Instantiation and execution.
     pub wall_seconds: f64,
     pub bench_region_seconds: Option<f64>,
-    /// Activations of profiled functions still open when the program stopped.
-    pub open_activations: u64,
-    /// Their functions (indices of the original module), the innermost first.
+    /// The functions (indices of the original module) of the activations of profiled functions
+    /// still open when the program stopped, the innermost first.
     pub open_frames: Vec<u32>,
     /// Results of `--invoke`, formatted one per line.
     pub results: Vec<String>,
@@ -220,7 +219,6 @@ pub fn run_module<C: Collector>(
         compile_seconds: 0.0,
         wall_seconds,
         bench_region_seconds: store.data().bench_region.map(|d| d.as_secs_f64()),
-        open_activations: open_frames.len() as u64,
         open_frames,
         results,
         stdout,

@@ -7,12 +7,12 @@
 //! An operator counts as an instruction; a memory access is an operator that loads or stores
 //! (scalar, SIMD and atomic) or a bulk memory operator. Addresses are byte offsets in the module.
 
-use crate::cfg::{self, FuncCfg, SiteKind, Special};
-use crate::events::operator_name;
+use crate::cfg::{self, FuncCfg, SiteKind, Special, OPCODE_BR, OPCODE_BR_IF, OPCODE_ELSE};
+use crate::events::touches_memory;
 use crate::module::{validator, ModuleError, ModuleInfo};
 use crate::parallel::parallel_map;
 use pathprof_core::Succ;
-use wasmparser::{FunctionBody, Operator};
+use wasmparser::FunctionBody;
 
 /// How a CFG edge is taken.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,8 +79,6 @@ pub struct FuncBranches {
     pub targets: Vec<Option<u32>>,
     /// By block.
     pub blocks: Vec<BlockBranches>,
-    /// The CFG's back edges.
-    pub back: Vec<bool>,
     /// By block: whether it is a loop header.
     pub loop_headers: Vec<bool>,
     pub entry_block: u32,
@@ -92,79 +90,55 @@ pub fn function_branches(body: &FunctionBody, fcfg: &FuncCfg) -> Result<FuncBran
     let bytes = body.as_bytes();
     let body_start = body.range().start as u64;
     let opcode = |op: usize| bytes.get(fcfg.op_offsets[op] as usize).copied().unwrap_or(0);
-    let exits = |e: u32| cfg.edges()[e as usize].to == Succ::Exit;
     let mut edges = vec![EdgeBranch::FallThrough; cfg.edges().len()];
     for site in &fcfg.sites {
         match &site.kind {
             SiteKind::Edge(e) => {
-                edges[*e as usize] = match opcode(site.op) {
-                    _ if exits(*e) => EdgeBranch::Return,
-                    0x0c | 0x05 => EdgeBranch::Jump,
-                    _ => EdgeBranch::FallThrough,
-                };
+                if matches!(opcode(site.op), OPCODE_BR | OPCODE_ELSE) {
+                    edges[*e as usize] = EdgeBranch::Jump;
+                }
             }
             SiteKind::Cond(yes, no) => {
                 // `br_if` goes to its label on non-zero; `if` falls into its arm on non-zero.
-                let br_if = opcode(site.op) == 0x0d;
+                let br_if = opcode(site.op) == OPCODE_BR_IF;
                 edges[*yes as usize] = EdgeBranch::Conditional { taken: br_if };
                 edges[*no as usize] = EdgeBranch::Conditional { taken: !br_if };
-                for e in [*yes, *no] {
-                    if exits(e) {
-                        edges[e as usize] = EdgeBranch::Return;
-                    }
-                }
             }
             SiteKind::Table(targets) => {
                 let n = targets.len() as u32;
                 for (i, &e) in targets.iter().enumerate() {
-                    edges[e as usize] =
-                        if exits(e) { EdgeBranch::Return } else { EdgeBranch::Table { index: i as u32, targets: n } };
+                    edges[e as usize] = EdgeBranch::Table { index: i as u32, targets: n };
                 }
             }
-            SiteKind::TailCall(e) => edges[*e as usize] = EdgeBranch::Return,
+            SiteKind::TailCall(_) => {}
         }
     }
+    // Whatever operator takes it, an edge out of the function is a return.
     for (e, edge) in cfg.edges().iter().enumerate() {
-        if edge.to == Succ::Exit && edges[e] == EdgeBranch::FallThrough {
+        if edge.to == Succ::Exit {
             edges[e] = EdgeBranch::Return;
         }
-    }
-    let mut back = vec![false; cfg.edges().len()];
-    for &e in cfg.back_edges() {
-        back[e as usize] = true;
     }
     let mut blocks: Vec<BlockBranches> = fcfg
         .blocks
         .iter()
         .map(|b| BlockBranches { offset: b.offset as u32, calls: Vec::new(), work: vec![Work::default()] })
         .collect();
-    let callee = |i: usize| {
-        fcfg.specials.binary_search_by_key(&i, |&(op, _)| op).ok().and_then(|k| match fcfg.specials[k].1 {
-            Special::Call { callee } => Some(callee),
-            _ => None,
-        })
-    };
-    let mut reader = body.get_operators_reader()?;
-    let mut i = 0usize;
-    while !reader.eof() {
-        let at = body_start + u64::from(fcfg.op_offsets[i]);
-        let op = reader.read()?;
-        let k = fcfg.blocks.partition_point(|b| b.offset <= at);
-        if let Some(b) = k.checked_sub(1).filter(|&b| at < fcfg.blocks[b].end) {
-            let block = &mut blocks[b];
-            let work = block.work.last_mut().expect("a block has work");
-            work.instructions += 1;
-            if touches_memory(&op) {
-                work.memory += 1;
-            }
-            if let Some(callee) = callee(i) {
-                let return_to = (body_start + u64::from(fcfg.op_offsets[(i + 1).min(fcfg.num_ops)])) as u32;
-                block.calls.push(CallSite { return_to, callee });
-                block.work.push(Work::default());
-            }
+    let mut specials = fcfg.specials.iter().peekable();
+    fcfg.visit_ops(body, |i, op, block| {
+        let special = specials.next_if(|&&(at, _)| at == i).map(|&(_, s)| s);
+        let Some(block) = block.map(|b| &mut blocks[b]) else { return };
+        let work = block.work.last_mut().expect("a block has work");
+        work.instructions += 1;
+        if touches_memory(op) {
+            work.memory += 1;
         }
-        i += 1;
-    }
+        if let Some(Special::Call { callee }) = special {
+            let return_to = (body_start + u64::from(fcfg.op_offsets[(i + 1).min(fcfg.num_ops)])) as u32;
+            block.calls.push(CallSite { return_to, callee });
+            block.work.push(Work::default());
+        }
+    })?;
     let loop_headers = fcfg.blocks.iter().map(|b| b.loop_header).collect();
     let targets = cfg
         .edges()
@@ -174,18 +148,12 @@ pub fn function_branches(body: &FunctionBody, fcfg: &FuncCfg) -> Result<FuncBran
             Succ::Exit => None,
         })
         .collect();
-    Ok(FuncBranches { edges, targets, blocks, back, loop_headers, entry_block: cfg.entry() })
-}
-
-/// Whether an operator reads or writes linear memory.
-fn touches_memory(op: &Operator) -> bool {
-    let name = operator_name(op);
-    let bulk = name.starts_with("memory_") && !matches!(op, Operator::MemorySize { .. } | Operator::MemoryGrow { .. });
-    name.contains("load") || name.contains("store") || name.contains("rmw") || bulk
+    Ok(FuncBranches { edges, targets, blocks, loop_headers, entry_block: cfg.entry() })
 }
 
 /// The branches of every defined function of a module, by defined index; `None` for the functions
-/// the instrumenter leaves alone.
+/// the instrumenter leaves alone. (The instrumenter gives them for the module it instruments with
+/// [`SinkKind::Trace`](crate::SinkKind::Trace), from the CFGs it builds anyway.)
 pub fn module_branches(bytes: &[u8]) -> Result<(ModuleInfo, Vec<Option<FuncBranches>>), ModuleError> {
     let (info, bodies) = ModuleInfo::read_sections(bytes)?;
     let all = parallel_map(&bodies, |_, (func, body)| -> Result<_, wasmparser::BinaryReaderError> {
@@ -231,7 +199,7 @@ mod tests {
         assert!(kinds.contains(&EdgeBranch::Table { index: 0, targets: 2 }));
         assert!(kinds.contains(&EdgeBranch::Table { index: 1, targets: 2 }));
         assert!(kinds.contains(&EdgeBranch::Return));
-        assert_eq!(f.back.iter().filter(|&&b| b).count(), 1);
+        assert_eq!(f.loop_headers.iter().filter(|&&h| h).count(), 1);
         let calls: usize = f.blocks.iter().map(|b| b.calls.len()).sum();
         assert_eq!(calls, 2);
         let memory: u32 = f.blocks.iter().flat_map(|b| &b.work).map(|w| w.memory).sum();

@@ -84,6 +84,41 @@ pub struct FuncCfg {
     pub num_calls: usize,
 }
 
+impl FuncCfg {
+    /// Reads the operators of `body`, whose CFG this is, in order: `visit` gets each one's index,
+    /// the operator, and the block that holds it (`None` in unreachable code).
+    pub fn visit_ops(
+        &self,
+        body: &FunctionBody,
+        mut visit: impl FnMut(usize, &Operator, Option<usize>),
+    ) -> Result<(), BinaryReaderError> {
+        let body_start = body.range().start as u64;
+        let mut reader = body.get_operators_reader()?;
+        // Blocks are in order of their offsets, as operators are: the first block that starts after
+        // the operator.
+        let mut after = 0usize;
+        let mut i = 0usize;
+        while !reader.eof() {
+            let at = body_start + u64::from(self.op_offsets[i]);
+            let op = reader.read()?;
+            while after < self.blocks.len() && self.blocks[after].offset <= at {
+                after += 1;
+            }
+            visit(i, &op, after.checked_sub(1).filter(|&b| at < self.blocks[b].end));
+            i += 1;
+        }
+        Ok(())
+    }
+}
+
+/// Opcodes the instrumenter and the branch classes tell apart by their first byte.
+pub(crate) const OPCODE_LOOP: u8 = 0x03;
+pub(crate) const OPCODE_IF: u8 = 0x04;
+pub(crate) const OPCODE_ELSE: u8 = 0x05;
+pub(crate) const OPCODE_END: u8 = 0x0b;
+pub(crate) const OPCODE_BR: u8 = 0x0c;
+pub(crate) const OPCODE_BR_IF: u8 = 0x0d;
+
 /// Why a function cannot be instrumented.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]

@@ -36,6 +36,14 @@ pub fn operator_name(op: &Operator) -> &'static str {
     name.strip_prefix("visit_").unwrap_or(name)
 }
 
+/// Whether an operator reads or writes linear memory: a load or store (scalar, SIMD, atomic, an
+/// atomic read-modify-write) or a bulk memory operator.
+pub fn touches_memory(op: &Operator) -> bool {
+    let name = operator_name(op);
+    let bulk = name.starts_with("memory_") && !matches!(op, Operator::MemorySize { .. } | Operator::MemoryGrow { .. });
+    name.contains("load") || name.contains("store") || name.contains("rmw") || bulk
+}
+
 /// A name as operator names are compared: lowercase, without dots and underscores.
 fn normal(name: &str) -> String {
     name.chars().filter(|c| *c != '.' && *c != '_').flat_map(char::to_lowercase).collect()
@@ -359,16 +367,8 @@ impl EventSet {
         let mut blocks = vec![vec![0u64; width]; fcfg.blocks.len()];
         let mut entry = vec![0u64; width];
         let mut stretches: Vec<(usize, Vec<u64>)> = Vec::new();
-        let body_start = body.range().start as u64;
         let mut starts = fcfg.block_starts.iter().peekable();
-        let mut reader = body.get_operators_reader()?;
-        let mut i = 0usize;
-        while !reader.eof() {
-            let at = body_start + u64::from(fcfg.op_offsets[i]);
-            let op = reader.read()?;
-            // Blocks are in order of their offsets; the one that holds `at`, if any.
-            let k = fcfg.blocks.partition_point(|b| b.offset <= at);
-            let block = k.checked_sub(1).filter(|&b| at < fcfg.blocks[b].end);
+        fcfg.visit_ops(body, |i, op, block| {
             let mut started = None;
             while let Some(&(_, b)) = starts.next_if(|&&(op, _)| op == i) {
                 started = Some(b as usize);
@@ -379,16 +379,15 @@ impl EventSet {
                 stretches.push((i, vec![0u64; width]));
             }
             if let Some(b) = block {
-                self.add(&op, &mut blocks[b]);
+                self.add(op, &mut blocks[b]);
                 let stretch = stretches.last_mut().map_or(&mut entry, |(_, v)| v);
-                self.add(&op, stretch);
+                self.add(op, stretch);
             }
             let call = matches!(op, Operator::Call { .. } | Operator::CallIndirect { .. } | Operator::CallRef { .. });
             if (started.is_some() && started != block) || (call && block.is_some()) {
                 stretches.push((i, vec![0u64; width]));
             }
-            i += 1;
-        }
+        })?;
         stretches.retain(|(_, v)| v.iter().any(|&x| x > 0));
         Ok(BodyEvents { blocks, entry, stretches })
     }

@@ -215,7 +215,7 @@ impl EventCounters {
         let mut at = self.offset as usize;
         for (j, v) in out.iter_mut().enumerate() {
             if self.mask >> j & 1 == 1 {
-                *v = u64::from_le_bytes(memory[at..at + 8].try_into().expect("8 bytes"));
+                *v = le_u64(memory, at);
                 at += 8;
             }
         }
@@ -246,7 +246,7 @@ impl ArrayCounters {
 
     /// Adds the function's counts in `memory` to `counts`, pending loop and run counts included.
     pub fn read(&self, memory: &[u8], counts: &mut RawCounts) {
-        let word = |at: usize| u64::from_le_bytes(memory[at..at + 8].try_into().expect("8 bytes"));
+        let word = |at: usize| le_u64(memory, at);
         if self.slots {
             let entry = counts.entry(self.function).or_default();
             for i in 0..self.len as usize {
@@ -265,7 +265,7 @@ impl ArrayCounters {
             .collect();
         // A loop counter's slot holds its path's pending count, a run counter's the run's length and
         // then its path.
-        let word = |at: u32| u64::from_le_bytes(memory[at as usize..at as usize + 8].try_into().expect("8 bytes"));
+        let word = |at: u32| le_u64(memory, at as usize);
         let pending = self
             .loop_counters
             .iter()
@@ -281,10 +281,19 @@ impl ArrayCounters {
     }
 }
 
-/// A sampled loop's count of the bursts its copy did not take, in `memory`.
+/// A sampled loop's count of the bursts its copy did not take, in `memory` (0 when the memory
+/// does not reach the slot).
 pub fn read_bursts(memory: &[u8], bursts: &LoopBursts) -> u64 {
     let at = bursts.slot as usize;
-    memory.get(at..at + 8).map_or(0, |b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+    if memory.len() < at + 8 {
+        return 0;
+    }
+    le_u64(memory, at)
+}
+
+/// The little-endian `u64` at byte `at` of `memory`.
+fn le_u64(memory: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(memory[at..at + 8].try_into().expect("8 bytes"))
 }
 
 /// Whether DAG edge `e` carries an increment of the path register: a non-zero increment on an edge
@@ -369,6 +378,12 @@ impl ProfileMap {
     }
 }
 
+/// The edges of a path through `blocks` that ends at `end`, as profiles key them: `(from, to)`.
+fn edge_keys(blocks: &[u32], end: Endpoint) -> impl Iterator<Item = (u32, Endpoint)> + '_ {
+    let steps = blocks.windows(2).map(|w| (w[0], Endpoint::Block(w[1])));
+    steps.chain(blocks.last().map(move |&b| (b, end)))
+}
+
 /// The path profile of one function from its `(path ID, count)` pairs (a path may be counted in
 /// several places, as a streamed function's singles and its stream: the counts add up): every path
 /// regenerated to its blocks, and the edge counts they add up to.
@@ -394,8 +409,7 @@ fn path_profile(p: &Probes, list: &[(u64, u64)]) -> Result<PathProfile, regen::B
         let branches =
             path.edges[1..].iter().filter(|&&e| out[p.plan.dag.edges[e as usize].from as usize].len() > 1).count()
                 as u32;
-        let steps = path.blocks.windows(2).map(|w| (w[0], Endpoint::Block(w[1])));
-        for key in steps.chain(path.blocks.last().map(|&b| (b, end))) {
+        for key in edge_keys(&path.blocks, end) {
             *edges.entry(key).or_insert(0) += count;
         }
         paths.push(PathCount {
@@ -434,22 +448,19 @@ fn ppp_function(p: &Probes, ppp: &PppPlan, paths: &[PathCount]) -> Result<PppFun
     let residual: Vec<&PathCount> = paths.iter().filter(|x| x.interesting == Some(false)).collect();
     let mut untested_edges = 0;
     if !residual.is_empty() {
-        let edge_keys = |path: &regen::Path| -> Vec<(u32, Endpoint)> {
+        // The interesting paths need not have run: regenerated from their IDs.
+        let mut tested = std::collections::HashSet::new();
+        for &id in &ppp.interesting {
+            let path = regen::regenerate(&p.plan.dag, &p.plan.numbering, id)?;
             let end = match path.end {
                 PathPoint::Boundary => Endpoint::Exit,
                 PathPoint::Block(b) => Endpoint::Block(b),
             };
-            let steps = path.blocks.windows(2).map(|w| (w[0], Endpoint::Block(w[1])));
-            steps.chain(path.blocks.last().map(|&b| (b, end))).collect()
-        };
-        let mut tested = std::collections::HashSet::new();
-        for &id in &ppp.interesting {
-            tested.extend(edge_keys(&regen::regenerate(&p.plan.dag, &p.plan.numbering, id)?));
+            tested.extend(edge_keys(&path.blocks, end));
         }
         let mut untested = std::collections::HashSet::new();
         for r in &residual {
-            let path = regen::regenerate(&p.plan.dag, &p.plan.numbering, r.id.0)?;
-            untested.extend(edge_keys(&path).into_iter().filter(|k| !tested.contains(k)));
+            untested.extend(edge_keys(&r.blocks, r.end).filter(|k| !tested.contains(k)));
         }
         untested_edges = untested.len() as u64;
     }

@@ -28,11 +28,11 @@
 use anyhow::{bail, Context, Result};
 use pathprof_core::dag::DagEdgeKind;
 use pathprof_core::hpp::stack::StackStats;
-use pathprof_core::hpp::{Branch, BranchKind, Events, Simulator, SimulatorOptions, TableReport};
+use pathprof_core::hpp::{Branch, BranchKind, BranchQueue, Events, Simulator, SimulatorOptions, TableReport};
 use pathprof_core::{regen, ExtraCuts, PlanOptions};
 use pathprof_runtime::{RunConfig, RunOutcome, StreamCollector, StreamConsumer};
 use pathprof_wasm::abi::{STREAM_ENTER, STREAM_PATH_EXIT, STREAM_REPEAT};
-use pathprof_wasm::branches::{module_branches, EdgeBranch, FuncBranches};
+use pathprof_wasm::branches::{EdgeBranch, FuncBranches, Work};
 use pathprof_wasm::map::RawCounts;
 use pathprof_wasm::{InstrumentOptions, ProfileMap, SinkKind};
 use std::time::Instant;
@@ -60,8 +60,10 @@ struct Step {
     block: u32,
     /// The branch at the block's end: kind, outcome and width; `None` for a fall-through.
     branch: Option<(BranchKind, u32, u8)>,
-    /// The block the edge goes to; `None` when it leaves the function.
-    next: Option<u32>,
+    /// The block the edge goes to, and its address; `None` when the edge leaves the function.
+    next: Option<(u32, u32)>,
+    /// The block's work, all of it: what the branch carries when no call interrupted the block.
+    work: Events,
 }
 
 /// A traced function: its branches, and the step of every trace path ID.
@@ -111,33 +113,27 @@ pub struct TraceConsumer {
 /// What the simulation gave.
 #[derive(Debug)]
 pub struct HppReport {
-    pub settings: HppSettings,
-    pub branches: u64,
     pub instructions: u64,
     pub distinct_paths: usize,
     pub windows: u64,
     pub stack: StackStats,
     pub open_paths: usize,
     pub tables: Vec<TableReport>,
-    pub stall_cycles: f64,
-    pub program_cycles: f64,
+    /// The branch queue at the end: its stall cycles and the program's cycles.
+    pub queue: BranchQueue,
     pub trace: TraceFacts,
-    /// The first table's entries, and the exact profile, by descriptor.
+    /// The first table's entries, and the exact profile, by descriptor (in no order).
     pub table: Vec<(pathprof_core::hpp::Descriptor, u64)>,
     pub exact: Vec<(pathprof_core::hpp::Descriptor, u64)>,
 }
 
 impl TraceConsumer {
-    fn new(
-        map: &ProfileMap,
-        mut branches: Vec<Option<FuncBranches>>,
-        first: u32,
-        settings: &HppSettings,
-    ) -> Result<TraceConsumer> {
+    /// The consumer of a module instrumented with the trace sink (`map`), whose defined functions'
+    /// edges are taken as `branches` says (in the map's order).
+    fn new(map: &ProfileMap, branches: Vec<Option<FuncBranches>>, settings: &HppSettings) -> Result<TraceConsumer> {
         let mut functions: Vec<Option<Traced>> = Vec::new();
-        for f in &map.functions {
-            let Some(probes) = f.probes() else { continue };
-            let Some(fb) = branches.get_mut((f.index - first) as usize).and_then(Option::take) else { continue };
+        for (f, fb) in map.functions.iter().zip(branches) {
+            let (Some(probes), Some(fb)) = (f.probes(), fb) else { continue };
             let plan = &probes.plan;
             let mut steps = Vec::with_capacity(plan.num_paths() as usize);
             for id in 0..plan.num_paths() {
@@ -151,11 +147,11 @@ impl TraceConsumer {
                     DagEdgeKind::Start(_) => bail!("function {}: a path ends at its start", f.index),
                 };
                 let class = fb.edges[e as usize];
-                let next = fb.targets[e as usize];
+                let next = fb.targets[e as usize].map(|c| (c, fb.blocks[c as usize].offset));
                 let (outcome, width) = class.outcome();
                 let branch = match (class, next) {
                     (_, None) => Some((BranchKind::Return, 1, 1)),
-                    (_, Some(c)) if fb.loop_headers[c as usize] => {
+                    (_, Some((c, _))) if fb.loop_headers[c as usize] => {
                         Some((BranchKind::Backward, if width == 0 { 1 } else { outcome }, width.max(1)))
                     }
                     (EdgeBranch::FallThrough, _) => None,
@@ -164,7 +160,8 @@ impl TraceConsumer {
                     }
                     _ => Some((BranchKind::Forward, outcome, width)),
                 };
-                steps.push(Step { block, branch, next });
+                let work = Self::work(&fb, block, 0..);
+                steps.push(Step { block, branch, next, work });
             }
             let i = f.index as usize;
             if functions.len() <= i {
@@ -181,13 +178,11 @@ impl TraceConsumer {
         })
     }
 
-    fn work(fb: &FuncBranches, block: u32, from: usize, to: usize) -> Events {
+    /// The work of `block` in the stretches `stretches` (between its calls).
+    fn work(fb: &FuncBranches, block: u32, stretches: impl std::slice::SliceIndex<[Work], Output = [Work]>) -> Events {
         let mut e = Events::default();
-        if let Some(b) = fb.blocks.get(block as usize) {
-            for w in b.work.iter().take(to + 1).skip(from) {
-                e.instructions += u64::from(w.instructions);
-                e.memory += u64::from(w.memory);
-            }
+        for w in fb.blocks.get(block as usize).and_then(|b| b.work.get(stretches)).unwrap_or_default() {
+            e.add(Events { instructions: u64::from(w.instructions), memory: u64::from(w.memory) });
         }
         e
     }
@@ -208,8 +203,8 @@ impl TraceConsumer {
             match calls.iter().skip(top.call).position(|c| c.callee.is_none_or(|g| g == function)) {
                 Some(k) => {
                     let k = top.call + k;
-                    events = Self::work(caller, top.block, top.work, k);
-                    add(&mut events, top.carry);
+                    events = Self::work(caller, top.block, top.work..=k);
+                    events.add(top.carry);
                     top.carry = Events::default();
                     top.call = k + 1;
                     top.work = k + 1;
@@ -233,14 +228,14 @@ impl TraceConsumer {
             self.facts.stray_items += 1;
             return;
         };
-        let mut events = Self::work(&traced.branches, step.block, top.work, usize::MAX - 1);
-        add(&mut events, top.carry);
+        let mut events = match top.work {
+            0 => step.work,
+            from => Self::work(&traced.branches, step.block, from..),
+        };
+        events.add(top.carry);
         match step.branch {
             Some((kind, outcome, width)) => {
-                let target = match step.next {
-                    Some(c) => traced.branches.blocks.get(c as usize).map_or(0, |b| b.offset),
-                    None => top.return_to,
-                };
+                let target = step.next.map_or(top.return_to, |(_, address)| address);
                 top.carry = Events::default();
                 self.simulator.branch(&Branch { kind, target, outcome, width, events });
             }
@@ -250,7 +245,7 @@ impl TraceConsumer {
             (true, _) | (_, None) => {
                 self.frames.pop();
             }
-            (false, Some(c)) => {
+            (false, Some((c, _))) => {
                 let top = self.frames.last_mut().expect("checked above");
                 (top.block, top.call, top.work) = (c, 0, 0);
             }
@@ -268,13 +263,8 @@ impl TraceConsumer {
     }
 }
 
-fn add(e: &mut Events, other: Events) {
-    e.instructions += other.instructions;
-    e.memory += other.memory;
-}
-
 impl StreamConsumer for TraceConsumer {
-    type Output = (HppReport, TraceFacts);
+    type Output = HppReport;
 
     fn fold(&mut self, items: &[u64]) {
         let t = Instant::now();
@@ -291,35 +281,30 @@ impl StreamConsumer for TraceConsumer {
         self.facts.simulation_seconds += t.elapsed().as_secs_f64();
     }
 
-    fn finish(mut self, _: RawCounts, _: Vec<u64>) -> Result<(HppReport, TraceFacts)> {
+    fn finish(mut self, _: RawCounts, _: Vec<u64>) -> Result<HppReport> {
         self.simulator.finish();
         self.facts.open_activations = self.frames.len() as u64;
         let s = &self.simulator;
-        let mut exact: Vec<_> = s.exact().iter().map(|(d, &c)| (*d, c)).collect();
-        exact.sort_unstable();
-        let mut table: Vec<_> = s.table(0).entries().map(|(d, c)| (*d, c)).collect();
-        table.sort_unstable();
-        let report = HppReport {
-            settings: HppSettings::default(),
-            branches: s.stack().branches,
+        let exact: Vec<_> = s.exact().iter().map(|(d, &c)| (*d, c)).collect();
+        let table: Vec<_> = s.table(0).entries().map(|(d, c)| (*d, c)).collect();
+        Ok(HppReport {
             instructions: s.total_instructions(),
             distinct_paths: exact.len(),
             windows: s.windows(),
             stack: *s.stack(),
             open_paths: s.open_paths(),
             tables: s.reports(),
-            stall_cycles: s.queue().stall_cycles,
-            program_cycles: s.queue().program_cycles(),
+            queue: s.queue().clone(),
             trace: self.facts,
             table,
             exact,
-        };
-        Ok((report, self.facts))
+        })
     }
 }
 
 /// A simulated run.
 pub struct HppRun {
+    pub settings: HppSettings,
     pub outcome: RunOutcome,
     pub report: HppReport,
     pub instrumentation_seconds: f64,
@@ -334,15 +319,14 @@ pub fn simulate(original: &[u8], path: &str, settings: &HppSettings, config: &Ru
         plan: PlanOptions { cuts: ExtraCuts::Blocks, ..PlanOptions::default() },
         ..InstrumentOptions::default()
     };
-    let inst = pathprof_wasm::instrument(original, &options).with_context(|| format!("cannot instrument {path}"))?;
-    let (info, branches) = module_branches(original).with_context(|| format!("cannot read {path}"))?;
+    let mut inst =
+        pathprof_wasm::instrument(original, &options).with_context(|| format!("cannot instrument {path}"))?;
     let instrumentation_seconds = t.elapsed().as_secs_f64();
-    let consumer = TraceConsumer::new(&inst.map, branches, info.num_imported_funcs, settings)?;
+    let branches = std::mem::take(&mut inst.branches);
+    let consumer = TraceConsumer::new(&inst.map, branches, settings)?;
     let engine = pathprof_runtime::engine()?;
     let (module, _) = pathprof_runtime::compile(&engine, &inst.bytes)?;
     let collector = StreamCollector::with_consumer(&inst.map, consumer)?;
-    let (outcome, (mut report, _)) =
-        pathprof_runtime::run_module(&engine, &module, Some(&inst.map), collector, config)?;
-    report.settings = settings.clone();
-    Ok(HppRun { outcome, report, instrumentation_seconds })
+    let (outcome, report) = pathprof_runtime::run_module(&engine, &module, Some(&inst.map), collector, config)?;
+    Ok(HppRun { settings: settings.clone(), outcome, report, instrumentation_seconds })
 }

@@ -129,7 +129,7 @@ impl<'a> Prepared<'a> {
             instrumentation_seconds: self.instrumentation_seconds,
             exit_code: outcome.exit_code,
             trap: outcome.trap.clone(),
-            open_activations_at_exit: outcome.open_activations,
+            open_activations_at_exit: outcome.open_frames.len() as u64,
             path_executions: U64(path_executions),
             functions,
         })

@@ -2,25 +2,8 @@
 
 mod common;
 
-use common::pathprof;
+use common::fails_cleanly;
 use std::path::Path;
-
-/// Runs pathprof with `args` in `dir` and checks the failure is clean.
-fn fails_cleanly(dir: &Path, args: &[&str], expect: &str) {
-    let out = pathprof().current_dir(dir).args(args).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "args {args:?}: stderr {stderr}");
-    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
-    assert!(stderr.starts_with("pathprof: error: "), "{stderr}");
-    assert!(stderr.contains(expect), "{stderr:?} should mention {expect:?}");
-    assert!(!stderr.contains("panicked"));
-    let leftovers: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".json") || n.starts_with(".tmp"))
-        .collect();
-    assert!(leftovers.is_empty(), "no profile is left behind: {leftovers:?}");
-}
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) {
     std::fs::write(dir.join(name), bytes).unwrap();

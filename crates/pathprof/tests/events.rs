@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{function, pathprof, run_wat};
+use common::{fails_cleanly, function, pathprof, run_wat, Run};
 use pathprof_core::profile::Profile;
 
 /// `work(10)` runs a loop ten times: odd rounds load a byte, even rounds store 8 bytes and call the
@@ -59,6 +59,13 @@ fn totals(p: &Profile) -> Vec<(String, u64)> {
     p.mode.events().expect("an events profile").totals.0.iter().map(|(n, v)| (n.clone(), v.0)).collect()
 }
 
+/// Runs `wat` in `mode` with the events of [`EVENT_FLAGS`].
+fn run_mode(wat: &str, mode: &str) -> Run {
+    let mut args = vec!["--mode", mode];
+    args.extend(EVENT_FLAGS);
+    run_wat(wat, &args, &[])
+}
+
 fn named(values: &[u64]) -> Vec<(String, u64)> {
     let names = ["load", "store", "call", "div", "bytes_loaded", "bytes_stored", "alloc", "adds"];
     names.iter().map(|n| n.to_string()).zip(values.iter().copied()).collect()
@@ -68,9 +75,7 @@ fn named(values: &[u64]) -> Vec<(String, u64)> {
 fn every_strategy_counts_the_events_counted_by_hand() {
     let wat = program("");
     for mode in modes() {
-        let mut args = vec!["--mode", mode];
-        args.extend(EVENT_FLAGS);
-        let run = run_wat(&wat, &args, &[]);
+        let run = run_mode(&wat, mode);
         assert!(run.output.status.success(), "{mode}: {}", String::from_utf8_lossy(&run.output.stderr));
         let p = &run.profile;
         // 5 loads of 1 byte, 5 stores of 8 bytes, 5 calls of malloc and the call of work, 10 adds.
@@ -97,9 +102,7 @@ fn an_exit_or_a_trap_mid_path_stays_within_the_stated_bounds() {
     // counted).
     let exit = program("(call $exit (i32.const 3)) (drop (i32.load (i32.const 0)))");
     for mode in modes() {
-        let mut args = vec!["--mode", mode];
-        args.extend(EVENT_FLAGS);
-        let run = run_wat(&exit, &args, &[]);
+        let run = run_mode(&exit, mode);
         assert_eq!(run.output.status.code(), Some(3), "{mode}");
         let info = run.profile.mode.events().unwrap().clone();
         let call = info.totals.get("call").unwrap();
@@ -118,9 +121,7 @@ fn an_exit_or_a_trap_mid_path_stays_within_the_stated_bounds() {
     // counting states that it may have counted it (and the drop after it) without their running.
     let trap = program("(drop (i32.div_u (i32.const 1) (local.get $zero))) (drop (i32.load (i32.const 0)))");
     for mode in modes() {
-        let mut args = vec!["--mode", mode];
-        args.extend(EVENT_FLAGS);
-        let run = run_wat(&trap, &args, &[]);
+        let run = run_mode(&trap, mode);
         assert_eq!(run.output.status.code(), Some(134), "{mode}");
         let info = run.profile.mode.events().unwrap().clone();
         let (load, div) = (info.totals.get("load").unwrap(), info.totals.get("div").unwrap());
@@ -186,13 +187,8 @@ fn bad_event_options_are_refused() {
         (&["--mode", "events", "--strategy", "fast"], "--strategy fast: the strategy is pc, pd or dec"),
         (&["--mode", "events", "--strategy", "dec", "--cut", "merges"], "events:dec counts no paths"),
     ] {
-        let out =
-            pathprof().current_dir(dir.path()).args(["run", "-o", "p.json"]).args(args).arg(&wasm).output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
-        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
-        assert!(stderr.contains(message), "{args:?}: {stderr}");
-        assert!(!dir.path().join("p.json").exists());
+        let args: Vec<&str> = ["run", "-o", "p.json"].iter().chain(args).chain(&["m.wasm"]).copied().collect();
+        fails_cleanly(dir.path(), &args, message);
     }
     // Reports by an event need an events profile that counts it.
     let bl = run_wat(&program(""), &[], &[]);

@@ -6,7 +6,7 @@
 mod common;
 
 use common::{pathprof, Run};
-use pathprof_core::profile::{CounterKind, Profile};
+use pathprof_core::profile::{CounterKind, PathCount, Profile};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -62,11 +62,21 @@ fn program() -> tempfile::TempDir {
 type Paths = BTreeMap<(u32, String, String, Vec<u32>), u64>;
 
 fn paths_of(p: &Profile) -> Paths {
+    paths_where(p, |_| true)
+}
+
+/// The paths of a `ppp` profile that are not interesting: untested, in a residual profile.
+fn untested_of(p: &Profile) -> Paths {
+    paths_where(p, |x| x.interesting == Some(false))
+}
+
+fn paths_where(p: &Profile, keep: impl Fn(&PathCount) -> bool + Copy) -> Paths {
     p.functions
         .iter()
         .flat_map(|f| {
             f.paths()
                 .iter()
+                .filter(move |x| keep(x))
                 .map(move |x| ((f.index, x.start.to_string(), x.end.to_string(), x.blocks.clone()), x.count.0))
         })
         .collect()
@@ -92,18 +102,7 @@ fn untested_paths_of_a_field_run() {
     let want: Paths = in_field.iter().filter(|(k, _)| !tested.contains_key(*k)).map(|(k, c)| (k.clone(), *c)).collect();
     assert!(!want.is_empty() && want.len() < in_field.len(), "some field paths are tested, some not: {want:?}");
     assert_eq!(paths_of(&field.profile), in_field, "ppp counts every path exactly");
-    let untested: Paths = field
-        .profile
-        .functions
-        .iter()
-        .flat_map(|f| {
-            f.paths()
-                .iter()
-                .filter(|x| x.interesting == Some(false))
-                .map(move |x| ((f.index, x.start.to_string(), x.end.to_string(), x.blocks.clone()), x.count.0))
-        })
-        .collect();
-    assert_eq!(untested, want);
+    assert_eq!(untested_of(&field.profile), want);
     let info = field.profile.mode.ppp().unwrap();
     assert_eq!(info.interesting_from, ["test.json"]);
     assert_eq!(info.residual_paths.0, want.len() as u64);
@@ -148,18 +147,7 @@ fn untested_paths_of_a_field_run() {
     assert_eq!(paths_of(&slots.profile), in_field);
     let f = slots.profile.functions.iter().find(|x| x.name.as_deref() == Some("f")).unwrap();
     assert_eq!(f.profiled().unwrap().counters, CounterKind::Ppp);
-    let untested_slots: Paths = slots
-        .profile
-        .functions
-        .iter()
-        .flat_map(|f| {
-            f.paths()
-                .iter()
-                .filter(|x| x.interesting == Some(false))
-                .map(move |x| ((f.index, x.start.to_string(), x.end.to_string(), x.blocks.clone()), x.count.0))
-        })
-        .collect();
-    assert_eq!(untested_slots, want);
+    assert_eq!(untested_of(&slots.profile), want);
 }
 
 #[test]

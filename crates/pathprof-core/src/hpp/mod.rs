@@ -63,7 +63,7 @@ pub struct Events {
 }
 
 impl Events {
-    fn add(&mut self, other: Events) {
+    pub fn add(&mut self, other: Events) {
         self.instructions += other.instructions;
         self.memory += other.memory;
     }
@@ -156,38 +156,8 @@ pub fn overlap<'a>(
     100.0 * sum
 }
 
-/// A fast hash for descriptors (FxHash's multiply-rotate over their words).
-#[derive(Default, Clone, Copy)]
-pub struct DescriptorHasher(u64);
-
-impl std::hash::Hasher for DescriptorHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut w = [0u8; 8];
-            w[..chunk.len()].copy_from_slice(chunk);
-            self.write_u64(u64::from_le_bytes(w));
-        }
-    }
-    fn write_u8(&mut self, x: u8) {
-        self.write_u64(u64::from(x));
-    }
-    fn write_u32(&mut self, x: u32) {
-        self.write_u64(u64::from(x));
-    }
-    fn write_u128(&mut self, x: u128) {
-        self.write_u64(x as u64);
-        self.write_u64((x >> 64) as u64);
-    }
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
 /// A map keyed by descriptors.
-pub type DescriptorMap<V> = std::collections::HashMap<Descriptor, V, std::hash::BuildHasherDefault<DescriptorHasher>>;
+pub type DescriptorMap<V> = std::collections::HashMap<Descriptor, V, crate::hash::FxBuildHasher>;
 
 #[cfg(test)]
 mod tests {

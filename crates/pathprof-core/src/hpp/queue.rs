@@ -116,8 +116,7 @@ mod tests {
     fn a_queue_absorbs_bursts() {
         let burst = |capacity| {
             let mut q = BranchQueue::new(capacity, 1.0);
-            for round in 0..10 {
-                let _ = round;
+            for _ in 0..10 {
                 for _ in 0..4 {
                     q.branch(0, 2);
                 }

@@ -106,12 +106,11 @@ impl Simulator {
     /// One retiring branch.
     #[inline]
     pub fn branch(&mut self, b: &Branch) {
-        let before = self.stack.stats;
         let metric = self.options.metric;
         let (exact, window_exact, tables) = (&mut self.exact, &mut self.window_exact, &mut self.tables);
         let windows = self.options.window > 0;
         let mut hpt_cycles = 0u64;
-        self.stack.branch(b, &mut |d: &Descriptor, events| {
+        let ops = self.stack.branch(b, &mut |d: &Descriptor, events| {
             let amount = metric.amount(events);
             if amount == 0 {
                 return;
@@ -130,8 +129,6 @@ impl Simulator {
                 }
             }
         });
-        let after = &self.stack.stats;
-        let ops = 1 + (after.paths - before.paths) * 2 + (after.pushes - before.pushes);
         self.queue.branch(b.events.instructions, ops + hpt_cycles);
         self.instructions += b.events.instructions;
         self.window_instructions += b.events.instructions;
@@ -192,10 +189,6 @@ impl Simulator {
 
     pub fn total_instructions(&self) -> u64 {
         self.instructions
-    }
-
-    pub fn options(&self) -> &SimulatorOptions {
-        &self.options
     }
 
     /// Every table's figures.

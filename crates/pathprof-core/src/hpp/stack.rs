@@ -5,7 +5,7 @@
 //! outcome, its events) or *update-count* (the top path gets the events only), then *pop* (the top
 //! path leaves the stack, to the Hot Path Table), then *push* (a new path starts at the branch's
 //! target), as the [`Mapping`] says for the branch's kind. An update that makes the path
-//! [`PathStack::max_length`] branches long (or leaves fewer than 32 of its outcome bits free) ends
+//! as many branches long as the stack allows (or leaves fewer than 32 of its outcome bits free) ends
 //! it there and starts a new one at the branch's target, unless the branch ends the path anyway.
 //!
 //! Extended paths [PPP07 §5.2] go on across up to N backward branches ([`Extend::Loops`]) or calls
@@ -17,7 +17,7 @@
 //! A bounded stack drops its oldest entry when full ("ignoring older entries"); a return into a
 //! frame whose entry was dropped starts a new path at the return address.
 
-use super::{Branch, BranchKind, Descriptor, Events, OUTCOME_BITS};
+use super::{Branch, BranchKind, Descriptor, Events};
 
 /// Which operations each kind of branch does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -112,19 +112,18 @@ impl PathStack {
         }
     }
 
-    pub fn max_length(&self) -> u8 {
-        self.max_length
-    }
-
     /// Entries on the stack.
     pub fn depth(&self) -> usize {
         self.entries.len()
     }
 
-    /// Processes one branch; every path that leaves the stack goes to `out`.
+    /// Processes one branch; every path that leaves the stack goes to `out`. The number of operations
+    /// it took: one update or update-count, then two per pop (the pop and the table's update), one
+    /// per push.
     #[inline]
-    pub fn branch(&mut self, b: &Branch, out: &mut impl FnMut(&Descriptor, Events)) {
+    pub fn branch(&mut self, b: &Branch, out: &mut impl FnMut(&Descriptor, Events)) -> u64 {
         self.stats.branches += 1;
+        let (paths, pushes) = (self.stats.paths, self.stats.pushes);
         let ext = self.entries.last().map_or(0, |e| e.ext);
         match (self.mapping, b.kind, self.extend) {
             (_, BranchKind::Forward, _) => self.update(b, out, true),
@@ -172,6 +171,7 @@ impl PathStack {
                 self.push(b.target, 0);
             }
         }
+        1 + 2 * (self.stats.paths - paths) + (self.stats.pushes - pushes)
     }
 
     /// The extension counter of an entry that replaces one with `ext`: kept when it counts open
@@ -193,7 +193,7 @@ impl PathStack {
         };
         top.path = top.path.then(b.outcome, b.width);
         top.events.add(b.events);
-        if split && (top.path.length >= max_length || u32::from(top.path.bits) > OUTCOME_BITS - 32) {
+        if split && (top.path.length >= max_length || top.path.full_for(32)) {
             let ext = top.ext;
             self.stats.splits += 1;
             self.pop(out);

@@ -199,6 +199,16 @@ pub fn arb_cfg() -> impl Strategy<Value = Cfg> {
         })
 }
 
+/// [PPP07 Fig. 3.4], edges in the thesis' order.
+pub fn fig_3_4() -> Named {
+    Named::new("s", &[("s", "a"), ("s", "b"), ("a", "b"), ("a", "c"), ("b", "c"), ("c", "d"), ("c", "t"), ("d", "t")])
+}
+
+/// [PPP07 Fig. 3.5]: `s→{a,b}→c→{d,e}→t`.
+pub fn fig_3_5() -> Named {
+    Named::new("s", &[("s", "a"), ("s", "b"), ("a", "c"), ("b", "c"), ("c", "d"), ("c", "e"), ("d", "t"), ("e", "t")])
+}
+
 /// [PPP07 Fig. 3.6]: `s→{a,b,c}→d→{e,f,g}→t`, edges in that order.
 pub fn fig_3_6() -> Named {
     let mut edges = Vec::new();

@@ -57,9 +57,7 @@ impl CountCollector {
                 a.read(memory, &mut counts);
             }
         }
-        for (&(func, id), &c) in &self.hash {
-            counts.entry(func).or_default().push((id, c));
-        }
+        super::add_host_counts(&mut counts, &self.hash);
         counts
     }
 }

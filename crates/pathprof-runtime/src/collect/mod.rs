@@ -21,7 +21,22 @@ pub mod sample;
 pub mod stream;
 
 use anyhow::Result;
+use pathprof_wasm::map::RawCounts;
+use std::collections::HashMap;
 use wasmtime::Linker;
+
+/// Adds the counts the host kept by `(function, path ID)` to `counts`, by function.
+fn add_host_counts(counts: &mut RawCounts, host: &HashMap<(u32, u64), u64>) {
+    for (&(func, id), &c) in host {
+        counts.entry(func).or_default().push((id, c));
+    }
+}
+
+/// Keeps the first `limit` items of a stream in `recorded`: as many of `items` as there is room for.
+fn record<T>(recorded: &mut Vec<T>, limit: usize, items: impl Iterator<Item = T>) {
+    let room = limit.saturating_sub(recorded.len());
+    recorded.extend(items.take(room));
+}
 
 /// The host's side of one way of recording path ends.
 pub trait Collector: Send + Sized + 'static {

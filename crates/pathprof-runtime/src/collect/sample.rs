@@ -209,10 +209,7 @@ impl SampleCollector {
     fn add(&mut self, func: u32, id: u64, n: u64) {
         *self.counts.entry((func, id)).or_insert(0) += n;
         self.taken += n;
-        if self.recorded.len() < self.record {
-            let room = self.record - self.recorded.len();
-            self.recorded.extend(std::iter::repeat_n((func, id), room.min(n as usize)));
-        }
+        super::record(&mut self.recorded, self.record, std::iter::repeat_n((func, id), n as usize));
     }
 
     /// A path end while the flag was set ([`Sampling::Every`]): let `every - 1` go by, then record one.
@@ -278,9 +275,7 @@ impl Collector for SampleCollector {
             }
         }
         let mut counts = RawCounts::new();
-        for (&(func, id), &c) in &self.counts {
-            counts.entry(func).or_default().push((id, c));
-        }
+        super::add_host_counts(&mut counts, &self.counts);
         Ok(Sampled {
             counts,
             ticks: self.ticks.load(Ordering::Relaxed),

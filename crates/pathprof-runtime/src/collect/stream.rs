@@ -236,10 +236,7 @@ impl<C: StreamConsumer> StreamCollector<C> {
             data[self.layout.run as usize..self.layout.run as usize + 8].fill(0);
         }
         data[at..at + 4].copy_from_slice(&0u32.to_le_bytes());
-        if self.recorded.len() < self.record {
-            let room = self.record - self.recorded.len();
-            self.recorded.extend(buffer.iter().take(room));
-        }
+        super::record(&mut self.recorded, self.record, buffer.iter().copied());
         self.drains += 1;
         self.full.as_ref().ok_or_else(lost)?.send(buffer).map_err(|_| lost())
     }

@@ -4,14 +4,8 @@
 //! ([`sink::sample`](super::sink)); this module finds the loops that can have one.
 
 use super::{FuncProbe, Layout};
-use crate::cfg::SiteKind;
+use crate::cfg::{SiteKind, OPCODE_BR_IF, OPCODE_END, OPCODE_LOOP};
 use pathprof_core::Succ;
-
-/// The opcode of `if`.
-pub(crate) const OPCODE_IF: u8 = 0x04;
-const OPCODE_LOOP: u8 = 0x03;
-const OPCODE_BR_IF: u8 = 0x0d;
-const OPCODE_END: u8 = 0x0b;
 
 /// A loop whose iterations can also run in a copy without probes.
 pub(crate) struct LoopCopy {

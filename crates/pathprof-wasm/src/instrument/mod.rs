@@ -50,6 +50,7 @@ mod walk;
 
 pub use sink::SinkKind;
 
+use crate::branches::{function_branches, FuncBranches};
 use crate::cfg::{self, FuncCfg, SiteKind};
 use crate::events::{BodyEvents, EventSet};
 use crate::map::{FunctionMap, LoopBursts, ProbeState, Probes, ProfileMap, MAP_FORMAT, MAP_VERSION};
@@ -124,6 +125,9 @@ impl InstrumentOptions {
 pub struct Instrumented {
     pub bytes: Vec<u8>,
     pub map: ProfileMap,
+    /// With [`SinkKind::Trace`], how every edge of each defined function is taken, by defined index
+    /// (`None` for a function left alone, and for every function with the other sinks).
+    pub branches: Vec<Option<FuncBranches>>,
 }
 
 /// The probes of one function, ready to emit.
@@ -151,12 +155,14 @@ struct FuncProbe {
 }
 
 /// A function's plan, its loop and run counters should it count in an array, its preferential
-/// plan with [`SinkKind::Preferential`], and its events when some are counted.
+/// plan with [`SinkKind::Preferential`], its events when some are counted, and its branches with
+/// [`SinkKind::Trace`].
 pub(crate) struct Planned {
     plan: FunctionPlan,
     loops: Option<LoopPlan>,
     ppp: Option<PppPlan>,
     events: Option<PlannedEvents>,
+    branches: Option<FuncBranches>,
 }
 
 /// A function's events: where they occur, which occur at all, and with [`SinkKind::Decode`], every
@@ -228,7 +234,11 @@ fn analyse(
         };
         let array = arrays && plan.num_paths() <= options.array_max_paths;
         let loops = (options.loop_counters && array).then(|| loops::plan_loops(&fcfg, &plan));
-        Ok(Planned { plan, loops, ppp, events })
+        let branches = match options.sink {
+            SinkKind::Trace => Some(function_branches(body, &fcfg).map_err(|e| e.to_string())?),
+            _ => None,
+        };
+        Ok(Planned { plan, loops, ppp, events, branches })
     });
     Ok(Ok((fcfg, planned)))
 }
@@ -288,6 +298,7 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
     let (info, bodies) = ModuleInfo::read_sections(bytes)?;
     let mut functions = Vec::new();
     let mut probes: Vec<Option<FuncProbe>> = Vec::new();
+    let mut branches: Vec<Option<FuncBranches>> = Vec::new();
     let mut layout = Layout { counters: options.sink.header_bytes(), ..Layout::default() };
     let mut new_types: Vec<Vec<ValType>> = Vec::new();
 
@@ -305,11 +316,12 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
             let sink = options.sink.assign(&planned, options, &mut layout)?;
             Ok((fcfg, planned, sink))
         });
-        let (fcfg, Planned { plan, loops, ppp, events }, sink) = match assigned {
+        let (fcfg, Planned { plan, loops, ppp, events, branches: func_branches }, sink) = match assigned {
             Ok(assigned) => assigned,
             Err(reason) => {
                 functions.push(FunctionMap { index, name, blocks, state: ProbeState::Skipped { reason } });
                 probes.push(None);
+                branches.push(None);
                 continue;
             }
         };
@@ -353,6 +365,7 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
         };
         functions.push(FunctionMap { index, name, blocks, state: ProbeState::Instrumented(Box::new(probes_of)) });
         probes.push(Some(probe));
+        branches.push(func_branches);
     }
 
     // The preferential slots, after every array.
@@ -436,7 +449,7 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
         events: options.events.as_ref().map_or_else(Vec::new, |e| e.names().to_vec()),
         functions,
     };
-    Ok(Instrumented { bytes: module.finish(), map })
+    Ok(Instrumented { bytes: module.finish(), map, branches })
 }
 
 /// The blocks of a function, their source lines still unknown.

@@ -2,11 +2,11 @@
 //! the probes' code put before and after the operators that take an edge, at the start of every
 //! loop header and cut block (where a path ends and another starts), and at the function's exit.
 
-use super::copies::OPCODE_IF;
 use super::emit::{Emitter, Inc};
 use super::sections::FunctionShift;
 use super::sink::{PathSink, Sink};
 use super::FuncProbe;
+use crate::cfg::OPCODE_IF;
 use crate::cfg::{SiteKind, Special};
 use crate::module::ModuleInfo;
 use std::convert::Infallible;

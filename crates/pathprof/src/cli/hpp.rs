@@ -84,13 +84,13 @@ fn settings(a: &Args) -> Result<HppSettings> {
         "wpp" => Mapping::WholeProgram,
         m => bail!("--mapping {m}: bl or wpp"),
     };
-    let extend = match a.extend.as_deref().map(|e| (e, e.split_once(':'))) {
+    let extend = match a.extend.as_deref().map(|e| (e, e.split_once(':').map(|(k, n)| (k, n.parse::<u32>())))) {
         None => None,
-        Some((_, Some(("loops", n)))) if n.parse::<u32>().is_ok_and(|n| n > 0) => Some(Extend::Loops(n.parse()?)),
-        Some((_, Some(("calls", n)))) if n.parse::<u32>().is_ok_and(|n| n > 0) => Some(Extend::Calls(n.parse()?)),
+        Some((_, Some(("loops", Ok(n))))) if n > 0 => Some(Extend::Loops(n)),
+        Some((_, Some(("calls", Ok(n))))) if n > 0 => Some(Extend::Calls(n)),
         Some((e, _)) => bail!("--extend {e}: loops:N or calls:N, N at least 1"),
     };
-    if extend.is_some_and(|e| matches!(e, Extend::Calls(_))) && mapping == Mapping::WholeProgram {
+    if matches!(extend, Some(Extend::Calls(_))) && mapping == Mapping::WholeProgram {
         bail!("--extend calls:N extends Ball–Larus paths across calls; --mapping wpp ends paths at every call");
     }
     let metric = match Metric::ALL.into_iter().find(|m| m.name() == a.metric) {

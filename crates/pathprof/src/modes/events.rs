@@ -20,7 +20,7 @@ use anyhow::{bail, Result};
 use pathprof_core::events::{max_path_vector, totals};
 use pathprof_core::profile::{EventCounts, EventStrategy, EventsInfo, FunctionProfile, PathCut};
 use pathprof_core::PlanOptions;
-use pathprof_runtime::{CountCollector, Engine, Module, RunConfig, RunOutcome};
+use pathprof_runtime::{Engine, Module, RunConfig, RunOutcome};
 use pathprof_wasm::events::EventSpec;
 use pathprof_wasm::map::Counters;
 use pathprof_wasm::{ProfileMap, SinkKind};
@@ -125,14 +125,7 @@ pub(crate) fn run(
     config: &RunConfig,
     settings: EventSettings,
 ) -> Result<ModeRun> {
-    let (outcome, counted) =
-        pathprof_runtime::run_module(engine, module, Some(map), CountCollector::new(map)?, config)?;
-    Ok(ModeRun {
-        outcome,
-        counts: counted.counts,
-        facts: ModeFacts::Events { settings, counters: counted.events },
-        host_bytes: super::bl::HASH_ENTRY_BYTES * counted.hash_entries as u64,
-    })
+    super::bl::run_counted(engine, module, map, config, |counters| ModeFacts::Events { settings, counters })
 }
 
 /// The event vectors of a function's blocks.

@@ -49,7 +49,7 @@ impl Interesting {
 
 /// Runs a module instrumented with preferential counts.
 pub(crate) fn run(engine: &Engine, module: &Module, map: &ProfileMap, config: &RunConfig) -> Result<ModeRun> {
-    super::bl::run_counted(engine, module, map, config, ModeFacts::Ppp)
+    super::bl::run_counted(engine, module, map, config, |_| ModeFacts::Ppp)
 }
 
 /// What the profile says of a `ppp` run over all its functions: the interesting paths, and the

@@ -21,12 +21,12 @@ fn table_line(t: &TableReport) -> String {
 /// The summary of a simulated run.
 pub fn text(w: &mut dyn Write, app: &str, hpp: &HppRun) -> io::Result<()> {
     let r = &hpp.report;
-    let o = &r.settings.simulator;
+    let o = &hpp.settings.simulator;
     writeln!(w, "hpp: {app}, exit code {}", hpp.outcome.exit_code)?;
     writeln!(
         w,
         "  {} branches, {} instructions, {} paths ({} distinct), {} windows of {} instructions",
-        r.branches, r.instructions, r.stack.paths, r.distinct_paths, r.windows, o.window
+        r.stack.branches, r.instructions, r.stack.paths, r.distinct_paths, r.windows, o.window
     )?;
     let extend = match o.extend {
         None => "none".to_string(),
@@ -47,11 +47,14 @@ pub fn text(w: &mut dyn Write, app: &str, hpp: &HppRun) -> io::Result<()> {
     if let Some(t) = r.tables.first() {
         writeln!(w, "  {} ({} bytes)", table_line(t), t.config.bytes())?;
     }
-    let overhead = if r.program_cycles > 0.0 { 100.0 * r.stall_cycles / r.program_cycles } else { 0.0 };
     writeln!(
         w,
-        "  branch queue of {}: {:.0} stall cycles over {:.0} cycles at {} instructions per cycle ({overhead:.3} %)",
-        o.queue, r.stall_cycles, r.program_cycles, o.ipc
+        "  branch queue of {}: {:.0} stall cycles over {:.0} cycles at {} instructions per cycle ({:.3} %)",
+        o.queue,
+        r.queue.stall_cycles,
+        r.queue.program_cycles(),
+        o.ipc,
+        100.0 * r.queue.overhead()
     )?;
     let t = &r.trace;
     writeln!(
@@ -59,7 +62,7 @@ pub fn text(w: &mut dyn Write, app: &str, hpp: &HppRun) -> io::Result<()> {
         "  trace: {} items, simulated in {:.2} s ({:.1} M branches/s); instrumented in {:.2} s; run {:.2} s",
         t.items,
         t.simulation_seconds,
-        if t.simulation_seconds > 0.0 { r.branches as f64 / t.simulation_seconds / 1e6 } else { 0.0 },
+        if t.simulation_seconds > 0.0 { r.stack.branches as f64 / t.simulation_seconds / 1e6 } else { 0.0 },
         hpp.instrumentation_seconds,
         hpp.outcome.wall_seconds,
     )?;
@@ -142,7 +145,7 @@ pub fn svg(r: &HppReport) -> String {
 /// The figures as JSON.
 pub fn json(hpp: &HppRun) -> String {
     let r = &hpp.report;
-    let o = &r.settings.simulator;
+    let o = &hpp.settings.simulator;
     let tables: Vec<serde_json::Value> = r
         .tables
         .iter()
@@ -166,7 +169,7 @@ pub fn json(hpp: &HppRun) -> String {
         "mapping": o.mapping.name(),
         "metric": o.metric.name(),
         "window": o.window,
-        "branches": r.branches,
+        "branches": r.stack.branches,
         "instructions": r.instructions,
         "paths": r.stack.paths,
         "distinct_paths": r.distinct_paths,
@@ -175,8 +178,8 @@ pub fn json(hpp: &HppRun) -> String {
         "deepest_stack": r.stack.deepest,
         "windows": r.windows,
         "queue": o.queue,
-        "stall_cycles": r.stall_cycles,
-        "program_cycles": r.program_cycles,
+        "stall_cycles": r.queue.stall_cycles,
+        "program_cycles": r.queue.program_cycles(),
         "simulation_seconds": r.trace.simulation_seconds,
         "instrumentation_seconds": hpp.instrumentation_seconds,
         "wall_seconds": hpp.outcome.wall_seconds,

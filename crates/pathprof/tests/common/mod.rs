@@ -96,6 +96,23 @@ pub fn check_balance(p: &Profile) {
     assert_eq!(sum, p.path_executions.0);
 }
 
+/// Runs pathprof with `args` in `dir` and checks the failure is clean.
+pub fn fails_cleanly(dir: &Path, args: &[&str], expect: &str) {
+    let out = pathprof().current_dir(dir).args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "args {args:?}: stderr {stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(stderr.starts_with("pathprof: error: "), "{stderr}");
+    assert!(stderr.contains(expect), "{stderr:?} should mention {expect:?}");
+    assert!(!stderr.contains("panicked"));
+    let leftovers: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json") || n.starts_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "no profile is left behind: {leftovers:?}");
+}
+
 pub fn corpus_dir() -> Option<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus");
     dir.is_dir().then(|| dir.canonicalize().unwrap())
@@ -190,6 +207,16 @@ pub const NONDETERMINISTIC: &[&str] = &[
     "rust-json/benchmark.wasm",
 ];
 
+/// How a corpus program runs: its own folder granted as `.`, its output captured.
+pub fn corpus_config(wasm: &Path) -> pathprof::RunConfig {
+    pathprof::RunConfig {
+        dirs: vec![(wasm.parent().unwrap().to_path_buf(), ".".into())],
+        args: vec![wasm.file_name().unwrap().to_string_lossy().into_owned()],
+        capture_output: true,
+        ..pathprof::RunConfig::default()
+    }
+}
+
 /// Profiles `wasm` in `mode`, run in its own folder with its output captured, and checks its exit
 /// status and its output against the expected files.
 pub fn profile_checked(
@@ -200,12 +227,7 @@ pub fn profile_checked(
     inputs: &pathprof::Inputs,
 ) -> Profile {
     let bytes = std::fs::read(wasm).unwrap();
-    let config = pathprof::RunConfig {
-        dirs: vec![(wasm.parent().unwrap().to_path_buf(), ".".into())],
-        args: vec![wasm.file_name().unwrap().to_string_lossy().into_owned()],
-        capture_output: true,
-        ..pathprof::RunConfig::default()
-    };
+    let config = corpus_config(wasm);
     let prepared = pathprof::Prepared::new(&bytes, name, &pathprof::Mode::parse(mode).unwrap(), inputs).unwrap();
     let run = prepared.run(engine, &config).unwrap_or_else(|e| panic!("{name} ({mode}): {e:#}"));
     let out = &run.outcome;

@@ -31,7 +31,8 @@
 
 use super::{PathEnd, PathSink};
 use crate::abi::{SampleBufferLayout, SAMPLE_FLAG};
-use crate::instrument::copies::{LoopCopy, OPCODE_IF};
+use crate::cfg::OPCODE_IF;
+use crate::instrument::copies::LoopCopy;
 use crate::instrument::emit::{add_to_word, word, Emitter, Inc};
 use wasm_encoder::{BlockType, Function, Instruction, MemArg, ValType};
 
