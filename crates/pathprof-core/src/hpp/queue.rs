@@ -11,7 +11,8 @@
 #[derive(Clone, Debug)]
 pub struct BranchQueue {
     capacity: usize,
-    ipc: f64,
+    /// Cycles an instruction takes to commit: 1 / ipc.
+    cycles_per_instruction: f64,
     /// When each of the last `capacity` branches leaves the profiler (a ring).
     done: Vec<f64>,
     next: usize,
@@ -28,7 +29,7 @@ impl BranchQueue {
         let capacity = capacity.max(1);
         BranchQueue {
             capacity,
-            ipc: if ipc > 0.0 { ipc } else { 1.0 },
+            cycles_per_instruction: if ipc > 0.0 { 1.0 / ipc } else { 1.0 },
             done: vec![0.0; capacity],
             next: 0,
             last: 0.0,
@@ -42,7 +43,7 @@ impl BranchQueue {
     #[inline]
     pub fn branch(&mut self, instructions: u64, cycles: u64) {
         self.instructions += instructions;
-        let commit = self.instructions as f64 / self.ipc + self.stall_cycles;
+        let commit = self.instructions as f64 * self.cycles_per_instruction + self.stall_cycles;
         // The slot this branch takes was the `capacity`-th branch before it: it must have left.
         let free = self.done[self.next];
         let enter = if free > commit {
@@ -63,7 +64,7 @@ impl BranchQueue {
 
     /// Cycles of the program without the profiler.
     pub fn program_cycles(&self) -> f64 {
-        self.instructions as f64 / self.ipc
+        self.instructions as f64 * self.cycles_per_instruction
     }
 
     /// Stall cycles over the program's cycles.
