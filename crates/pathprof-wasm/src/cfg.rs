@@ -29,6 +29,8 @@ pub struct Block {
     pub loop_header: bool,
     /// How many times the block calls a function (`call`, `call_indirect`, `call_ref`).
     pub calls: u32,
+    /// How many operators the block has (its static cost).
+    pub ops: u32,
 }
 
 /// Instrumentation needed at one operator.
@@ -427,7 +429,13 @@ pub fn build(
         .map(|k| {
             let first = b.first[k].min(num_ops);
             let end = b.last[k].map_or(first, |l| l + 1).max(first);
-            Block { offset: offset_of(first), end: offset_of(end), loop_header: b.header[k], calls: b.calls[k] }
+            Block {
+                offset: offset_of(first),
+                end: offset_of(end),
+                loop_header: b.header[k],
+                calls: b.calls[k],
+                ops: (end - first) as u32,
+            }
         })
         .collect();
     // Blocks renumbered in the order of their start position, so that block ids ascend with offsets.

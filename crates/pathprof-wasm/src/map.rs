@@ -10,8 +10,8 @@ use crate::abi::{HostImport, SampleBufferLayout, StreamLayout};
 use pathprof_core::dag::DagEdgeKind;
 use pathprof_core::ppp::PppPlan;
 use pathprof_core::profile::{
-    BlockInfo, CounterKind, EdgeCount, Endpoint, FunctionProfile, FunctionState, PathCount, PathProfile, PppFunction,
-    U64,
+    BlockInfo, CounterKind, EdgeCount, EdgeKey, Endpoint, FunctionProfile, FunctionState, PathCount, PathProfile,
+    PppFunction, U64,
 };
 use pathprof_core::regen::{self, PathPoint};
 use pathprof_core::FunctionPlan;
@@ -423,7 +423,7 @@ fn path_profile(p: &Probes, list: &[(u64, u64)]) -> Result<PathProfile, regen::B
         });
     }
     paths.sort_by(|a, b| b.count.cmp(&a.count).then(a.id.cmp(&b.id)));
-    let ppp = p.ppp.as_ref().map(|ppp| ppp_function(p, ppp, &paths)).transpose()?;
+    let ppp = p.ppp.as_ref().map(|ppp| ppp_function(p, ppp, &paths).map(Box::new)).transpose()?;
     Ok(PathProfile {
         num_paths: U64(p.plan.num_paths()),
         counters: p.counters.kind(),
@@ -447,6 +447,7 @@ fn path_profile(p: &Probes, list: &[(u64, u64)]) -> Result<PathProfile, regen::B
 fn ppp_function(p: &Probes, ppp: &PppPlan, paths: &[PathCount]) -> Result<PppFunction, regen::BadPathId> {
     let residual: Vec<&PathCount> = paths.iter().filter(|x| x.interesting == Some(false)).collect();
     let mut untested_edges = 0;
+    let mut untested_list = Vec::new();
     if !residual.is_empty() {
         // The interesting paths need not have run: regenerated from their IDs.
         let mut tested = std::collections::HashSet::new();
@@ -463,6 +464,8 @@ fn ppp_function(p: &Probes, ppp: &PppPlan, paths: &[PathCount]) -> Result<PppFun
             untested.extend(edge_keys(&r.blocks, r.end).filter(|k| !tested.contains(k)));
         }
         untested_edges = untested.len() as u64;
+        untested_list = untested.into_iter().map(|(from, to)| EdgeKey { from, to }).collect();
+        untested_list.sort_unstable();
     }
     let numbering = ppp.numbering.as_ref();
     Ok(PppFunction {
@@ -472,5 +475,6 @@ fn ppp_function(p: &Probes, ppp: &PppPlan, paths: &[PathCount]) -> Result<PppFun
         residual_paths: residual.len() as u64,
         residual_executions: U64(residual.iter().fold(0u64, |sum, r| sum.saturating_add(r.count.0))),
         untested_edges,
+        untested: untested_list,
     })
 }

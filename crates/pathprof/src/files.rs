@@ -1,18 +1,39 @@
 //! Reading modules and profiles, and writing files: never a half-written file.
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use pathprof_core::profile::Profile;
 use sha2::{Digest, Sha256};
 use std::io::Write;
 use std::path::Path;
 
-/// Writes `data` to a temporary file beside `path`, then renames it over `path`.
-pub fn write_atomically(path: &Path, data: &[u8]) -> Result<()> {
-    let dir = match path.parent() {
+/// The directory a file `path` is written into.
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
-    };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+}
+
+/// Checks, before any work is done, that the file `path` can be created: its directory exists.
+pub fn check_output_dir(path: &Path) -> Result<()> {
+    let dir = parent_dir(path);
+    if !dir.is_dir() {
+        bail!("cannot write {}: directory {} does not exist", path.display(), dir.display());
+    }
+    Ok(())
+}
+
+/// Writes `data` to a temporary file beside `path`, then renames it over `path`. The file gets the
+/// usual mode of new files (0666 less the umask).
+pub fn write_atomically(path: &Path, data: &[u8]) -> Result<()> {
+    let dir = parent_dir(path);
+    let mut builder = tempfile::Builder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let mut tmp = builder.tempfile_in(dir).with_context(|| format!("cannot write {}", path.display()))?;
     tmp.write_all(data).with_context(|| format!("cannot write {}", path.display()))?;
     tmp.as_file().sync_all().ok();
     tmp.persist(path).map_err(|e| e.error).with_context(|| format!("cannot write {}", path.display()))?;

@@ -9,7 +9,10 @@
 //! * [`profiler`] — a module instrumented for a mode, run, and turned into a profile;
 //! * [`bench`] — each mode's overhead against the uninstrumented program, side by side;
 //! * [`view`] — what reports show: hottest paths and sequences, labels and source lines;
-//! * [`export`] — k-iteration path forests as folded stacks and flame graphs;
+//! * [`source`] — a path as the source lines it runs, with their text;
+//! * [`merge`] — profiles of several runs of one module added up;
+//! * [`export`] — profiles in other tools' formats: folded stacks and flame graphs, pprof,
+//!   speedscope;
 //! * [`hpp`] — the hardware path profiler simulated on a run's branches [PPP07 ch. 5];
 //! * [`files`] — reading modules and profiles, writing files whole.
 
@@ -17,8 +20,10 @@ pub mod bench;
 pub mod export;
 pub mod files;
 pub mod hpp;
+pub mod merge;
 pub mod modes;
 pub mod profiler;
+pub mod source;
 pub mod view;
 
 pub use modes::ppp::Interesting;

@@ -30,9 +30,11 @@ enum Command {
     Hpp(cli::hpp::Args),
     /// Accuracy of a sampled profile against an exact one of the same run [PEP05 §6.3–6.4].
     Compare(cli::compare::Args),
-    /// Print the hot paths of a profile.
+    /// Print the hot paths of a profile, as text, JSON, source lines or an HTML page.
     Report(cli::report::Args),
-    /// Write the k-iteration path forests of a `kbl` profile as folded stacks and/or a flame graph.
+    /// Add up profiles of several runs of one module.
+    Merge(cli::merge::Args),
+    /// Write a profile as folded stacks, a flame graph, a pprof profile or a speedscope file.
     Export(cli::export::Args),
 }
 
@@ -44,6 +46,7 @@ fn main() {
         Command::Compare(args) => cli::compare::run(args),
         Command::Hpp(args) => cli::hpp::run(args),
         Command::Report(args) => cli::report::run(args),
+        Command::Merge(args) => cli::merge::run(args),
         Command::Export(args) => cli::export::run(args),
     };
     match result {

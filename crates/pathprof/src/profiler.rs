@@ -130,6 +130,7 @@ impl<'a> Prepared<'a> {
             exit_code: outcome.exit_code,
             trap: outcome.trap.clone(),
             open_activations_at_exit: outcome.open_frames.len() as u64,
+            runs: 1,
             path_executions: U64(path_executions),
             functions,
         })

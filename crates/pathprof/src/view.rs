@@ -8,28 +8,103 @@ use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-/// Whether `f` is the function named `sel` (by name, or by index).
+/// Whether `f` is the function named `sel` (by its name as the module gives it, demangled, or by
+/// index).
 pub fn matches(f: &FunctionProfile, sel: &str) -> bool {
-    f.name.as_deref() == Some(sel) || sel.parse::<u32>().is_ok_and(|i| i == f.index)
+    f.name.as_deref().is_some_and(|n| n == sel || demangle(n) == sel) || sel.parse::<u32>().is_ok_and(|i| i == f.index)
 }
 
-/// `name [index]`, or `func[index]` for a function without a name.
-pub fn function_label(f: &FunctionProfile) -> String {
+/// A symbol name as people write it: Rust (legacy and v0) and Itanium C++ names demangled, any
+/// other name as it is.
+pub fn demangle(name: &str) -> String {
+    if let Ok(rust) = rustc_demangle::try_demangle(name) {
+        // `{:#}` leaves out the hash suffix.
+        return format!("{rust:#}");
+    }
+    if name.starts_with("_Z") {
+        if let Ok(cpp) = cpp_demangle::Symbol::new(name) {
+            if let Ok(text) = cpp.demangle() {
+                return text;
+            }
+        }
+    }
+    name.to_string()
+}
+
+/// The function's demangled name, or `func[index]` for a function without a name.
+pub fn function_name(f: &FunctionProfile) -> String {
     match &f.name {
-        Some(n) => format!("{n} [{}]", f.index),
+        Some(n) => demangle(n),
         None => format!("func[{}]", f.index),
     }
 }
 
-/// The `top` hottest paths, over all functions or only `function`.
-pub fn hottest<'a>(p: &'a Profile, top: usize, function: Option<&str>) -> Vec<(&'a FunctionProfile, &'a PathCount)> {
+/// `name [index]` (the name demangled), or `func[index]` for a function without a name.
+pub fn function_label(f: &FunctionProfile) -> String {
+    match &f.name {
+        Some(n) => format!("{} [{}]", demangle(n), f.index),
+        None => format!("func[{}]", f.index),
+    }
+}
+
+/// How hot paths are ranked.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Rank {
+    /// By the operators they executed: count × operators on the path.
+    #[default]
+    Cost,
+    /// By how often they ran.
+    Count,
+}
+
+impl Rank {
+    /// What the rank measures, as reports say it.
+    pub fn measure(self) -> &'static str {
+        match self {
+            Rank::Cost => "operators executed",
+            Rank::Count => "executions",
+        }
+    }
+}
+
+/// Operators on one run of `path` of `f`: the sum of its blocks' operators (static).
+pub fn path_ops(f: &FunctionProfile, path: &PathCount) -> u64 {
+    path.blocks.iter().filter_map(|&b| f.blocks.get(b as usize)).map(|b| u64::from(b.ops)).sum()
+}
+
+/// Operators executed by the runs of `path`: its count times its operators.
+pub fn path_cost(f: &FunctionProfile, path: &PathCount) -> u128 {
+    u128::from(path.count.0) * u128::from(path_ops(f, path))
+}
+
+/// Operators executed by every counted path of `p` (of its instrumented functions).
+pub fn total_cost(p: &Profile) -> u128 {
+    p.functions.iter().flat_map(|f| f.paths().iter().map(move |path| path_cost(f, path))).sum()
+}
+
+/// Operators executed by the counted paths of `f`.
+pub fn function_cost(f: &FunctionProfile) -> u128 {
+    f.paths().iter().map(|path| path_cost(f, path)).sum()
+}
+
+/// The `top` hottest paths by `rank`, over all functions or only `function`.
+pub fn hottest<'a>(
+    p: &'a Profile,
+    top: usize,
+    function: Option<&str>,
+    rank: Rank,
+) -> Vec<(&'a FunctionProfile, &'a PathCount)> {
     let mut all: Vec<_> = p
         .functions
         .iter()
         .filter(|f| function.is_none_or(|sel| matches(f, sel)))
         .flat_map(|f| f.paths().iter().map(move |path| (f, path)))
         .collect();
-    all.sort_by(|a, b| b.1.count.cmp(&a.1.count).then(a.0.index.cmp(&b.0.index)).then(a.1.id.cmp(&b.1.id)));
+    let key = |&(f, path): &(&FunctionProfile, &PathCount)| match rank {
+        Rank::Cost => (path_cost(f, path), u128::from(path.count.0)),
+        Rank::Count => (u128::from(path.count.0), 0),
+    };
+    all.sort_by_cached_key(|x| (Reverse(key(x)), x.0.index, x.1.id));
     all.truncate(top);
     all
 }
@@ -39,10 +114,7 @@ pub fn hottest<'a>(p: &'a Profile, top: usize, function: Option<&str>) -> Vec<(&
 pub fn source_lines(f: &FunctionProfile, blocks: &[u32]) -> Option<String> {
     let mut files: Vec<(&str, Vec<u64>)> = Vec::new();
     for line in blocks.iter().filter_map(|&b| f.blocks.get(b as usize).and_then(|info| info.line.as_deref())) {
-        let (file, number) = match line.rsplit_once(':').and_then(|(file, n)| Some((file, n.parse::<u64>().ok()?))) {
-            Some((file, n)) => (file, Some(n)),
-            None => (line, None),
-        };
+        let (file, number) = crate::source::split_line(line);
         let at = match files.iter().position(|(f, _)| *f == file) {
             Some(at) => at,
             None => {
@@ -283,6 +355,7 @@ mod tests {
                     end: 0,
                     line: l.map(str::to_string),
                     loop_header: false,
+                    ops: 1,
                     events: vec![],
                 })
                 .collect(),

@@ -220,7 +220,7 @@ fn report_shows_the_hottest_sequences() {
         let json: serde_json::Value =
             serde_json::from_str(&stdout_of(&pathprof_on(&other, &["report", "--json"]))).unwrap();
         let keys: Vec<&String> = json.as_object().unwrap().keys().collect();
-        assert_eq!(keys, ["mode", "module", "path_executions", "paths"]);
+        assert_eq!(keys, ["mode", "module", "operators_executed", "path_executions", "paths", "ranked_by"]);
     }
 }
 
@@ -264,15 +264,15 @@ fn svg_flame_graph() {
 }
 
 #[test]
-fn export_needs_a_kbl_profile() {
-    let bl = profile_of(KBL_LOOP, &[]);
-    for flag in ["--folded", "--svg"] {
-        let out_path = bl.dir.path().join("out");
-        let out = pathprof_on(&bl, &["export", flag, out_path.to_str().unwrap()]);
+fn export_needs_paths() {
+    let none = profile_of(KBL_LOOP, &["--mode", "none"]);
+    for flag in ["--folded", "--svg", "--pprof", "--speedscope"] {
+        let out_path = none.dir.path().join("out");
+        let out = pathprof_on(&none, &["export", flag, out_path.to_str().unwrap()]);
         assert_eq!(out.status.code(), Some(1));
         let stderr = String::from_utf8(out.stderr).unwrap();
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
-        assert!(stderr.starts_with("pathprof: error: ") && stderr.contains("kbl"), "{stderr}");
+        assert!(stderr.starts_with("pathprof: error: ") && stderr.contains("no paths"), "{stderr}");
         assert!(out.stdout.is_empty());
         assert!(!out_path.exists());
     }
@@ -280,7 +280,7 @@ fn export_needs_a_kbl_profile() {
     let out = pathprof_on(&kbl, &["export", "--folded", "-", "--function", "nope"]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(String::from_utf8(out.stderr).unwrap().lines().count(), 1);
-    // Neither output named: a usage error.
+    // No output named: a usage error.
     let out = pathprof_on(&kbl, &["export"]);
     assert_eq!(out.status.code(), Some(2));
 }

@@ -103,6 +103,7 @@ struct ProfileOut<'a> {
     exit_code: i32,
     trap: Option<&'a str>,
     open_activations_at_exit: u64,
+    runs: u64,
     path_executions: U64,
     sampling: Option<&'a SamplingInfo>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -196,6 +197,7 @@ impl Serialize for Profile {
             exit_code: self.exit_code,
             trap: self.trap.as_deref(),
             open_activations_at_exit: self.open_activations_at_exit,
+            runs: self.runs,
             path_executions: self.path_executions,
             sampling: self.mode.sampling(),
             kbl: self.mode.kbl(),
@@ -206,6 +208,11 @@ impl Serialize for Profile {
         }
         .serialize(s)
     }
+}
+
+/// Profiles written before `runs` are of one run.
+fn one_run() -> u64 {
+    1
 }
 
 /// The fields of a profile, as read (`format` and `version` are checked before).
@@ -220,6 +227,8 @@ struct ProfileIn {
     exit_code: i32,
     trap: Option<String>,
     open_activations_at_exit: u64,
+    #[serde(default = "one_run")]
+    runs: u64,
     path_executions: U64,
     #[serde(default)]
     sampling: Option<SamplingInfo>,
@@ -281,6 +290,7 @@ impl<'de> Deserialize<'de> for Profile {
             exit_code: p.exit_code,
             trap: p.trap,
             open_activations_at_exit: p.open_activations_at_exit,
+            runs: p.runs,
             path_executions: p.path_executions,
             functions,
         })
@@ -360,7 +370,7 @@ struct FunctionIn {
     #[serde(default)]
     kipf: Option<KipfProfile>,
     #[serde(default)]
-    ppp: Option<PppFunction>,
+    ppp: Option<Box<PppFunction>>,
     #[serde(default)]
     events: Option<EventCounts>,
 }
@@ -418,6 +428,7 @@ mod tests {
             exit_code: 0,
             trap: None,
             open_activations_at_exit: 0,
+            runs: 1,
             path_executions: U64(3),
             functions,
         }
@@ -427,7 +438,15 @@ mod tests {
         FunctionProfile {
             index,
             name: Some("f".into()),
-            blocks: vec![BlockInfo { id: 0, offset: 10, end: 12, line: None, loop_header: false, events: vec![] }],
+            blocks: vec![BlockInfo {
+                id: 0,
+                offset: 10,
+                end: 12,
+                line: None,
+                loop_header: false,
+                ops: 3,
+                events: vec![],
+            }],
             state: FunctionState::Instrumented(PathProfile {
                 num_paths: U64(1),
                 counters,
@@ -493,14 +512,15 @@ mod tests {
         let mut f = instrumented(2, CounterKind::Ppp);
         if let FunctionState::Instrumented(p) = &mut f.state {
             p.paths[0].interesting = Some(false);
-            p.ppp = Some(PppFunction {
+            p.ppp = Some(Box::new(PppFunction {
                 interesting: 1,
                 range: 1,
                 delta: Some(1.0),
                 residual_paths: 1,
                 residual_executions: U64(3),
                 untested_edges: 1,
-            });
+                untested: vec![EdgeKey { from: 0, to: Endpoint::Exit }],
+            }));
         }
         let ppp = profile(ProfileMode::Ppp(info), vec![f]);
         assert_eq!(Profile::from_json(&ppp.to_json()).unwrap(), ppp);

@@ -129,6 +129,9 @@ pub struct Profile {
     /// The trap message when the program trapped.
     pub trap: Option<String>,
     pub open_activations_at_exit: u64,
+    /// How many runs the profile adds up: 1, or more for profiles merged by `pathprof merge` (whose
+    /// `args`, `exit_code` and `trap` are those of the first run, and whose times are sums).
+    pub runs: u64,
     /// Sum of all path counts.
     pub path_executions: U64,
     pub functions: Vec<FunctionProfile>,
@@ -455,7 +458,7 @@ pub struct PathProfile {
     /// Mode `kbl`: the k-iteration path forest of the function [KBL13].
     pub kipf: Option<KipfProfile>,
     /// Mode `ppp`: the function's interesting paths and the others that ran.
-    pub ppp: Option<PppFunction>,
+    pub ppp: Option<Box<PppFunction>>,
     /// Mode `events`: the function's event totals.
     pub events: Option<EventCounts>,
 }
@@ -474,8 +477,17 @@ pub struct PppFunction {
     /// Paths that ran and are not interesting, and their executions.
     pub residual_paths: u64,
     pub residual_executions: U64,
-    /// Edges that residual paths took and no interesting path takes.
+    /// Edges that residual paths took and no interesting path takes: their number, and the edges.
     pub untested_edges: u64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub untested: Vec<EdgeKey>,
+}
+
+/// An edge as profiles key it: its source block and its target (a block, or `"exit"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct EdgeKey {
+    pub from: u32,
+    pub to: Endpoint,
 }
 
 impl FunctionProfile {
@@ -533,7 +545,7 @@ impl FunctionProfile {
 
     /// Mode `ppp`: the function's interesting and residual paths.
     pub fn ppp(&self) -> Option<&PppFunction> {
-        self.profiled()?.ppp.as_ref()
+        self.profiled()?.ppp.as_deref()
     }
 
     /// Mode `events`: the function's event totals.
@@ -561,6 +573,10 @@ pub struct BlockInfo {
     /// `file:line` from DWARF, when present.
     pub line: Option<String>,
     pub loop_header: bool,
+    /// How many operators the block has: a path's static cost is the sum over its blocks (0 in
+    /// profiles written before the field).
+    #[serde(default)]
+    pub ops: u32,
     /// Mode `events`: the block's event vector, an entry per event of the profile's `event_names`
     /// (occurrences, or bytes for `bytes_loaded` and `bytes_stored`) [EVT23 §4.2].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

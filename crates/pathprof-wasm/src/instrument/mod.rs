@@ -463,6 +463,7 @@ fn block_infos(fcfg: &FuncCfg) -> Vec<BlockInfo> {
             end: b.end,
             line: None,
             loop_header: b.loop_header,
+            ops: b.ops,
             events: Vec::new(),
         })
         .collect()

@@ -1,24 +1,34 @@
-//! `pathprof export`: the k-iteration path forests of a `kbl` profile as folded stacks and/or an SVG
-//! flame graph (see `pathprof::export`).
+//! `pathprof export`: a profile as folded stacks, an SVG flame graph, a pprof profile or a
+//! speedscope file (see `pathprof::export`).
 
 use anyhow::{bail, Result};
-use pathprof::export::{flame_graph, folded};
-use pathprof::files::{read_profile, write_atomically};
-use pathprof::view::matches;
+use pathprof::export::{flame_graph, folded, folded_paths, pprof, speedscope, Drawing};
+use pathprof::files::{check_output_dir, read_profile, write_atomically};
+use pathprof::view::{matches, Rank};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
-#[command(group(clap::ArgGroup::new("output").args(["folded", "svg"]).required(true).multiple(true)))]
+#[command(group(clap::ArgGroup::new("output").args(["folded", "svg", "pprof", "speedscope"]).required(true).multiple(true)))]
 pub struct Args {
     profile: PathBuf,
-    /// Write folded stacks (`function;path;path... COUNT`, one line per sequence) to this file
-    /// (`-`: standard output).
+    /// Write folded stacks to this file (`-`: standard output): `function;path frame;... COUNT`
+    /// per k-iteration sequence for a `kbl` profile, `function;path frame WEIGHT` per path otherwise.
     #[arg(long, value_name = "OUT")]
     folded: Option<PathBuf>,
-    /// Draw the flame graph to this SVG file (`-`: standard output).
+    /// Draw the flame graph of the folded stacks to this SVG file (`-`: standard output).
     #[arg(long, value_name = "OUT")]
     svg: Option<PathBuf>,
+    /// Write the paths as a gzipped pprof profile (`profile.proto`) to this file.
+    #[arg(long, value_name = "OUT")]
+    pprof: Option<PathBuf>,
+    /// Write the paths as a speedscope file (JSON) to this file (`-`: standard output).
+    #[arg(long, value_name = "OUT")]
+    speedscope: Option<PathBuf>,
+    /// Weight of a path in folded stacks and flame graphs: `cost` (operators executed, the default)
+    /// or `count`. A `kbl` profile's forests are drawn by count; `--weight cost` draws its paths.
+    #[arg(long, value_name = "cost|count")]
+    weight: Option<String>,
     /// Only this function (its name or its index).
     #[arg(long)]
     function: Option<String>,
@@ -36,38 +46,60 @@ fn write_output(path: &Path, data: &[u8]) -> Result<()> {
     }
 }
 
-/// Checks that the profile has k-IPFs, then writes the folded stacks and the flame graph (each when
-/// asked for; `-` is standard output).
+/// Reads the profile, then writes each format asked for (`-` is standard output).
 pub fn run(a: Args) -> Result<i32> {
-    let (profile, folded_out, svg_out, function) =
-        (a.profile.as_path(), a.folded.as_deref(), a.svg.as_deref(), a.function.as_deref());
-    if folded_out.is_some_and(|p| p == Path::new("-")) && svg_out.is_some_and(|p| p == Path::new("-")) {
-        bail!("--folded and --svg cannot both write to standard output");
+    let outputs = [&a.folded, &a.svg, &a.pprof, &a.speedscope];
+    let to_stdout = outputs.iter().filter(|o| o.as_deref() == Some(Path::new("-"))).count();
+    if to_stdout > 1 {
+        bail!("only one output can be standard output");
     }
-    let p = read_profile(profile)?;
-    if !p.functions.iter().any(|f| f.kipf().is_some()) {
-        bail!(
-            "{} is a {} profile without k-iteration path forests: export needs one from `pathprof run --mode kbl`",
-            profile.display(),
-            p.mode
-        );
+    if a.pprof.as_deref() == Some(Path::new("-")) {
+        bail!("--pprof writes gzipped binary data: give it a file");
     }
+    for path in outputs.into_iter().flatten().filter(|p| *p != Path::new("-")) {
+        check_output_dir(path)?;
+    }
+    let weight = match a.weight.as_deref() {
+        None => None,
+        Some("cost") => Some(Rank::Cost),
+        Some("count") => Some(Rank::Count),
+        Some(other) => bail!("unknown weight {other:?} (expected cost or count)"),
+    };
+    let p = read_profile(&a.profile)?;
+    let function = a.function.as_deref();
     if let Some(sel) = function {
         if !p.functions.iter().any(|f| matches(f, sel)) {
-            bail!("no function {sel:?} in {}", profile.display());
+            bail!("no function {sel:?} in {}", a.profile.display());
         }
     }
-    let lines = folded(&p, function);
-    let svg = svg_out.map(|_| flame_graph(&p, &lines, function)).transpose()?;
-    if let Some(path) = folded_out {
-        let mut text = lines.join("\n");
-        if !text.is_empty() {
-            text.push('\n');
-        }
-        write_output(path, text.as_bytes())?;
+    if p.functions.iter().all(|f| f.paths().is_empty()) {
+        bail!("{} has no paths to export (a {} profile)", a.profile.display(), p.mode);
     }
-    if let (Some(path), Some(svg)) = (svg_out, svg) {
-        write_output(path, &svg)?;
+    if a.folded.is_some() || a.svg.is_some() {
+        let forests = p.functions.iter().any(|f| f.kipf().is_some()) && weight != Some(Rank::Cost);
+        let (lines, drawing) = if forests {
+            (folded(&p, function), Drawing::Forests)
+        } else {
+            let weight = weight.unwrap_or_default();
+            (folded_paths(&p, function, weight), Drawing::Paths(weight))
+        };
+        let svg = a.svg.as_ref().map(|_| flame_graph(&p, &lines, function, drawing)).transpose()?;
+        if let Some(path) = &a.folded {
+            let mut text = lines.join("\n");
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            write_output(path, text.as_bytes())?;
+        }
+        if let (Some(path), Some(svg)) = (&a.svg, svg) {
+            write_output(path, &svg)?;
+        }
+    }
+    if let Some(path) = &a.pprof {
+        write_atomically(path, &pprof::write(&p, function)?)?;
+    }
+    if let Some(path) = &a.speedscope {
+        write_output(path, &speedscope::write(&p, function)?)?;
     }
     Ok(0)
 }

@@ -6,5 +6,6 @@ pub mod compare;
 pub mod export;
 pub mod hpp;
 pub mod instrument;
+pub mod merge;
 pub mod report;
 pub mod run;

@@ -2,8 +2,9 @@
 
 use crate::render;
 use anyhow::{bail, Result};
-use pathprof::files::read_profile;
-use pathprof::view::{event_index, matches, untested};
+use pathprof::files::{check_output_dir, read_profile, write_atomically};
+use pathprof::source::SourceFiles;
+use pathprof::view::{event_index, matches, untested, Rank};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -21,13 +22,33 @@ pub struct Args {
     /// A `ppp` profile's untested paths (residual path profiling) and their figures.
     #[arg(long)]
     untested: bool,
-    /// An `events` profile's paths ranked by how often EVENT occurred on them, and its functions'
-    /// events.
-    #[arg(long, value_name = "EVENT", conflicts_with = "untested")]
-    by: Option<String>,
+    /// Rank hot paths by `cost` (operators executed: count × operators on the path), by `count`,
+    /// or, for an `events` profile, by how often an event occurred on them (with its functions'
+    /// events).
+    #[arg(long, value_name = "cost|count|EVENT", default_value = "cost", conflicts_with = "untested")]
+    by: String,
+    /// Print each hot path as the source lines it runs, with their text when the files are found.
+    #[arg(long, conflicts_with_all = ["json", "untested"])]
+    source: bool,
+    /// Look for source files under DIR too (with their names' leading directories dropped one by
+    /// one).
+    #[arg(long, value_name = "DIR")]
+    source_root: Option<PathBuf>,
+    /// Write the report as one self-contained HTML page (functions, hot paths with their source, a
+    /// flame graph) to OUT.html.
+    #[arg(long, value_name = "OUT.html", conflicts_with_all = ["json", "untested"])]
+    html: Option<PathBuf>,
 }
 
 pub fn run(a: Args) -> Result<i32> {
+    if let Some(dir) = &a.source_root {
+        if !dir.is_dir() {
+            bail!("source root {} is not a directory", dir.display());
+        }
+    }
+    if let Some(html) = &a.html {
+        check_output_dir(html)?;
+    }
     let p = read_profile(&a.profile)?;
     if let Some(f) = &a.function {
         if !p.functions.iter().any(|x| matches(x, f)) {
@@ -49,7 +70,23 @@ pub fn run(a: Args) -> Result<i32> {
         }
         return Ok(0);
     }
-    if let Some(event) = &a.by {
+    let rank = match a.by.as_str() {
+        "cost" => Some(Rank::Cost),
+        "count" => Some(Rank::Count),
+        _ => None,
+    };
+    if let Some(html) = &a.html {
+        let mut files = SourceFiles::new(a.source_root.as_deref());
+        let page = render::html::page(&p, a.top, a.function.as_deref(), rank.unwrap_or_default(), &mut files)?;
+        write_atomically(html, page.as_bytes())?;
+        return Ok(0);
+    }
+    if a.source {
+        let mut files = SourceFiles::new(a.source_root.as_deref());
+        render::source::text(&mut out, &p, a.top, a.function.as_deref(), rank.unwrap_or_default(), &mut files)?;
+        return Ok(0);
+    }
+    if let (None, event) = (rank, &a.by) {
         let index = event_index(&p, event).map_err(anyhow::Error::msg)?;
         if a.json {
             render::events::json(&mut out, &p, index, a.top, a.function.as_deref())?;
@@ -61,10 +98,11 @@ pub fn run(a: Args) -> Result<i32> {
         }
         return Ok(0);
     }
+    let rank = rank.unwrap_or_default();
     if a.json {
-        render::json::write(&mut out, &p, a.top, a.function.as_deref())?;
+        render::json::write(&mut out, &p, a.top, a.function.as_deref(), rank)?;
     } else {
-        render::paths::text(&mut out, &p, a.top, a.function.as_deref())?;
+        render::paths::text(&mut out, &p, a.top, a.function.as_deref(), rank)?;
     }
     Ok(0)
 }

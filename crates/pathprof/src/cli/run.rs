@@ -3,6 +3,7 @@
 use crate::render;
 use anyhow::{anyhow, bail, Result};
 use pathprof::files::{read_module, read_profile, write_atomically};
+use pathprof::view::Rank;
 use pathprof::{Inputs, Interesting, Mode, ModeFlags, Prepared, RunConfig};
 use pathprof_wasm::events::EventSpec;
 use std::io::Write;
@@ -122,7 +123,7 @@ pub fn run(a: Args) -> Result<i32> {
     }
     if !a.quiet {
         let mut err = std::io::stderr().lock();
-        render::paths::text(&mut err, &profile, a.top, None)?;
+        render::paths::text(&mut err, &profile, a.top, None, Rank::Cost)?;
         writeln!(err, "profile written to {}", a.output.display())?;
     }
     Ok(run.outcome.exit_code)

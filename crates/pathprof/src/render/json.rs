@@ -2,7 +2,9 @@
 //! block's byte range and source line (docs/profile-format.md).
 
 use anyhow::Result;
-use pathprof::view::{hottest, hottest_sequences, kipf_k, program_stats, shown_functions};
+use pathprof::view::{
+    hottest, hottest_sequences, kipf_k, path_cost, path_ops, program_stats, shown_functions, total_cost, Rank,
+};
 use pathprof_core::profile::{Endpoint, FunctionProfile, KipfStats, Profile, U64};
 use serde::Serialize;
 use std::io::Write;
@@ -22,15 +24,33 @@ struct JsonPath<'a> {
     id: U64,
     count: U64,
     share: f64,
+    /// Operators on one run of the path, and executed by all its runs, with their share of all
+    /// operators executed.
+    ops: u64,
+    operators: Wide,
+    operators_share: f64,
     start: Endpoint,
     end: Endpoint,
     blocks: Vec<JsonBlock<'a>>,
 }
 
-/// Prints the hot paths as JSON, with every block's byte range and source line.
-pub fn write(out: &mut impl Write, p: &Profile, top: usize, function: Option<&str>) -> Result<()> {
+/// A sum that may exceed 64 bits: a JSON number up to 2^53, a decimal string beyond (as [`U64`]).
+struct Wide(u128);
+
+impl Serialize for Wide {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match u64::try_from(self.0) {
+            Ok(v) => U64(v).serialize(s),
+            Err(_) => s.serialize_str(&self.0.to_string()),
+        }
+    }
+}
+
+/// Prints the hot paths by `rank` as JSON, with every block's byte range and source line.
+pub fn write(out: &mut impl Write, p: &Profile, top: usize, function: Option<&str>, rank: Rank) -> Result<()> {
     let total = p.path_executions.0.max(1) as f64;
-    let paths: Vec<JsonPath> = hottest(p, top, function)
+    let operators = total_cost(p);
+    let paths: Vec<JsonPath> = hottest(p, top, function, rank)
         .into_iter()
         .map(|(f, path)| JsonPath {
             function: f.index,
@@ -38,6 +58,9 @@ pub fn write(out: &mut impl Write, p: &Profile, top: usize, function: Option<&st
             id: path.id,
             count: path.count,
             share: path.count.0 as f64 / total,
+            ops: path_ops(f, path),
+            operators: Wide(path_cost(f, path)),
+            operators_share: if operators == 0 { 0.0 } else { path_cost(f, path) as f64 / operators as f64 },
             start: path.start,
             end: path.end,
             blocks: json_blocks(f, &path.blocks),
@@ -47,6 +70,8 @@ pub fn write(out: &mut impl Write, p: &Profile, top: usize, function: Option<&st
         "module": p.module.path,
         "mode": p.mode.name(),
         "path_executions": p.path_executions,
+        "operators_executed": Wide(operators),
+        "ranked_by": match rank { Rank::Cost => "cost", Rank::Count => "count" },
         "paths": paths,
     });
     if let (Some(k), Some(fields)) = (kipf_k(p), doc.as_object_mut()) {

@@ -8,21 +8,30 @@
 //! * [`compare`] — the accuracy of a sampled profile against an exact one;
 //! * [`untested`] — the untested paths of a `ppp` profile;
 //! * [`events`] — an `events` profile's totals, functions and paths ranked by an event;
-//! * [`hpp`] — the hardware path profiler's figures, a sweep's table and plot.
+//! * [`hpp`] — the hardware path profiler's figures, a sweep's table and plot;
+//! * [`source`] — hot paths as the source lines they run;
+//! * [`html`] — one self-contained page: functions, hot paths with their source, a flame graph.
 
 pub mod bench;
 pub mod compare;
 pub mod events;
 pub mod hpp;
+pub mod html;
 pub mod json;
 pub mod kipf;
 pub mod paths;
+pub mod source;
 pub mod untested;
 
 use pathprof_core::profile::{FunctionProfile, PathCount};
 
 /// `n` with its digits in groups of three: `1,234,567`.
 pub fn group(n: u64) -> String {
+    group_wide(u128::from(n))
+}
+
+/// [`group`] for a sum that may exceed 64 bits.
+pub fn group_wide(n: u128) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {

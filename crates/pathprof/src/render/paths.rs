@@ -1,13 +1,13 @@
 //! A profile's summary and its hot paths, as text.
 
-use super::group;
+use super::{group, group_wide};
 use anyhow::Result;
-use pathprof::view::{function_label, hottest};
+use pathprof::view::{function_label, hottest, path_cost, path_ops, total_cost, Rank};
 use pathprof_core::profile::{EventStrategy, Profile, ProfileMode};
 use std::io::Write;
 
-/// Prints a summary and the hot paths.
-pub fn text(out: &mut impl Write, p: &Profile, top: usize, function: Option<&str>) -> Result<()> {
+/// Prints a summary and the hot paths, ranked by `rank`.
+pub fn text(out: &mut impl Write, p: &Profile, top: usize, function: Option<&str>, rank: Rank) -> Result<()> {
     let instrumented = p.functions.iter().filter(|f| f.is_instrumented()).count();
     let skipped = p.functions.len() - instrumented;
     let distinct: usize = p.functions.iter().map(|f| f.paths().len()).sum();
@@ -15,6 +15,9 @@ pub fn text(out: &mut impl Write, p: &Profile, top: usize, function: Option<&str
     write!(out, ", wall {:.3} s", p.wall_seconds)?;
     if let Some(b) = p.bench_region_seconds {
         write!(out, ", bench region {b:.3} s")?;
+    }
+    if p.runs > 1 {
+        write!(out, "; {} runs merged (exit and trap of the first)", p.runs)?;
     }
     writeln!(out)?;
     if let Some(t) = &p.trap {
@@ -79,36 +82,58 @@ pub fn text(out: &mut impl Write, p: &Profile, top: usize, function: Option<&str
             return Ok(());
         }
     }
-    let total = p.path_executions.0.max(1) as f64;
-    let hot = hottest(p, top, function);
+    let hot = hottest(p, top, function, rank);
     if hot.is_empty() {
         writeln!(out, "  no path ran")?;
         return Ok(());
     }
+    let executions = p.path_executions.0.max(1) as f64;
+    let operators = total_cost(p);
+    let no_ops = operators == 0;
+    if rank == Rank::Cost {
+        writeln!(out, "  the counted paths executed {} operators", group_wide(operators))?;
+        if no_ops {
+            writeln!(out, "  this profile has no operator counts per block: paths are ranked by count")?;
+        }
+    }
     writeln!(out)?;
-    writeln!(
-        out,
-        "{:>4}  {:>7}  {:>15}  {:<32} {:>6}  {:<13} blocks",
-        "#", "share", "count", "function", "path", "start→end"
-    )?;
-    for (rank, (f, path)) in hot.iter().enumerate() {
+    match rank {
+        Rank::Cost => writeln!(
+            out,
+            "{:>4}  {:>7}  {:>17}  {:>15}  {:>7}  {:<32} {:>6}  {:<13} blocks",
+            "#", "share", "operators", "count", "ops/run", "function", "path", "start→end"
+        )?,
+        Rank::Count => writeln!(
+            out,
+            "{:>4}  {:>7}  {:>15}  {:<32} {:>6}  {:<13} blocks",
+            "#", "share", "count", "function", "path", "start→end"
+        )?,
+    }
+    for (n, (f, path)) in hot.iter().enumerate() {
         // Mode `ppp`: a path that is not interesting is residual (untested).
         let untested = if path.interesting == Some(false) { " (untested)" } else { "" };
-        writeln!(
-            out,
-            "{:>4}  {:>6.2}%  {:>15}  {}{untested}",
-            rank + 1,
-            100.0 * path.count.0 as f64 / total,
-            group(path.count.0),
-            super::path_columns(f, path),
-        )?;
+        let columns = super::path_columns(f, path);
+        let count = group(path.count.0);
+        match rank {
+            Rank::Cost => {
+                let cost = path_cost(f, path);
+                let share = if no_ops { 0.0 } else { 100.0 * cost as f64 / operators as f64 };
+                let (cost, ops) = (group_wide(cost), group(path_ops(f, path)));
+                writeln!(out, "{:>4}  {share:>6.2}%  {cost:>17}  {count:>15}  {ops:>7}  {columns}{untested}", n + 1)?;
+            }
+            Rank::Count => {
+                let share = 100.0 * path.count.0 as f64 / executions;
+                writeln!(out, "{:>4}  {share:>6.2}%  {count:>15}  {columns}{untested}", n + 1)?;
+            }
+        }
         let lines: Vec<String> = path
             .blocks
             .iter()
             .filter_map(|&b| f.blocks.get(b as usize).and_then(|info| info.line.as_ref().map(|l| format!("B{b} {l}"))))
             .collect();
         if !lines.is_empty() {
-            writeln!(out, "{:>70}{}", "", lines.join(", "))?;
+            let indent = if rank == Rank::Cost { 98 } else { 70 };
+            writeln!(out, "{:>indent$}{}", "", lines.join(", "))?;
         }
     }
     super::kipf::text(out, p, top, function)
