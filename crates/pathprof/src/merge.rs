@@ -42,10 +42,14 @@ fn add_profile(out: &mut Profile, p: &Profile) -> Result<()> {
     if p.functions.len() != out.functions.len() {
         bail!("it lists {} functions, not {}", p.functions.len(), out.functions.len());
     }
+    let mode = add_mode(&out.mode, &p.mode)?;
     for (mine, theirs) in out.functions.iter_mut().zip(&p.functions) {
         add_function(mine, theirs).with_context(|| format!("function {}", theirs.index))?;
     }
-    out.mode = add_mode(&out.mode, &p.mode, &out.functions)?;
+    out.mode = match mode {
+        ProfileMode::Ppp(x) => ProfileMode::Ppp(ppp::info(&x.interesting_from, &out.functions)),
+        mode => mode,
+    };
     out.runs = add(out.runs, p.runs, "the runs")?;
     out.path_executions = U64(add(out.path_executions.0, p.path_executions.0, "the path executions")?);
     out.open_activations_at_exit = add(out.open_activations_at_exit, p.open_activations_at_exit, "open activations")?;
@@ -65,8 +69,9 @@ fn short(sha: &str) -> &str {
     sha.get(..12).unwrap_or(sha)
 }
 
-/// The mode of the sum of two profiles in modes `a` and `b`, whose functions are now `functions`.
-fn add_mode(a: &ProfileMode, b: &ProfileMode, functions: &[FunctionProfile]) -> Result<ProfileMode> {
+/// The mode of the sum of two profiles in modes `a` and `b`, or why they do not add up. The summary
+/// of a PPP profile is left to be recomputed from the summed functions.
+fn add_mode(a: &ProfileMode, b: &ProfileMode) -> Result<ProfileMode> {
     Ok(match (a, b) {
         (ProfileMode::None, ProfileMode::None) => ProfileMode::None,
         (ProfileMode::Bl, ProfileMode::Bl) => ProfileMode::Bl,
@@ -94,7 +99,7 @@ fn add_mode(a: &ProfileMode, b: &ProfileMode, functions: &[FunctionProfile]) -> 
             if (&x.interesting_from, x.interesting) != (&y.interesting_from, y.interesting) {
                 bail!("its interesting paths come from other profiles");
             }
-            ProfileMode::Ppp(ppp::info(&x.interesting_from, functions))
+            ProfileMode::Ppp(x.clone())
         }
         (ProfileMode::Events(x), ProfileMode::Events(y)) => {
             if (x.strategy, x.cut, &x.names, &x.alloc_functions, &x.user_events)
