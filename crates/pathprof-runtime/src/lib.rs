@@ -20,5 +20,5 @@ pub use collect::sample::{SampleBuffer, SampleCollector, Sampled, Sampling};
 pub use collect::stream::{ForestSettings, KsfFacts, StreamCollector, StreamConsumer, StreamFolder, Streamed};
 pub use collect::{Collector, NoCollector};
 pub use entry::NoEntry;
-pub use run::{compile, engine, run, run_module, RunConfig, RunOutcome, TRAP_EXIT_CODE};
+pub use run::{check_imports, compile, engine, run, run_module, RunConfig, RunOutcome, TRAP_EXIT_CODE};
 pub use wasmtime::{Engine, Module};

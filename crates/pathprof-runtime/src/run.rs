@@ -6,6 +6,8 @@ use crate::collect::Collector;
 use crate::entry::{call_entry, NoEntry};
 use anyhow::{anyhow, bail, Result};
 use pathprof_wasm::ProfileMap;
+use rand::rngs::StdRng;
+use rand::SeedableRng;
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -32,6 +34,9 @@ pub struct RunConfig {
     pub invoke: Option<String>,
     /// Capture stdout and stderr (and give an empty stdin) instead of inheriting the host's.
     pub capture_output: bool,
+    /// Seed of the program's random numbers (`random_get`), for runs that repeat exactly; without
+    /// it they come from the host's generator.
+    pub random_seed: Option<u64>,
 }
 
 /// How one run went.
@@ -60,6 +65,32 @@ struct Host<C> {
     bench_start: Option<Instant>,
     bench_region: Option<Duration>,
     collector: C,
+}
+
+fn unknown_import(module: &str, name: &str) -> anyhow::Error {
+    anyhow!("unknown import: {module}::{name} (pathprof provides WASI preview 1, bench.start and bench.end)")
+}
+
+/// Checks, before any work on it, that a program imports only functions a run provides: WASI
+/// preview 1 and the `bench` functions. The profiler's own imports are added later.
+pub fn check_imports(engine: &Engine, bytes: &[u8]) -> Result<()> {
+    let mut store = Store::new(engine, WasiCtxBuilder::new().build_p1());
+    let mut linker: Linker<WasiP1Ctx> = Linker::new(engine);
+    wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |c: &mut WasiP1Ctx| c)?;
+    let provided: HashSet<(String, String)> =
+        linker.iter(&mut store).map(|(module, name, _)| (module.to_string(), name.to_string())).collect();
+    for payload in wasmparser::Parser::new(0).parse_all(bytes) {
+        let Ok(wasmparser::Payload::ImportSection(imports)) = payload else { continue };
+        for import in imports.into_imports() {
+            // A malformed section is reported by the validation that follows.
+            let Ok(import) = import else { return Ok(()) };
+            let bench = import.module == "bench" && matches!(import.name, "start" | "end");
+            if !bench && !provided.contains(&(import.module.to_string(), import.name.to_string())) {
+                return Err(unknown_import(import.module, import.name));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A Wasmtime engine configured for profiling runs.
@@ -113,6 +144,12 @@ pub fn run_module<C: Collector>(
         None
     };
     wasi.args(&config.args);
+    if let Some(seed) = config.random_seed {
+        // ChaCha12, the same stream on every host for a seed.
+        wasi.secure_random(StdRng::seed_from_u64(seed));
+        wasi.insecure_random(StdRng::seed_from_u64(seed.wrapping_add(1)));
+        wasi.insecure_random_seed(u128::from(seed));
+    }
     for (k, v) in &config.env {
         wasi.env(k, v);
     }
@@ -136,11 +173,7 @@ pub fn run_module<C: Collector>(
     C::link(&mut linker, |h: &mut Host<C>| &mut h.collector)?;
     for import in module.imports() {
         if linker.get_by_import(&mut store, &import).is_none() {
-            bail!(
-                "unknown import: {}::{} (pathprof provides WASI preview 1, bench.start and bench.end)",
-                import.module(),
-                import.name()
-            );
+            return Err(unknown_import(import.module(), import.name()));
         }
     }
     let profiler_memory = |instance: &wasmtime::Instance, store: &mut Store<Host<C>>| {

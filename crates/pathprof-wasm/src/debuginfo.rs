@@ -105,7 +105,44 @@ impl LineTable {
     }
 }
 
-/// A source path without the build directory prefix that DWARF may carry (`./x.c` → `x.c`).
+/// A source path as DWARF names it, without what joining it to the compilation directory added.
+///
+/// A name that is a URL (`wasisdk://v25/src/memcmp.c`, as `-fdebug-prefix-map` writes them) is not
+/// absolute to a path joiner, which puts the directory in front of it
+/// (`wasisdk://v25/build/wasisdk://v25/src/memcmp.c`): the last URL in the name is the name. A
+/// leading `./` goes too (`./x.c` → `x.c`).
 fn short_name(file: &str) -> &str {
+    let url = file
+        .match_indices("://")
+        .filter_map(|(at, _)| {
+            let scheme =
+                file[..at].rfind(|c: char| !(c.is_ascii_alphanumeric() || "+-.".contains(c))).map_or(0, |i| i + 1);
+            let starts_letter = file[scheme..].starts_with(|c: char| c.is_ascii_alphabetic());
+            (scheme < at && starts_letter && (scheme == 0 || file[..scheme].ends_with('/'))).then_some(scheme)
+        })
+        .last();
+    let file = url.map_or(file, |at| &file[at..]);
     file.strip_prefix("./").unwrap_or(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short_name;
+
+    #[test]
+    fn names_joined_to_their_directory_are_taken_apart() {
+        let cases = [
+            ("./x.c", "x.c"),
+            ("/home/u/x.c", "/home/u/x.c"),
+            ("wasisdk://v25.0/build/wasisdk://v25.0/src/memcmp.c", "wasisdk://v25.0/src/memcmp.c"),
+            ("wasisdk://v25.0/src/memcmp.c", "wasisdk://v25.0/src/memcmp.c"),
+            ("/build/dir/rust-src://lib/core/src/x.rs", "rust-src://lib/core/src/x.rs"),
+            ("/build/a://b.c", "a://b.c"),
+            ("/build/x-1.2/y.c", "/build/x-1.2/y.c"),
+            ("/weird/9p://x.c", "/weird/9p://x.c"),
+        ];
+        for (name, short) in cases {
+            assert_eq!(short_name(name), short, "{name}");
+        }
+    }
 }

@@ -161,8 +161,14 @@ pub enum SinkLayout {
     /// [`HostImport::CountPath`] for the functions that do not fit (`hash`).
     Count { hash: bool },
     /// Sampled (PEP): path ends test the flag at [`SAMPLE_FLAG`](crate::abi::SAMPLE_FLAG); while it is set they write
-    /// their samples to `buffer`, or call [`HostImport::SamplePath`] without one.
-    Sample { buffer: Option<SampleBufferLayout> },
+    /// their samples to `buffer`, or call [`HostImport::SamplePath`] without one. With `wide`, the
+    /// functions whose path IDs exceed 32 bits hand their samples to [`HostImport::SamplePath`]
+    /// with a buffer too, after its skips and before decrementing the flag as a buffered sample does.
+    Sample {
+        buffer: Option<SampleBufferLayout>,
+        #[serde(default)]
+        wide: bool,
+    },
     /// Streamed (k-BLPP): path ends append to the stream buffer, which [`HostImport::FlushStream`]
     /// drains.
     Stream(StreamLayout),
@@ -178,8 +184,8 @@ impl SinkLayout {
             SinkLayout::Count { hash: true } | SinkLayout::Ppp { hash: true } => Some(HostImport::CountPath),
             SinkLayout::Count { hash: false }
             | SinkLayout::Ppp { hash: false }
-            | SinkLayout::Sample { buffer: Some(_) } => None,
-            SinkLayout::Sample { buffer: None } => Some(HostImport::SamplePath),
+            | SinkLayout::Sample { buffer: Some(_), wide: false } => None,
+            SinkLayout::Sample { .. } => Some(HostImport::SamplePath),
             SinkLayout::Stream(_) => Some(HostImport::FlushStream),
         }
     }

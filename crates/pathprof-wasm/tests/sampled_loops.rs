@@ -81,7 +81,7 @@ fn setup() -> Setup {
     let wasm = wat::parse_str(SPIN).unwrap();
     let options = InstrumentOptions::with_sink(SinkKind::Sample { buffer: Some(64) });
     let inst = instrument(&wasm, &options).unwrap();
-    let SinkLayout::Sample { buffer: Some(layout) } = inst.map.sink else { panic!("a sample buffer") };
+    let SinkLayout::Sample { buffer: Some(layout), .. } = inst.map.sink else { panic!("a sample buffer") };
     let engine = Engine::new(wasmtime::Config::new().wasm_multi_memory(true)).unwrap();
     let module = Module::new(&engine, &inst.bytes).unwrap();
     let mut store = Store::new(&engine, ());

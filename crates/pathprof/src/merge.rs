@@ -138,9 +138,15 @@ fn add_bounds(a: &Option<EventCounts>, b: &Option<EventCounts>) -> Result<Option
     })
 }
 
-/// Adds function `b` to `a`: both skipped for the same reason, or both instrumented alike.
+/// Adds function `b` to `a`: both skipped for the same reason, or both instrumented alike. A
+/// profile lists the blocks of the functions that ran in its run: the sum, of those that ran in any.
 fn add_function(a: &mut FunctionProfile, b: &FunctionProfile) -> Result<()> {
-    if a.index != b.index || a.blocks.len() != b.blocks.len() {
+    if a.index != b.index {
+        bail!("its functions differ");
+    }
+    if a.blocks.is_empty() {
+        a.blocks.clone_from(&b.blocks);
+    } else if !b.blocks.is_empty() && a.blocks.len() != b.blocks.len() {
         bail!("its blocks differ");
     }
     match (&mut a.state, &b.state) {

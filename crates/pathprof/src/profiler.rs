@@ -109,6 +109,12 @@ impl<'a> Prepared<'a> {
     /// The profile of a run, with source lines from the module's DWARF.
     pub fn profile(&self, run: &ModeRun, config: &RunConfig) -> Result<Profile> {
         let mut functions = run.functions(self.map.as_ref())?;
+        let mode = run.profile_mode(&functions, self.map.as_ref(), &self.given);
+        // A profile is as large as what ran: the blocks of functions without paths are the module's
+        // (`instrument --map` lists them), not the run's.
+        for f in functions.iter_mut().filter(|f| f.paths().is_empty()) {
+            f.blocks = Vec::new();
+        }
         // Source lines are read once the program has run (uninstrumented runs have no blocks).
         if let Some(lines) = (!functions.is_empty()).then(|| LineTable::read(self.original)).flatten() {
             lines.attach(functions.iter_mut().flat_map(|f| &mut f.blocks));
@@ -122,7 +128,7 @@ impl<'a> Prepared<'a> {
                 size: self.original.len() as u64,
                 code_section_size: self.info.code_size() as u64,
             },
-            mode: run.profile_mode(&functions, self.map.as_ref(), &self.given),
+            mode,
             args: config.args.clone(),
             wall_seconds: outcome.wall_seconds,
             bench_region_seconds: outcome.bench_region_seconds,

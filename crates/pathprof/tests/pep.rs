@@ -113,3 +113,58 @@ fn bad_sampling_flags_are_rejected() {
         assert!(!dir.path().join("p.json").exists());
     }
 }
+
+/// A loop whose body is 36 diamonds in a row (2^36 paths, 64-bit path IDs), each arm chosen by a
+/// bit of a scrambled iteration count modulo 61 (61 paths run), and a small function beside it.
+fn wide_loop() -> String {
+    let mut body = String::new();
+    for k in 0..36 {
+        body += &format!(
+            "(if (i64.ne (i64.and (local.get $h) (i64.const {})) (i64.const 0))
+               (then (local.set $acc (i64.add (local.get $acc) (i64.const {k}))))
+               (else (local.set $acc (i64.xor (local.get $acc) (i64.const {})))))\n",
+            1u64 << k,
+            k + 7
+        );
+    }
+    format!(
+        r#"(module
+  (global $out (mut i64) (i64.const 0))
+  (func $small (param $x i64) (result i64)
+    (if (result i64) (i64.eqz (i64.and (local.get $x) (i64.const 1)))
+      (then (i64.add (local.get $x) (i64.const 1))) (else (local.get $x))))
+  (func $wide (export "wide") (param $n i32)
+    (local $i i32) (local $h i64) (local $acc i64)
+    (loop $top
+      (local.set $h (i64.mul (i64.extend_i32_u (i32.rem_u (local.get $i) (i32.const 61)))
+                             (i64.const 0x9e3779b97f4a7c15)))
+      {body}
+      (global.set $out (call $small (local.get $acc)))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $top (i32.lt_u (local.get $i) (local.get $n)))))
+  (func (export "_start") (call $wide (i32.const 1000000))))"#
+    )
+}
+
+/// Timer sampling of a function whose path IDs exceed 32 bits: its samples reach the host with
+/// their whole IDs, and every sampled path is one that the exact profile counted.
+#[test]
+fn timer_samples_of_functions_with_64_bit_path_ids_are_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("wide.wasm");
+    std::fs::write(&path, wat::parse_str(wide_loop()).unwrap()).unwrap();
+    let exact = run_in(dir.path(), &[], &path, &[]);
+    let wide = common::function(&exact.profile, "wide");
+    assert!(wide.num_paths() > 1 << 32, "{} paths", wide.num_paths());
+    let sampled = run_in(dir.path(), &["--mode", "pep", "--tick-ms", "0.05"], &path, &[]);
+    assert!(sampled.output.status.success(), "{}", String::from_utf8_lossy(&sampled.output.stderr));
+    let counted: std::collections::HashSet<_> =
+        wide.paths().iter().map(|p| (p.id, p.start, p.end, p.blocks.clone())).collect();
+    let samples = common::function(&sampled.profile, "wide").paths();
+    assert!(!samples.is_empty(), "no samples of the wide function");
+    for p in samples {
+        assert!(counted.contains(&(p.id, p.start, p.end, p.blocks.clone())), "path {} never ran", p.id.0);
+    }
+    let taken: u64 = sampled.profile.functions.iter().flat_map(|f| f.paths()).map(|p| p.count.0).sum();
+    assert_eq!(taken, sampled.profile.mode.sampling().unwrap().samples_taken);
+}

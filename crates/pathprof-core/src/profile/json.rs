@@ -383,6 +383,13 @@ impl<'de> Deserialize<'de> for FunctionProfile {
             let counters = f
                 .counters
                 .ok_or_else(|| D::Error::custom(format!("instrumented function {} has no `counters`", f.index)))?;
+            let blocks = f.blocks.len();
+            if let Some(p) = f.paths.iter().find(|p| p.blocks.iter().any(|&b| b as usize >= blocks)) {
+                return Err(D::Error::custom(format!(
+                    "path {} of function {} goes through a block it does not list",
+                    p.id.0, f.index
+                )));
+            }
             FunctionState::Instrumented(PathProfile {
                 num_paths: f.num_paths,
                 counters,

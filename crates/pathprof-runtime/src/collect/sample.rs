@@ -149,7 +149,7 @@ pub struct Sampled {
 impl SampleCollector {
     /// The collector of a module instrumented for `sampling`.
     pub fn new(map: &ProfileMap, sampling: Sampling) -> Result<SampleCollector> {
-        let SinkLayout::Sample { buffer } = map.sink else {
+        let SinkLayout::Sample { buffer, .. } = map.sink else {
             bail!("this module was not instrumented to sample its paths");
         };
         match (sampling, buffer) {
@@ -212,9 +212,13 @@ impl SampleCollector {
         super::record(&mut self.recorded, self.record, std::iter::repeat_n((func, id), n as usize));
     }
 
-    /// A path end while the flag was set ([`Sampling::Every`]): let `every - 1` go by, then record one.
+    /// A path end while the flag was set: with [`Sampling::Every`], let `every - 1` go by, then
+    /// record one; on the timer, a sample of a function whose path IDs do not fit the buffer's items.
     fn sample(&mut self, func: u32, id: u64) {
-        let Sampling::Every(every) = self.sampling else { return };
+        let Sampling::Every(every) = self.sampling else {
+            self.add(func, id, 1);
+            return;
+        };
         if self.skip > 0 {
             self.skip -= 1;
             return;

@@ -309,8 +309,10 @@ pub fn check_mode_map(mode: Mode, map: &ProfileMap, bl: &ProfileMap, stats: &mut
     // The sink's layout, and the import it implies: the sample import without a buffer, none with
     // one, the flush import for the stream.
     let import = match (mode, map.sink) {
-        (Mode::Sampled, SinkLayout::Sample { buffer: None }) => Some(HostImport::SamplePath),
-        (Mode::SampleBuffer, SinkLayout::Sample { buffer: Some(b) }) if b.slots == SAMPLE_SLOTS => None,
+        (Mode::Sampled, SinkLayout::Sample { buffer: None, .. }) => Some(HostImport::SamplePath),
+        (Mode::SampleBuffer, SinkLayout::Sample { buffer: Some(b), wide }) if b.slots == SAMPLE_SLOTS => {
+            wide.then_some(HostImport::SamplePath)
+        }
         (Mode::Stream, SinkLayout::Stream(_)) => Some(HostImport::FlushStream),
         (Mode::Ppp, SinkLayout::Ppp { hash }) => hash.then_some(HostImport::CountPath),
         (Mode::EventPaths | Mode::Decode | Mode::Direct, SinkLayout::Count { hash }) => {
@@ -332,12 +334,6 @@ pub fn check_mode_map(mode: Mode, map: &ProfileMap, bl: &ProfileMap, stats: &mut
         let (p, q) = match (&f.state, &g.state) {
             (ProbeState::Instrumented(p), ProbeState::Instrumented(q)) => (p, q),
             (ProbeState::Skipped { .. }, ProbeState::Skipped { .. }) => continue,
-            (ProbeState::Skipped { reason }, ProbeState::Instrumented(q))
-                if mode == Mode::Stream && q.register_bits == 64 && reason.contains("2^32") =>
-            {
-                stats.stream_skipped += 1;
-                continue;
-            }
             (x, y) => return Err(format!("function {i}: {x:?} but in bl {y:?}")),
         };
         let arrays = matches!(mode, Mode::Ppp | Mode::EventPaths | Mode::Decode);
@@ -360,6 +356,13 @@ pub fn check_mode_map(mode: Mode, map: &ProfileMap, bl: &ProfileMap, stats: &mut
             (Mode::Decode, Counters::Array { .. } | Counters::Hash) => {}
             (Mode::Direct, Counters::Events { decoded: false, .. }) => {}
             (_, c) => return Err(format!("function {i} has counters {c:?}")),
+        }
+        // A streamed function's IDs have 32 bits: one whose `bl` IDs do not is cut further.
+        if mode == Mode::Stream && q.register_bits == 64 {
+            if p.register_bits != 32 || p.plan.overflow_cuts.len() <= q.plan.overflow_cuts.len() {
+                return Err(format!("function {i}: streamed with {} bits and no more cuts than bl's", p.register_bits));
+            }
+            stats.stream_cut += 1;
         }
         if p.plan == q.plan {
             stats.plans_identical += 1;

@@ -31,7 +31,7 @@ fn event_totals(
 }
 
 /// How often each block of each function ran on the paths of `profiles`.
-fn block_frequencies(profiles: &[FunctionProfile], keep: &dyn Fn(u32) -> bool) -> BTreeMap<(u32, u32), u64> {
+pub fn block_frequencies(profiles: &[FunctionProfile], keep: &dyn Fn(u32) -> bool) -> BTreeMap<(u32, u32), u64> {
     let mut out = BTreeMap::new();
     for p in profiles.iter().filter(|p| keep(p.index)) {
         for path in p.paths() {

@@ -87,7 +87,7 @@ pub fn instrumented_store(engine: &Engine, v: &Variant) -> Store<Host> {
         }
         Mode::SampleBuffer => {
             let sampling = Sampling::Timer { samples: SAMPLE_SLOTS, stride: 1, tick: std::time::Duration::MAX };
-            host.sample = Some(SampleCollector::new(&v.map, sampling).unwrap());
+            host.sample = Some(SampleCollector::new(&v.map, sampling).unwrap().record(usize::MAX));
         }
         Mode::Stream => {
             let forest = ForestSettings { k: 2, max_nodes: None };
@@ -114,7 +114,7 @@ pub fn arm_sampling(map: &ProfileMap, side: &mut Side) -> Result<(), String> {
     let (data, host) = profiler_memory(map, side)?;
     let sample = host.sample.as_mut().ok_or("no sample collector")?;
     match map.sink {
-        SinkLayout::Sample { buffer: Some(_) } => {
+        SinkLayout::Sample { buffer: Some(_), .. } => {
             sample.attach(data).map_err(|e| e.to_string())?;
             let buffer = sample.buffer().ok_or("no sample buffer")?;
             if !buffer.rearm(&mut Vec::new(), SAMPLE_SKIP, SAMPLE_SLOTS, 0) {
@@ -180,7 +180,7 @@ pub fn snapshot(map: &ProfileMap, side: &mut Side) -> Result<Snapshot, String> {
             s.counts = count.counts(data);
             s.events = count.events(data);
         }
-        SinkLayout::Sample { buffer } => {
+        SinkLayout::Sample { buffer, .. } => {
             s.len = host.sample().recorded().len();
             if let (Some(layout), Some(data)) = (buffer, data) {
                 s.buffer = buffered(data, layout.index, layout.buffer, layout.slots, "sample buffer")?;

@@ -142,9 +142,9 @@ fn run_all() {
          {} instantiation traps, {} out-of-fuel skips, {} uncallable exports; {} distinct paths \
          counted ({} ending at a loop header/cut block); flow checked on {} instances: {} functions, \
          {} paths, {} loop-header/cut blocks; pep and kbl: {} functions with bl's plan, {} with another; \
-         kbl: {} functions streamed ({} with singles), {} in arrays, {} skipped; counts compared with bl on {} instances \
+         kbl: {} functions streamed ({} with singles), {} in arrays, {} cut for 32-bit IDs ({} blocks' frequencies compared); counts compared with bl on {} instances \
          ({} at a trap, {} open activations matched with the backtrace, {} not entered yet, {} in tail calls, {} deeper traps): pep {} paths ({} ends \
-         sampled), pep-buffer {} samples compared, kbl {} paths ({} ends); {} calls out of fuel with {} path ends of pep and kbl alike (over {} full buffers); {} stream \
+         sampled), pep-buffer {} samples compared ({} passed to the host), kbl {} paths ({} ends); {} calls out of fuel with {} path ends of pep and kbl alike (over {} full buffers); {} stream \
          items ({} runs, {} activations, {} full buffers); ppp: {} functions with slots, {} paths compared ({} residual); \
          events: {} functions decoding paths, {} function profiles compared on {} instances ({} events), {} merge-cut blocks' frequencies; \
          {} failures",
@@ -183,7 +183,8 @@ fn run_all() {
         stats.stream_functions,
         stats.stream_singles,
         stats.stream_array_functions,
-        stats.stream_skipped,
+        stats.stream_cut,
+        stats.stream_cut_blocks,
         stats.mode_sessions,
         stats.trap_sessions,
         stats.open_activations,
@@ -193,6 +194,7 @@ fn run_all() {
         stats.sampled_paths,
         stats.sampled_ends,
         stats.buffered_samples,
+        stats.host_samples,
         stats.stream_paths,
         stats.stream_ends,
         stats.fuel_checks,
@@ -370,12 +372,16 @@ fn wide_function_differential() {
         let p = out.map.functions[0].probes().unwrap();
         assert_eq!(p.register_bits, 64);
         assert_eq!(p.counters, pathprof_wasm::map::Counters::Hash);
-        let mut compared = 0;
+        let (mut compared, mut host_samples, mut stream_cut) = (0, 0, 0);
         for seed in 0..16 {
             let stats = check_wat(&wat, &InstrumentOptions::default(), seed);
             compared += stats.results_matched;
+            host_samples += stats.host_samples;
+            stream_cut += stats.stream_cut;
             assert!(stats.flow_blocks > 0 || stats.results_matched < 2);
         }
         assert!(compared >= 20, "{compared} calls returned");
+        assert!(host_samples > 0, "pep-buffer passed no sample of the wide function to the host");
+        assert!(stream_cut > 0, "kbl streamed the wide function uncut");
     });
 }

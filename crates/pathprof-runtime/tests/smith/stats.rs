@@ -45,7 +45,12 @@ pub struct Stats {
     pub stream_functions: u64,
     pub stream_singles: u64,
     pub stream_array_functions: u64,
-    pub stream_skipped: u64,
+    /// Functions whose `bl` IDs exceed 32 bits, cut further for the stream, and the blocks whose
+    /// frequencies their streamed paths were compared on.
+    pub stream_cut: u64,
+    /// Samples of `pep-buffer` passed to the host by functions with 64-bit path IDs.
+    pub host_samples: u64,
+    pub stream_cut_blocks: u64,
     /// Sets of instances whose `pep` and `kbl` counts were compared with `bl`'s, and how many of
     /// them at a trap (with the open activations of the backtrace).
     pub mode_sessions: u64,

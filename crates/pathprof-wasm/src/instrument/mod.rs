@@ -192,6 +192,11 @@ fn analyse(
     // The probes end a path at the start of every header and cut block, whatever edge led there: only
     // right when every edge into a header ends a path.
     opts.loop_cut = LoopCut::Headers;
+    // A streamed path ID has 32 bits (`function << 32 | path ID`): more paths are cut, as `bl` cuts
+    // beyond 64 bits.
+    if matches!(options.sink, SinkKind::Stream | SinkKind::Trace) {
+        opts.max_paths = opts.max_paths.min(STREAM_MAX_PATHS);
+    }
     if let Some(paths) = options.edge_profile.get(&index) {
         let paths = paths.iter().map(|p| {
             let end = match p.end {
@@ -288,6 +293,9 @@ impl Layout {
         offset
     }
 }
+
+/// Most paths of a function whose path ends stream their IDs: 32 bits of ID.
+const STREAM_MAX_PATHS: u64 = 1 << 32;
 
 /// Rewrites `bytes` with path probes.
 ///

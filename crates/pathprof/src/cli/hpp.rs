@@ -2,7 +2,7 @@
 
 use crate::render;
 use anyhow::{bail, Result};
-use pathprof::files::{read_module, write_atomically};
+use pathprof::files::{check_output_dir, write_atomically};
 use pathprof::hpp::{simulate, HppSettings, TableBranches};
 use pathprof_core::hpp::{Extend, HptConfig, IndexFn, Mapping, Metric, Replacement, SimulatorOptions};
 use std::path::PathBuf;
@@ -138,9 +138,12 @@ fn settings(a: &Args) -> Result<HppSettings> {
 
 pub fn run(a: Args) -> Result<i32> {
     let settings = settings(&a)?;
+    for out in a.svg.iter().chain(&a.json) {
+        check_output_dir(out)?;
+    }
     let config = a.program.config()?;
     let app = a.program.app.display().to_string();
-    let bytes = read_module(&a.program.app)?;
+    let bytes = a.program.module()?;
     let hpp = simulate(&bytes, &app, &settings, &config)?;
     for r in &hpp.outcome.results {
         println!("{r}");

@@ -2,7 +2,7 @@
 
 use crate::render;
 use anyhow::{anyhow, bail, Result};
-use pathprof::files::{read_module, read_profile, write_atomically};
+use pathprof::files::{check_output_dir, read_module, read_profile, write_atomically};
 use pathprof::view::Rank;
 use pathprof::{Inputs, Interesting, Mode, ModeFlags, Prepared, RunConfig};
 use pathprof_wasm::events::EventSpec;
@@ -77,6 +77,10 @@ pub struct Program {
     /// Call this exported function instead of `_start`; ARGS are its arguments.
     #[arg(long)]
     invoke: Option<String>,
+    /// Seed the program's random numbers (WASI `random_get`), so that runs on the same input repeat
+    /// exactly.
+    #[arg(long, value_name = "N")]
+    random_seed: Option<u64>,
     /// The program.
     pub app: PathBuf,
     /// Arguments of the program.
@@ -87,7 +91,18 @@ pub struct Program {
 impl Program {
     /// What the program sees: the directories and variables granted, and its arguments.
     pub fn config(&self) -> Result<RunConfig> {
-        run_config(&self.app, &self.dirs, &self.envs, self.invoke.clone(), self.args.clone())
+        let mut config = run_config(&self.app, &self.dirs, &self.envs, self.invoke.clone(), self.args.clone())?;
+        config.random_seed = self.random_seed;
+        Ok(config)
+    }
+
+    /// The program's bytes (binary or text format), once it is known to import only what a run
+    /// provides.
+    pub fn module(&self) -> Result<Vec<u8>> {
+        let bytes = read_module(&self.app)?;
+        pathprof_runtime::check_imports(&pathprof_runtime::engine()?, &bytes)
+            .map_err(|e| anyhow!("{}: {e}", self.app.display()))?;
+        Ok(bytes)
     }
 }
 
@@ -106,8 +121,9 @@ pub fn run(a: Args) -> Result<i32> {
     if a.edge_profile.is_some() && mode == Mode::None {
         bail!("--edge-profile does not apply to --mode none");
     }
+    check_output_dir(&a.output)?;
     let config = a.program.config()?;
-    let bytes = read_module(&a.program.app)?;
+    let bytes = a.program.module()?;
     let edge_profile = a.edge_profile.as_deref().map(read_profile).transpose()?;
     let interesting = interesting_paths(&bytes, &mode, &a.interesting)?;
     let events = a.events.spec(&mode)?;

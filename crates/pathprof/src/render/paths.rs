@@ -6,8 +6,47 @@ use pathprof::view::{function_label, hottest, path_cost, path_ops, total_cost, R
 use pathprof_core::profile::{EventStrategy, Profile, ProfileMode};
 use std::io::Write;
 
-/// Prints a summary and the hot paths, ranked by `rank`.
+/// Prints a summary and the hot paths, ranked by `rank`, then the functions left uninstrumented.
 pub fn text(out: &mut impl Write, p: &Profile, top: usize, function: Option<&str>, rank: Rank) -> Result<()> {
+    summary_and_paths(out, p, top, function, rank)?;
+    skipped(out, p)
+}
+
+/// Functions named per reason in the list of skipped functions.
+const SKIPPED_NAMED: usize = 3;
+
+/// The functions left uninstrumented, counted by reason, with the first few of each.
+fn skipped(out: &mut impl Write, p: &Profile) -> Result<()> {
+    let mut reasons: Vec<(&str, Vec<String>)> = Vec::new();
+    let mut total = 0u64;
+    for f in &p.functions {
+        let Some(reason) = f.skip_reason() else { continue };
+        total += 1;
+        let names = match reasons.iter_mut().find(|(r, _)| *r == reason) {
+            Some((_, names)) => names,
+            None => {
+                reasons.push((reason, Vec::new()));
+                &mut reasons.last_mut().expect("just pushed").1
+            }
+        };
+        names.push(function_label(f));
+    }
+    if total == 0 {
+        return Ok(());
+    }
+    reasons.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(b.0)));
+    writeln!(out)?;
+    writeln!(out, "skipped functions (not instrumented): {}", group(total))?;
+    for (reason, names) in &reasons {
+        let more = names.len().saturating_sub(SKIPPED_NAMED);
+        let shown = names[..names.len().min(SKIPPED_NAMED)].join(", ");
+        let more = if more > 0 { format!(" and {} more", group(more as u64)) } else { String::new() };
+        writeln!(out, "  {:>9}  {reason}: {shown}{more}", group(names.len() as u64))?;
+    }
+    Ok(())
+}
+
+fn summary_and_paths(out: &mut impl Write, p: &Profile, top: usize, function: Option<&str>, rank: Rank) -> Result<()> {
     let instrumented = p.functions.iter().filter(|f| f.is_instrumented()).count();
     let skipped = p.functions.len() - instrumented;
     let distinct: usize = p.functions.iter().map(|f| f.paths().len()).sum();
@@ -65,11 +104,6 @@ pub fn text(out: &mut impl Write, p: &Profile, top: usize, function: Option<&str
             group(ppp.residual_paths.0),
             group(ppp.residual_executions.0)
         )?;
-    }
-    for f in p.functions.iter() {
-        if let Some(reason) = f.skip_reason() {
-            writeln!(out, "  skipped {}: {reason}", function_label(f))?;
-        }
     }
     if let Some(info) = p.mode.events() {
         super::events::summary(out, p)?;

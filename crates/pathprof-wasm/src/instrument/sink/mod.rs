@@ -161,13 +161,13 @@ impl Sink {
         match self {
             Sink::Array(_) | Sink::Decode(_) | Sink::Direct(_) => false,
             Sink::Hash | Sink::Stream(_) | Sink::Ppp(_) => true,
-            Sink::Sample(s) => s.buffer.is_none(),
+            Sink::Sample(s) => s.buffer.is_none() || s.wide,
         }
     }
 
     /// Whether the function's simple loops get a copy without probes (see [`sample`]).
     pub(crate) fn wants_loop_copies(&self) -> bool {
-        matches!(self, Sink::Sample(SampleSink { buffer: Some(_) }))
+        matches!(self, Sink::Sample(SampleSink { buffer: Some(_), wide: false }))
     }
 }
 
@@ -267,7 +267,10 @@ impl SinkKind {
                 let mask = events.mask;
                 Sink::Direct(DirectSink { counters: layout.take(8 * u64::from(mask.count_ones())), mask })
             }
-            SinkKind::Sample { buffer } => Sink::Sample(SampleSink { buffer: buffer.map(SampleBufferLayout::new) }),
+            SinkKind::Sample { buffer } => Sink::Sample(SampleSink {
+                buffer: buffer.map(SampleBufferLayout::new),
+                wide: register_bits(plan) == 64,
+            }),
             SinkKind::Stream | SinkKind::Trace if register_bits(plan) == 64 => {
                 return Err("more than 2^32 paths (streamed path IDs have 32 bits)".to_string())
             }
@@ -295,7 +298,10 @@ impl SinkKind {
     pub(crate) fn layout(self, calls_import: bool) -> SinkLayout {
         match self {
             SinkKind::Count | SinkKind::Decode | SinkKind::Direct => SinkLayout::Count { hash: calls_import },
-            SinkKind::Sample { .. } => SinkLayout::Sample { buffer: self.sample_buffer() },
+            SinkKind::Sample { .. } => {
+                let buffer = self.sample_buffer();
+                SinkLayout::Sample { buffer, wide: buffer.is_some() && calls_import }
+            }
             SinkKind::Stream | SinkKind::Trace => SinkLayout::Stream(StreamLayout::standard()),
             SinkKind::Preferential { .. } => SinkLayout::Ppp { hash: calls_import },
         }

@@ -36,16 +36,19 @@ use crate::instrument::copies::LoopCopy;
 use crate::instrument::emit::{add_to_word, word, Emitter, Inc};
 use wasm_encoder::{BlockType, Function, Instruction, MemArg, ValType};
 
-/// A sampled function: its samples go to `buffer`, or to the host without one.
+/// A sampled function: its samples go to `buffer`, or to the host without one. A `wide` function's
+/// path IDs exceed 32 bits, more than a buffer's `function << 32 | path ID` carries: its samples
+/// (taken as the buffer's would be) go to the host with the whole ID.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct SampleSink {
     pub buffer: Option<SampleBufferLayout>,
+    pub wide: bool,
 }
 
 impl PathSink for SampleSink {
     fn record(&self, e: &mut Emitter, _: PathEnd) {
         match self.buffer {
-            Some(layout) => e.sample_to_buffer(layout),
+            Some(layout) => e.sample_to_buffer(layout, self.wide),
             None => {
                 e.f.instruction(&Instruction::I32Const(0));
                 e.f.instruction(&Instruction::I32Load(e.flag_word()));
@@ -160,9 +163,28 @@ pub(crate) fn loop_copy_exit(layout: SampleBufferLayout, memory: u32) -> Functio
 
 impl Emitter<'_> {
     /// While the flag is set, lets `skip` path ends go by, then appends `function << 32 | r` to the
-    /// buffer and decrements the flag, last, so that the host sees the sample once it sees the flag
-    /// change.
-    fn sample_to_buffer(&mut self, layout: SampleBufferLayout) {
+    /// buffer (`wide`: passes the function and `r` to the host) and decrements the flag, last, so
+    /// that the host sees the sample once it sees the flag change.
+    fn sample_to_buffer(&mut self, layout: SampleBufferLayout, wide: bool) {
+        if wide {
+            self.f.instruction(&Instruction::I32Const(0));
+            self.f.instruction(&Instruction::I32Load(word(self.memory, SAMPLE_FLAG)));
+            self.f.instruction(&Instruction::If(BlockType::Empty));
+            if layout.atomic {
+                self.f.instruction(&Instruction::AtomicFence);
+            }
+            let skip = word(self.memory, layout.skip);
+            self.f.instruction(&Instruction::I32Const(0));
+            self.f.instruction(&Instruction::I32Load(skip));
+            self.f.instruction(&Instruction::If(BlockType::Empty));
+            add_to_word(self.f, skip, -1, false);
+            self.f.instruction(&Instruction::Else);
+            self.call_with_path();
+            add_to_word(self.f, word(self.memory, SAMPLE_FLAG), -1, layout.atomic);
+            self.f.instruction(&Instruction::End);
+            self.f.instruction(&Instruction::End);
+            return;
+        }
         let word = |offset| word(self.memory, offset);
         let (flag, skip) = (word(SAMPLE_FLAG), word(layout.skip));
         let f = &mut *self.f;
