@@ -79,13 +79,93 @@ impl Profile {
         Ok(serde_json::from_value(value)?)
     }
 
+    /// The profile as JSON: the top level, every function and every field of a function on lines of
+    /// their own, and what a field holds (blocks, paths, edges, forests) on its line, so that the
+    /// file reads by function and stays as small as compact JSON.
     pub fn to_json(&self) -> String {
-        // k-iteration path forests can have millions of nodes: such profiles are written compact.
-        if self.functions.iter().any(|f| f.kipf().is_some()) {
-            serde_json::to_string(self).expect("profiles always serialize")
-        } else {
-            serde_json::to_string_pretty(self).expect("profiles always serialize")
+        let mut out = Vec::new();
+        let mut ser = serde_json::Serializer::with_formatter(&mut out, Layered::new(3));
+        self.serialize(&mut ser).expect("profiles always serialize");
+        out.push(b'\n');
+        String::from_utf8(out).expect("serde_json writes UTF-8")
+    }
+}
+
+/// A JSON layout indented down to `levels` levels of nesting and compact below.
+struct Layered {
+    levels: usize,
+    depth: usize,
+    has_value: bool,
+}
+
+impl Layered {
+    fn new(levels: usize) -> Layered {
+        Layered { levels, depth: 0, has_value: false }
+    }
+
+    fn begin<W: ?Sized + std::io::Write>(&mut self, w: &mut W, open: &[u8]) -> std::io::Result<()> {
+        self.depth += 1;
+        self.has_value = false;
+        w.write_all(open)
+    }
+
+    fn end<W: ?Sized + std::io::Write>(&mut self, w: &mut W, close: &[u8]) -> std::io::Result<()> {
+        let indented = self.depth <= self.levels;
+        self.depth -= 1;
+        if indented && self.has_value {
+            self.newline(w)?;
         }
+        w.write_all(close)
+    }
+
+    fn item<W: ?Sized + std::io::Write>(&mut self, w: &mut W, first: bool) -> std::io::Result<()> {
+        if !first {
+            w.write_all(b",")?;
+        }
+        if self.depth <= self.levels {
+            self.newline(w)?;
+        }
+        Ok(())
+    }
+
+    fn newline<W: ?Sized + std::io::Write>(&self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(b"\n")?;
+        for _ in 0..self.depth {
+            w.write_all(b"  ")?;
+        }
+        Ok(())
+    }
+}
+
+impl serde_json::ser::Formatter for Layered {
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.begin(w, b"[")
+    }
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.end(w, b"]")
+    }
+    fn begin_array_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W, first: bool) -> std::io::Result<()> {
+        self.item(w, first)
+    }
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.begin(w, b"{")
+    }
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.end(w, b"}")
+    }
+    fn begin_object_key<W: ?Sized + std::io::Write>(&mut self, w: &mut W, first: bool) -> std::io::Result<()> {
+        self.item(w, first)
+    }
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(if self.depth <= self.levels { b": " } else { b":" })
+    }
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
     }
 }
 
@@ -414,6 +494,28 @@ impl<'de> Deserialize<'de> for FunctionProfile {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn profiles_are_written_a_field_per_line_and_compact_below() {
+        let p = profile(ProfileMode::Bl, vec![instrumented(2, CounterKind::Array)]);
+        let text = p.to_json();
+        let compact = serde_json::to_string(&p).unwrap();
+        let layered: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(layered, serde_json::from_str::<serde_json::Value>(&compact).unwrap());
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "{");
+        assert!(lines.contains(&"  \"version\": 3,"), "{text}");
+        assert!(lines.contains(&"  \"functions\": ["), "{text}");
+        assert!(lines.contains(&"    {"), "{text}");
+        // A function's blocks, paths and edges take a line each.
+        for field in ["blocks", "paths", "edges"] {
+            let line = lines.iter().find(|l| l.starts_with(&format!("      \"{field}\": ["))).unwrap();
+            assert!(line.ends_with("],") || line.ends_with(']'), "{line}");
+        }
+        assert!(text.ends_with("}\n"));
+        assert!(text.len() < compact.len() + 40 * lines.len(), "as small as compact JSON but for the indents");
+    }
+
     use super::*;
 
     #[test]
