@@ -13,6 +13,7 @@ use pathprof_runtime::{Engine, Module, RunConfig};
 use pathprof_wasm::debuginfo::LineTable;
 use pathprof_wasm::events::{EventSet, EventSpec};
 use pathprof_wasm::{InstrumentOptions, ModuleInfo, ProfileMap};
+use std::collections::HashSet;
 use std::time::Instant;
 
 /// What instrumenting may take besides the module and the mode.
@@ -110,10 +111,17 @@ impl<'a> Prepared<'a> {
     pub fn profile(&self, run: &ModeRun, config: &RunConfig) -> Result<Profile> {
         let mut functions = run.functions(self.map.as_ref())?;
         let mode = run.profile_mode(&functions, self.map.as_ref(), &self.given);
-        // A profile is as large as what ran: the blocks of functions without paths are the module's
-        // (`instrument --map` lists them), not the run's.
+        // A profile is as large as what ran: the blocks of functions without paths, and the names
+        // of the instrumented ones that did not run, are the module's (`instrument --map` lists
+        // them), not the run's. Skipped functions keep their names, which reports list, and so do
+        // functions that ran without completing a path (still open at the end, or counting events).
+        let open: HashSet<u32> = run.outcome.open_frames.iter().copied().collect();
         for f in functions.iter_mut().filter(|f| f.paths().is_empty()) {
             f.blocks = Vec::new();
+            let counted_events = f.events().is_some_and(|e| e.values().any(|n| n > 0));
+            if f.is_instrumented() && !counted_events && !open.contains(&f.index) {
+                f.name = None;
+            }
         }
         // Source lines are read once the program has run (uninstrumented runs have no blocks).
         if let Some(lines) = (!functions.is_empty()).then(|| LineTable::read(self.original)).flatten() {

@@ -378,20 +378,29 @@ impl<'de> Deserialize<'de> for Profile {
 }
 
 /// The fields of a function, as written: a skipped function has no paths, no counters and a
-/// reason.
+/// reason. Fields without a value (no name, no reason, empty lists, nothing executed) are left out,
+/// so that a function that did not run takes a short line.
 #[derive(Serialize)]
 struct FunctionOut<'a> {
     index: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
     name: Option<&'a str>,
     instrumented: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
     skip_reason: Option<&'a str>,
     num_paths: U64,
+    #[serde(skip_serializing_if = "Option::is_none")]
     counters: Option<CounterKind>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
     cut_blocks: &'a [u32],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
     blocks: &'a [BlockInfo],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
     paths: &'a [PathCount],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
     edges: &'a [EdgeCount],
     increments: u32,
+    #[serde(skip_serializing_if = "is_zero")]
     increments_executed: U64,
     #[serde(skip_serializing_if = "Option::is_none")]
     kipf: Option<&'a KipfProfile>,
@@ -399,6 +408,10 @@ struct FunctionOut<'a> {
     ppp: Option<&'a PppFunction>,
     #[serde(skip_serializing_if = "Option::is_none")]
     events: Option<&'a EventCounts>,
+}
+
+fn is_zero(n: &U64) -> bool {
+    n.0 == 0
 }
 
 impl Serialize for FunctionProfile {

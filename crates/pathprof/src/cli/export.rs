@@ -69,7 +69,7 @@ pub fn run(a: Args) -> Result<i32> {
     let function = a.function.as_deref();
     if let Some(sel) = function {
         if !p.functions.iter().any(|f| matches(f, sel)) {
-            bail!("no function {sel:?} in {}", a.profile.display());
+            bail!("no function {sel:?} ran in {}", a.profile.display());
         }
     }
     if p.functions.iter().all(|f| f.paths().is_empty()) {

@@ -52,7 +52,7 @@ pub fn run(a: Args) -> Result<i32> {
     let p = read_profile(&a.profile)?;
     if let Some(f) = &a.function {
         if !p.functions.iter().any(|x| matches(x, f)) {
-            bail!("no function {f:?} in {}", a.profile.display());
+            bail!("no function {f:?} ran in {}", a.profile.display());
         }
     }
     let mut out = std::io::stdout().lock();
