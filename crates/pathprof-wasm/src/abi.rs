@@ -146,6 +146,14 @@ impl SampleBufferLayout {
     }
 }
 
+/// Slots of the hash table of a function whose paths are too many for an array (fewer when it has
+/// fewer paths): 16 KiB each.
+pub const TABLE_SLOTS: u32 = 1024;
+/// Bytes of a slot of such a table: the path ID plus one (0 when empty), then its count.
+pub const TABLE_SLOT_BYTES: u32 = 16;
+/// Slots a path end probes, from the one its ID hashes to, before it passes the path to the host.
+pub const TABLE_PROBES: u32 = 8;
+
 /// Bytes of a slot of a preferentially counted function: the Ball–Larus ID of the interesting path
 /// whose preferential ID indexes it (a little-endian `u64`, [`PPP_HOLE`] for a hole), then its count.
 pub const PPP_SLOT_BYTES: u32 = 16;

@@ -29,6 +29,11 @@ pub const MAP_VERSION: u32 = 3;
 pub enum Counters {
     /// `num_paths` `u64` counters at byte `offset` of the profiler's memory.
     Array { offset: u32 },
+    /// An open-addressing hash table of `slots` slots at byte `offset` of the profiler's memory
+    /// ([`TABLE_SLOT_BYTES`](crate::abi::TABLE_SLOT_BYTES) each: the path ID plus one, 0 when
+    /// empty, and its count), the paths it could not hold counted by the host through the count
+    /// import.
+    Table { offset: u32, slots: u32 },
     /// Counted by the host through the count import.
     Hash,
     /// Sampled (PEP): while the sampling flag is set, path ends are sampled (see [`SinkLayout::Sample`]).
@@ -53,7 +58,7 @@ impl Counters {
     pub fn kind(self) -> CounterKind {
         match self {
             Counters::Array { .. } => CounterKind::Array,
-            Counters::Hash => CounterKind::Hash,
+            Counters::Table { .. } | Counters::Hash => CounterKind::Hash,
             Counters::Sampled => CounterKind::Sampled,
             Counters::Stream { .. } => CounterKind::Stream,
             Counters::Ppp { .. } => CounterKind::Ppp,
@@ -244,6 +249,29 @@ pub struct ArrayCounters {
     pub slots: bool,
 }
 
+/// A function's hash table of paths in the profiler's memory ([`Counters::Table`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TableCounters {
+    pub function: u32,
+    pub offset: u32,
+    pub slots: u32,
+}
+
+impl TableCounters {
+    /// Adds the paths the table holds in `memory` to `counts`.
+    pub fn read(&self, memory: &[u8], counts: &mut RawCounts) {
+        let bytes = crate::abi::TABLE_SLOT_BYTES as usize;
+        let entry = counts.entry(self.function).or_default();
+        for i in 0..self.slots as usize {
+            let at = self.offset as usize + i * bytes;
+            let key = le_u64(memory, at);
+            if key != 0 {
+                entry.push((key - 1, le_u64(memory, at + 8)));
+            }
+        }
+    }
+}
+
 impl ArrayCounters {
     /// Bytes of the array.
     pub fn bytes(&self) -> u64 {
@@ -335,6 +363,16 @@ impl ProfileMap {
                     run_counters: p.run_counters.clone(),
                     slots,
                 })
+            })
+            .collect()
+    }
+
+    /// The hash tables of the functions that count in one ([`Counters::Table`]).
+    pub fn tables(&self) -> Vec<TableCounters> {
+        self.probed()
+            .filter_map(|(f, p)| match p.counters {
+                Counters::Table { offset, slots } => Some(TableCounters { function: f.index, offset, slots }),
+                _ => None,
             })
             .collect()
     }

@@ -458,3 +458,66 @@ fn loop_counted_in_runs_is_exact_across_recursion_and_traps() {
     assert_eq!(total(f, |x| x.start == Endpoint::Entry), 5);
     assert_eq!(total(f, |x| x.end == Endpoint::Exit), 4);
 }
+
+/// A loop of `rounds` iterations over 15 diamonds (2^15 paths through its body, more than an array
+/// takes): diamond `k < 12` takes its `then` arm when bit `k` of `i mod 4096` is set, the others
+/// never do, so 4096 distinct paths run, each `rounds / 4096` times — four times the slots of the
+/// function's table.
+fn many_hashed_paths(rounds: u32) -> String {
+    let mut body = String::new();
+    for k in 0..15 {
+        body += &format!(
+            "(if (i32.and (i32.shr_u (i32.and (local.get $i) (i32.const 4095)) (i32.const {k})) (i32.const 1))
+               (then (global.set $g (i32.add (global.get $g) (i32.const {}))))
+               (else (global.set $g (i32.sub (global.get $g) (i32.const 1)))))\n",
+            k + 1
+        );
+    }
+    format!(
+        r#"(module
+          (global $g (mut i32) (i32.const 0))
+          (func $spread (export "spread")
+            (local $i i32)
+            (loop $top
+              {body}
+              (local.set $i (i32.add (local.get $i) (i32.const 1)))
+              (br_if $top (i32.lt_u (local.get $i) (i32.const {rounds})))))
+          (func (export "_start") (call $spread)))"#
+    )
+}
+
+/// The hash table in the profiler's memory holds 1,024 paths; the other paths of the function go
+/// to the host. Every count is still exact.
+#[test]
+fn hash_counted_paths_are_exact_beyond_the_table() {
+    let (rounds, patterns) = (4096 * 25, 4096u64);
+    let run = run_wat(&many_hashed_paths(rounds), &[], &[]);
+    assert!(run.output.status.success(), "{}", String::from_utf8_lossy(&run.output.stderr));
+    check_balance(&run.profile);
+    let f = function(&run.profile, "spread");
+    assert_eq!(f.profiled().unwrap().counters, pathprof_core::profile::CounterKind::Hash);
+    let header = f.paths().iter().find(|p| p.start != Endpoint::Entry).unwrap().start;
+    // Round trips of the loop, by count: the last round leaves the loop, so its pattern (4095) comes
+    // back to the header once less than the others.
+    let mut by_count: std::collections::BTreeMap<u64, u64> = std::collections::BTreeMap::new();
+    for p in f.paths().iter().filter(|p| p.start == header && p.end == header) {
+        *by_count.entry(p.count.0).or_default() += 1;
+    }
+    let each = u64::from(rounds) / patterns;
+    assert_eq!(by_count, [(each - 1, 1), (each, patterns - 1)].into_iter().collect());
+    assert_eq!(total(f, |p| p.start == Endpoint::Entry), 1);
+    assert_eq!(total(f, |p| p.end == Endpoint::Exit), 1);
+
+    // The table held most of the paths it has slots for; the host counted the others, and no more.
+    let bytes = wat::parse_str(many_hashed_paths(rounds)).unwrap();
+    let prepared =
+        pathprof::Prepared::new(&bytes, "m.wasm", &pathprof::Mode::Bl, &pathprof::Inputs::default()).unwrap();
+    let config = pathprof::RunConfig { args: vec!["m.wasm".into()], capture_output: true, ..Default::default() };
+    let run = prepared.run(&pathprof_runtime::engine().unwrap(), &config).unwrap();
+    let host_entries = run.host_bytes / 16;
+    let distinct = f.paths().len() as u64;
+    assert!(
+        host_entries > 0 && host_entries + 512 < distinct,
+        "{host_entries} of {distinct} paths counted by the host"
+    );
+}

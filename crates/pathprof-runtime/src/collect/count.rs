@@ -1,6 +1,8 @@
 //! The collector of exact counts (`bl`, and `ppp`) [BL96]: functions with few paths count in arrays
-//! of the profiler's memory, read once the program has stopped; the others call
-//! [`HostImport::CountPath`] at every path end, which this collector counts in an exact hash table.
+//! of the profiler's memory, read once the program has stopped; the others in hash tables of the
+//! same memory, which pass the paths they cannot hold to [`HostImport::CountPath`], which this
+//! collector counts in an exact hash table (as it counts every path of the functions whose tables
+//! do not fit).
 //! Preferentially counted functions [PPP07 §3.3] keep their interesting paths in slots of the
 //! profiler's memory and pass the residual ones to the same import. In mode `events`, functions
 //! whose path ends add event vectors (`pd`), or that count their events directly (`dec`), keep
@@ -9,7 +11,7 @@
 use super::Collector;
 use anyhow::{bail, Result};
 use pathprof_wasm::abi::{HostImport, IMPORT_MODULE};
-use pathprof_wasm::map::{ArrayCounters, EventCounters, RawCounts, SinkLayout};
+use pathprof_wasm::map::{ArrayCounters, EventCounters, RawCounts, SinkLayout, TableCounters};
 use pathprof_wasm::ProfileMap;
 use std::collections::HashMap;
 use wasmtime::{Caller, Linker};
@@ -17,6 +19,7 @@ use wasmtime::{Caller, Linker};
 /// Exact path counts of one run.
 pub struct CountCollector {
     arrays: Vec<ArrayCounters>,
+    tables: Vec<TableCounters>,
     events: Vec<EventCounters>,
     /// Events of the map.
     width: usize,
@@ -43,6 +46,7 @@ impl CountCollector {
         }
         Ok(CountCollector {
             arrays: map.arrays(),
+            tables: map.tables(),
             events: map.event_counters(),
             width: map.events.len(),
             hash: HashMap::new(),
@@ -55,6 +59,9 @@ impl CountCollector {
         if let Some(memory) = memory {
             for a in &self.arrays {
                 a.read(memory, &mut counts);
+            }
+            for t in &self.tables {
+                t.read(memory, &mut counts);
             }
         }
         super::add_host_counts(&mut counts, &self.hash);

@@ -242,7 +242,7 @@ pub fn check_module(
                 stats.instrumented_functions += 1;
                 stats.loops += fact.loops as u64;
                 stats.br_tables += fact.br_tables as u64;
-                if p.counters == Counters::Hash {
+                if matches!(p.counters, Counters::Table { .. } | Counters::Hash) {
                     stats.hash_functions += 1;
                 }
                 if p.register_bits == 64 {
@@ -351,9 +351,9 @@ pub fn check_mode_map(mode: Mode, map: &ProfileMap, bl: &ProfileMap, stats: &mut
             (Mode::Stream, Counters::Array { .. }) if one_path => stats.stream_array_functions += 1,
             (Mode::Ppp, Counters::Ppp { .. }) => stats.ppp_slot_functions += 1,
             (Mode::Ppp, Counters::Array { .. } | Counters::Hash) => {}
-            (Mode::EventPaths, Counters::Array { .. } | Counters::Hash) => {}
+            (Mode::EventPaths, Counters::Array { .. } | Counters::Table { .. } | Counters::Hash) => {}
             (Mode::Decode, Counters::Events { decoded: true, .. }) => stats.decoded_functions += 1,
-            (Mode::Decode, Counters::Array { .. } | Counters::Hash) => {}
+            (Mode::Decode, Counters::Array { .. } | Counters::Table { .. } | Counters::Hash) => {}
             (Mode::Direct, Counters::Events { decoded: false, .. }) => {}
             (_, c) => return Err(format!("function {i} has counters {c:?}")),
         }

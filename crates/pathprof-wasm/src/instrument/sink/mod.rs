@@ -5,8 +5,10 @@
 //! calls the function's sink wherever a path ends. One file per sink:
 //!
 //! * [`array`] — `count[r]++` in a dense array of the profiler's memory [BL96];
-//! * [`hash`] — a call of the host, which keeps an exact hash table, for functions with too many
-//!   paths for an array;
+//! * [`table`] — an open-addressing hash table in the profiler's memory, for functions with too
+//!   many paths for an array, which passes the paths it cannot hold to the host;
+//! * [`hash`] — a call of the host, which keeps an exact hash table, for the functions whose tables
+//!   do not fit either;
 //! * [`sample`] — PEP's sampling [PEP05 §3.3]: a test of the host's flag, and a sample written to
 //!   a buffer (or passed to the host) while it is set;
 //! * [`stream`] — k-BLPP's stream of path IDs with activation markers [KBL13 §3];
@@ -27,6 +29,7 @@ mod hash;
 mod ppp;
 mod sample;
 mod stream;
+mod table;
 
 pub(crate) use array::ArraySink;
 pub(crate) use decode::DecodeSink;
@@ -34,10 +37,11 @@ pub(crate) use direct::DirectSink;
 pub(crate) use ppp::PppSink;
 pub(crate) use sample::SampleSink;
 pub(crate) use stream::StreamSink;
+pub(crate) use table::TableSink;
 
 use super::emit::Emitter;
 use super::{InstrumentOptions, Layout, Planned};
-use crate::abi::{SampleBufferLayout, StreamLayout, PPP_HOLE, PPP_SLOT_BYTES};
+use crate::abi::{SampleBufferLayout, StreamLayout, PPP_HOLE, PPP_SLOT_BYTES, TABLE_SLOTS, TABLE_SLOT_BYTES};
 use crate::map::{Counters, SinkLayout};
 use pathprof_core::dag::DagEdgeKind;
 use pathprof_core::profile::{Endpoint, PathCount};
@@ -108,6 +112,7 @@ pub(crate) trait PathSink {
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Sink {
     Array(ArraySink),
+    Table(TableSink),
     Hash,
     Sample(SampleSink),
     Stream(StreamSink),
@@ -134,6 +139,7 @@ impl Sink {
     fn inner(&self) -> &dyn PathSink {
         match self {
             Sink::Array(s) => s,
+            Sink::Table(s) => s,
             Sink::Hash => &hash::HashSink,
             Sink::Sample(s) => s,
             Sink::Stream(s) => s,
@@ -147,6 +153,7 @@ impl Sink {
     pub(crate) fn counters(&self) -> Counters {
         match self {
             Sink::Array(a) => Counters::Array { offset: a.offset },
+            Sink::Table(t) => Counters::Table { offset: t.offset, slots: t.slots },
             Sink::Hash => Counters::Hash,
             Sink::Sample(_) => Counters::Sampled,
             Sink::Stream(s) => Counters::Stream { singles: s.singles.map(|a| a.offset) },
@@ -160,7 +167,7 @@ impl Sink {
     pub(crate) fn calls_import(&self) -> bool {
         match self {
             Sink::Array(_) | Sink::Decode(_) | Sink::Direct(_) => false,
-            Sink::Hash | Sink::Stream(_) | Sink::Ppp(_) => true,
+            Sink::Table(_) | Sink::Hash | Sink::Stream(_) | Sink::Ppp(_) => true,
             Sink::Sample(s) => s.buffer.is_none() || s.wide,
         }
     }
@@ -221,6 +228,17 @@ impl SinkKind {
         let n = plan.num_paths();
         let fits_array = n <= options.array_max_paths && layout.counters + 8 * n <= options.array_max_bytes;
         let array = |layout: &mut Layout| ArraySink { offset: layout.take(8 * n) };
+        // A table for the paths of a function too many for an array, or the host's.
+        let hashed = |layout: &mut Layout| {
+            // At least two slots, so that the hash keeps at least one bit.
+            let slots = n.next_power_of_two().clamp(2, u64::from(TABLE_SLOTS));
+            let bytes = slots * u64::from(TABLE_SLOT_BYTES);
+            if layout.counters + bytes <= options.array_max_bytes {
+                Sink::Table(TableSink { offset: layout.take(bytes), slots: slots as u32 })
+            } else {
+                Sink::Hash
+            }
+        };
         Ok(match self {
             SinkKind::Preferential { slots_everywhere } => {
                 let ppp = ppp.expect("preferential sinks are planned with their interesting paths");
@@ -246,7 +264,7 @@ impl SinkKind {
                 }
             }
             SinkKind::Count if fits_array => Sink::Array(array(layout)),
-            SinkKind::Count => Sink::Hash,
+            SinkKind::Count => hashed(layout),
             SinkKind::Decode => {
                 let events = planned.events.as_ref().expect("event sinks are planned with their events");
                 let (mask, width) = (events.mask, u64::from(events.mask.count_ones()));
@@ -259,7 +277,7 @@ impl SinkKind {
                         Sink::Decode(DecodeSink { counters: layout.take(8 * width), mask, table })
                     }
                     _ if fits_array => Sink::Array(array(layout)),
-                    _ => Sink::Hash,
+                    _ => hashed(layout),
                 }
             }
             SinkKind::Direct => {
