@@ -42,12 +42,38 @@ pub enum DagEdgeKind {
     End(CfgEdgeId, BlockId),
 }
 
-/// One DAG edge.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// One DAG edge. Written compact, as `[from, to, 0, cfg_edge]` (real), `[from, to, 1, block]`
+/// (start) or `[from, to, 2, cfg_edge, block]` (end): a large function's map holds millions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DagEdge {
     pub from: NodeId,
     pub to: NodeId,
     pub kind: DagEdgeKind,
+}
+
+impl Serialize for DagEdge {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (from, to) = (self.from, self.to);
+        match self.kind {
+            DagEdgeKind::Real(e) => (from, to, 0u8, e).serialize(s),
+            DagEdgeKind::Start(b) => (from, to, 1u8, b).serialize(s),
+            DagEdgeKind::End(e, b) => (from, to, 2u8, e, b).serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for DagEdge {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let v: Vec<u32> = Vec::deserialize(d)?;
+        let kind = match v.as_slice() {
+            [_, _, 0, e] => DagEdgeKind::Real(*e),
+            [_, _, 1, b] => DagEdgeKind::Start(*b),
+            [_, _, 2, e, b] => DagEdgeKind::End(*e, *b),
+            _ => return Err(D::Error::custom(format!("not a DAG edge: {v:?}"))),
+        };
+        Ok(DagEdge { from: v[0], to: v[1], kind })
+    }
 }
 
 /// The DAG of one function. Its edges do not change once built.
@@ -182,5 +208,24 @@ impl Dag {
                 == order.len()
         );
         order
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edges_are_written_compact_and_read_back() {
+        let edges = [
+            DagEdge { from: 4, to: 0, kind: DagEdgeKind::Real(7) },
+            DagEdge { from: 4, to: 2, kind: DagEdgeKind::Start(2) },
+            DagEdge { from: 1, to: 5, kind: DagEdgeKind::End(3, 2) },
+        ];
+        let text = serde_json::to_string(&edges).unwrap();
+        assert_eq!(text, "[[4,0,0,7],[4,2,1,2],[1,5,2,3,2]]");
+        assert_eq!(serde_json::from_str::<Vec<DagEdge>>(&text).unwrap(), edges);
+        assert!(serde_json::from_str::<DagEdge>("[1,2,3,4]").is_err());
+        assert!(serde_json::from_str::<DagEdge>("[1,2,0]").is_err());
     }
 }

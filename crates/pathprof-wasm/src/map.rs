@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, HashMap};
 /// Value of the map's `format` field.
 pub const MAP_FORMAT: &str = "pathprof-map";
 /// Version of the map format.
-pub const MAP_VERSION: u32 = 3;
+pub const MAP_VERSION: u32 = 4;
 
 /// Where a function's path counters live.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -570,8 +570,11 @@ pub struct BlockInfo {
     /// Byte range `[offset, end)` of the block's instructions in the original module file.
     pub offset: u64,
     pub end: u64,
-    /// `file:line` from DWARF, when present.
+    /// `file:line` from DWARF, when present (left out of the JSON when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<String>,
+    /// Left out of the JSON when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub loop_header: bool,
     /// How many operators the block has: a path's static cost is the sum over its blocks (0 in
     /// profiles written before the field).
