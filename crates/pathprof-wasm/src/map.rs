@@ -393,14 +393,17 @@ impl ProfileMap {
     }
 
     /// The per-function profiles of what the module recorded.
-    pub fn function_profiles(&self, counts: &RawCounts) -> Result<Vec<FunctionProfile>, regen::BadPathId> {
+    pub fn function_profiles(&self, counts: &RawCounts) -> Result<Vec<FunctionProfile>, CountsError> {
         self.functions
             .iter()
             .map(|f| {
                 let state = match &f.state {
-                    ProbeState::Instrumented(p) => {
-                        FunctionState::Instrumented(path_profile(p, counts.get(&f.index).map_or(&[], Vec::as_slice))?)
-                    }
+                    ProbeState::Instrumented(p) => FunctionState::Instrumented(
+                        path_profile(p, counts.get(&f.index).map_or(&[], Vec::as_slice)).map_err(|e| match e {
+                            CountsError::Overflow { what, .. } => CountsError::Overflow { function: f.index, what },
+                            e => e,
+                        })?,
+                    ),
                     ProbeState::Skipped { reason } => FunctionState::Skipped { reason: reason.clone() },
                 };
                 Ok(FunctionProfile { index: f.index, name: f.name.clone(), blocks: f.blocks.clone(), state })
@@ -422,6 +425,17 @@ impl ProfileMap {
     }
 }
 
+/// Why counts do not make a profile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CountsError {
+    /// A recorded path ID that the function's numbering does not have.
+    #[error("corrupt counters: {0}")]
+    BadPathId(#[from] regen::BadPathId),
+    /// A count that the counts of several places, or of several paths, add up to exceeds 2^64 - 1.
+    #[error("{what} of function {function} exceeds 2^64 - 1")]
+    Overflow { function: u32, what: &'static str },
+}
+
 /// The edges of a path through `blocks` that ends at `end`, as profiles key them: `(from, to)`.
 fn edge_keys(blocks: &[u32], end: Endpoint) -> impl Iterator<Item = (u32, Endpoint)> + '_ {
     let steps = blocks.windows(2).map(|w| (w[0], Endpoint::Block(w[1])));
@@ -431,7 +445,8 @@ fn edge_keys(blocks: &[u32], end: Endpoint) -> impl Iterator<Item = (u32, Endpoi
 /// The path profile of one function from its `(path ID, count)` pairs (a path may be counted in
 /// several places, as a streamed function's singles and its stream: the counts add up): every path
 /// regenerated to its blocks, and the edge counts they add up to.
-fn path_profile(p: &Probes, list: &[(u64, u64)]) -> Result<PathProfile, regen::BadPathId> {
+fn path_profile(p: &Probes, list: &[(u64, u64)]) -> Result<PathProfile, CountsError> {
+    let overflow = |what| CountsError::Overflow { function: 0, what };
     let mut paths = Vec::new();
     let mut edges: BTreeMap<(u32, Endpoint), u64> = BTreeMap::new();
     let mut increments_executed = 0u64;
@@ -439,7 +454,7 @@ fn path_profile(p: &Probes, list: &[(u64, u64)]) -> Result<PathProfile, regen::B
     let mut merged: BTreeMap<u64, u64> = BTreeMap::new();
     for &(id, count) in list {
         let c = merged.entry(id).or_insert(0);
-        *c = c.saturating_add(count);
+        *c = c.checked_add(count).ok_or(overflow("a path count"))?;
     }
     for (id, count) in merged.into_iter().filter(|&(_, c)| c > 0) {
         let path = regen::regenerate(&p.plan.dag, &p.plan.numbering, id)?;
@@ -454,7 +469,8 @@ fn path_profile(p: &Probes, list: &[(u64, u64)]) -> Result<PathProfile, regen::B
             path.edges[1..].iter().filter(|&&e| out[p.plan.dag.edges[e as usize].from as usize].len() > 1).count()
                 as u32;
         for key in edge_keys(&path.blocks, end) {
-            *edges.entry(key).or_insert(0) += count;
+            let c = edges.entry(key).or_insert(0);
+            *c = c.checked_add(count).ok_or(overflow("an edge count"))?;
         }
         paths.push(PathCount {
             id: U64(id),
@@ -521,4 +537,27 @@ fn ppp_function(p: &Probes, ppp: &PppPlan, paths: &[PathCount]) -> Result<PppFun
         untested_edges,
         untested: untested_list,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{instrument, InstrumentOptions};
+
+    /// Counts of one path from two places that add up past 2^64 - 1 are refused, not saturated.
+    #[test]
+    fn counts_past_64_bits_are_an_error() {
+        let wasm = wat::parse_str(r#"(module (func (export "f") (param i32) (if (local.get 0) (then nop))))"#).unwrap();
+        let map = instrument(&wasm, &InstrumentOptions::default()).unwrap().map;
+        let counts = |list: Vec<(u64, u64)>| -> RawCounts { [(0, list)].into_iter().collect() };
+        let profiles = map.function_profiles(&counts(vec![(0, u64::MAX - 1), (0, 1)])).unwrap();
+        assert_eq!(profiles[0].paths().iter().map(|p| p.count.0).max(), Some(u64::MAX));
+        let err = map.function_profiles(&counts(vec![(0, u64::MAX), (0, 1)])).unwrap_err();
+        assert_eq!(err, CountsError::Overflow { function: 0, what: "a path count" });
+        assert_eq!(err.to_string(), "a path count of function 0 exceeds 2^64 - 1");
+        // Two paths through the same edges whose counts add up past 2^64 - 1.
+        let err = map.function_profiles(&counts(vec![(0, u64::MAX), (1, 1)])).unwrap_err();
+        assert_eq!(err, CountsError::Overflow { function: 0, what: "an edge count" });
+        assert!(matches!(map.function_profiles(&counts(vec![(9, 1)])), Err(CountsError::BadPathId(_))));
+    }
 }

@@ -212,8 +212,7 @@ impl ModeRun {
     /// them.
     pub fn functions(&self, map: Option<&ProfileMap>) -> Result<Vec<FunctionProfile>> {
         let Some(map) = map else { return Ok(Vec::new()) };
-        let mut functions =
-            map.function_profiles(&self.counts).map_err(|e| anyhow::anyhow!("corrupt counters: {e}"))?;
+        let mut functions = map.function_profiles(&self.counts).map_err(|e| anyhow::anyhow!("{e}"))?;
         match &self.facts {
             ModeFacts::Kbl { info, kipf } => kbl::attach_kipf(&mut functions, kipf, info.k),
             ModeFacts::Events { counters, .. } => events::attach(&mut functions, map, counters),
