@@ -166,50 +166,34 @@ impl Emitter<'_> {
     /// buffer (`wide`: passes the function and `r` to the host) and decrements the flag, last, so
     /// that the host sees the sample once it sees the flag change.
     fn sample_to_buffer(&mut self, layout: SampleBufferLayout, wide: bool) {
-        if wide {
-            self.f.instruction(&Instruction::I32Const(0));
-            self.f.instruction(&Instruction::I32Load(word(self.memory, SAMPLE_FLAG)));
-            self.f.instruction(&Instruction::If(BlockType::Empty));
-            if layout.atomic {
-                self.f.instruction(&Instruction::AtomicFence);
-            }
-            let skip = word(self.memory, layout.skip);
-            self.f.instruction(&Instruction::I32Const(0));
-            self.f.instruction(&Instruction::I32Load(skip));
-            self.f.instruction(&Instruction::If(BlockType::Empty));
-            add_to_word(self.f, skip, -1, false);
-            self.f.instruction(&Instruction::Else);
-            self.call_with_path();
-            add_to_word(self.f, word(self.memory, SAMPLE_FLAG), -1, layout.atomic);
-            self.f.instruction(&Instruction::End);
-            self.f.instruction(&Instruction::End);
-            return;
-        }
-        let word = |offset| word(self.memory, offset);
-        let (flag, skip) = (word(SAMPLE_FLAG), word(layout.skip));
-        let f = &mut *self.f;
-        f.instruction(&Instruction::I32Const(0));
-        f.instruction(&Instruction::I32Load(flag));
-        f.instruction(&Instruction::If(BlockType::Empty));
+        let (flag, skip) = (word(self.memory, SAMPLE_FLAG), word(self.memory, layout.skip));
+        self.f.instruction(&Instruction::I32Const(0));
+        self.f.instruction(&Instruction::I32Load(flag));
+        self.f.instruction(&Instruction::If(BlockType::Empty));
         if layout.atomic {
             // Orders the flag's load before those of the words the host wrote before setting it.
-            f.instruction(&Instruction::AtomicFence);
+            self.f.instruction(&Instruction::AtomicFence);
         }
-        f.instruction(&Instruction::I32Const(0));
-        f.instruction(&Instruction::I32Load(skip));
-        f.instruction(&Instruction::If(BlockType::Empty));
-        add_to_word(f, skip, -1, false);
-        f.instruction(&Instruction::Else);
-        // function << 32 | r
-        let mut item =
-            vec![Instruction::I64Const((u64::from(self.func_index) << 32) as i64), Instruction::LocalGet(self.r)];
-        if self.bits == 32 {
-            item.push(Instruction::I64ExtendI32U);
+        self.f.instruction(&Instruction::I32Const(0));
+        self.f.instruction(&Instruction::I32Load(skip));
+        self.f.instruction(&Instruction::If(BlockType::Empty));
+        add_to_word(self.f, skip, -1, false);
+        self.f.instruction(&Instruction::Else);
+        if wide {
+            self.call_with_path();
+            add_to_word(self.f, flag, -1, layout.atomic);
+        } else {
+            // function << 32 | r
+            let mut item =
+                vec![Instruction::I64Const((u64::from(self.func_index) << 32) as i64), Instruction::LocalGet(self.r)];
+            if self.bits == 32 {
+                item.push(Instruction::I64ExtendI32U);
+            }
+            item.push(Instruction::I64Or);
+            append_sample(self.f, layout, self.memory, &item);
         }
-        item.push(Instruction::I64Or);
-        append_sample(f, layout, self.memory, &item);
-        f.instruction(&Instruction::End);
-        f.instruction(&Instruction::End);
+        self.f.instruction(&Instruction::End);
+        self.f.instruction(&Instruction::End);
     }
 
     /// Before a loop with a copy without probes: while the flag is 0, the copy runs instead (see the
