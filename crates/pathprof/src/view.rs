@@ -42,8 +42,8 @@ pub fn function_name(f: &FunctionProfile) -> String {
 /// `name [index]` (the name demangled), or `func[index]` for a function without a name.
 pub fn function_label(f: &FunctionProfile) -> String {
     match &f.name {
-        Some(n) => format!("{} [{}]", demangle(n), f.index),
-        None => format!("func[{}]", f.index),
+        Some(_) => format!("{} [{}]", function_name(f), f.index),
+        None => function_name(f),
     }
 }
 
@@ -58,6 +58,23 @@ pub enum Rank {
 }
 
 impl Rank {
+    /// `cost` or `count`, as the command line gives them.
+    pub fn parse(s: &str) -> Option<Rank> {
+        match s {
+            "cost" => Some(Rank::Cost),
+            "count" => Some(Rank::Count),
+            _ => None,
+        }
+    }
+
+    /// The weight of `path` of `f` by this rank: its operators executed, or its count.
+    pub fn weight(self, f: &FunctionProfile, path: &PathCount) -> u128 {
+        match self {
+            Rank::Cost => path_cost(f, path),
+            Rank::Count => u128::from(path.count.0),
+        }
+    }
+
     /// What the rank measures, as reports say it.
     pub fn measure(self) -> &'static str {
         match self {
@@ -82,6 +99,15 @@ pub fn total_cost(p: &Profile) -> u128 {
     p.functions.iter().flat_map(|f| f.paths().iter().map(move |path| path_cost(f, path))).sum()
 }
 
+/// `x` as a fraction of `of` (0 when `of` is 0).
+pub fn fraction(x: u128, of: u128) -> f64 {
+    if of == 0 {
+        0.0
+    } else {
+        x as f64 / of as f64
+    }
+}
+
 /// Operators executed by the counted paths of `f`.
 pub fn function_cost(f: &FunctionProfile) -> u128 {
     f.paths().iter().map(|path| path_cost(f, path)).sum()
@@ -100,10 +126,8 @@ pub fn hottest<'a>(
         .filter(|f| function.is_none_or(|sel| matches(f, sel)))
         .flat_map(|f| f.paths().iter().map(move |path| (f, path)))
         .collect();
-    let key = |&(f, path): &(&FunctionProfile, &PathCount)| match rank {
-        Rank::Cost => (path_cost(f, path), u128::from(path.count.0)),
-        Rank::Count => (u128::from(path.count.0), 0),
-    };
+    // Ties by cost go to the more frequent path.
+    let key = |&(f, path): &(&FunctionProfile, &PathCount)| (rank.weight(f, path), path.count.0);
     all.sort_by_cached_key(|x| (Reverse(key(x)), x.0.index, x.1.id));
     all.truncate(top);
     all

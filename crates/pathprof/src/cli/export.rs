@@ -1,7 +1,7 @@
 //! `pathprof export`: a profile as folded stacks, an SVG flame graph, a pprof profile or a
 //! speedscope file (see `pathprof::export`).
 
-use anyhow::{bail, Result};
+use anyhow::{anyhow, bail, Result};
 use pathprof::export::{flame_graph, folded, folded_paths, pprof, speedscope, Drawing};
 use pathprof::files::{check_output_dir, read_profile, write_atomically};
 use pathprof::view::{matches, Rank};
@@ -61,9 +61,7 @@ pub fn run(a: Args) -> Result<i32> {
     }
     let weight = match a.weight.as_deref() {
         None => None,
-        Some("cost") => Some(Rank::Cost),
-        Some("count") => Some(Rank::Count),
-        Some(other) => bail!("unknown weight {other:?} (expected cost or count)"),
+        Some(w) => Some(Rank::parse(w).ok_or_else(|| anyhow!("unknown weight {w:?} (expected cost or count)"))?),
     };
     let p = read_profile(&a.profile)?;
     let function = a.function.as_deref();

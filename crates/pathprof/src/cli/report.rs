@@ -70,11 +70,8 @@ pub fn run(a: Args) -> Result<i32> {
         }
         return Ok(0);
     }
-    let rank = match a.by.as_str() {
-        "cost" => Some(Rank::Cost),
-        "count" => Some(Rank::Count),
-        _ => None,
-    };
+    // Anything but `cost` and `count` names an event.
+    let rank = Rank::parse(&a.by);
     if let Some(html) = &a.html {
         let mut files = SourceFiles::new(a.source_root.as_deref());
         let page = render::html::page(&p, a.top, a.function.as_deref(), rank.unwrap_or_default(), &mut files)?;
@@ -86,8 +83,8 @@ pub fn run(a: Args) -> Result<i32> {
         render::source::text(&mut out, &p, a.top, a.function.as_deref(), rank.unwrap_or_default(), &mut files)?;
         return Ok(0);
     }
-    if let (None, event) = (rank, &a.by) {
-        let index = event_index(&p, event).map_err(anyhow::Error::msg)?;
+    if rank.is_none() {
+        let index = event_index(&p, &a.by).map_err(anyhow::Error::msg)?;
         if a.json {
             render::events::json(&mut out, &p, index, a.top, a.function.as_deref())?;
         } else {

@@ -15,7 +15,7 @@
 pub mod pprof;
 pub mod speedscope;
 
-use crate::view::{function_label, matches, path_cost, source_lines, Rank};
+use crate::view::{function_label, matches, source_lines, Rank};
 use anyhow::{anyhow, bail, Result};
 use pathprof_core::profile::{FunctionProfile, PathCount, Profile, U64};
 use std::collections::HashMap;
@@ -59,10 +59,7 @@ pub fn folded_paths(p: &Profile, function: Option<&str>, weight: Rank) -> Vec<St
     for f in p.functions.iter().filter(|f| function.is_none_or(|sel| matches(f, sel))) {
         let label = frame_name(&function_label(f));
         for path in f.paths() {
-            let w = match weight {
-                Rank::Count => u128::from(path.count.0),
-                Rank::Cost => path_cost(f, path),
-            };
+            let w = weight.weight(f, path);
             if w > 0 {
                 lines.push(format!("{label};{} {w}", frame_name(&path_name(f, path))));
             }

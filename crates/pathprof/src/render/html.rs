@@ -3,8 +3,8 @@
 //! lines they run, and a flame graph of the paths by cost. Nothing is loaded from elsewhere: styles
 //! and script are inline and the flame graph is embedded as a data URL.
 
-use super::source::{place, share};
-use super::{block_list, group, group_wide};
+use super::source::place;
+use super::{block_list, group, group_wide, share};
 use anyhow::Result;
 use base64::Engine as _;
 use pathprof::export::{flame_graph, folded_paths, Drawing};

@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 use pathprof::view::{
-    hottest, hottest_sequences, kipf_k, path_cost, path_ops, program_stats, shown_functions, total_cost, Rank,
+    fraction, hottest, hottest_sequences, kipf_k, path_cost, path_ops, program_stats, shown_functions, total_cost, Rank,
 };
 use pathprof_core::profile::{Endpoint, FunctionProfile, KipfStats, Profile, U64};
 use serde::Serialize;
@@ -60,7 +60,7 @@ pub fn write(out: &mut impl Write, p: &Profile, top: usize, function: Option<&st
             share: path.count.0 as f64 / total,
             ops: path_ops(f, path),
             operators: Wide(path_cost(f, path)),
-            operators_share: if operators == 0 { 0.0 } else { path_cost(f, path) as f64 / operators as f64 },
+            operators_share: fraction(path_cost(f, path), operators),
             start: path.start,
             end: path.end,
             blocks: json_blocks(f, &path.blocks),

@@ -25,6 +25,11 @@ pub mod untested;
 
 use pathprof_core::profile::{FunctionProfile, PathCount};
 
+/// `x` as a percentage of `of` (0 when `of` is 0).
+pub fn share(x: u128, of: u128) -> f64 {
+    100.0 * pathprof::view::fraction(x, of)
+}
+
 /// `n` with its digits in groups of three: `1,234,567`.
 pub fn group(n: u64) -> String {
     group_wide(u128::from(n))

@@ -4,6 +4,8 @@ use super::{group, group_wide};
 use anyhow::Result;
 use pathprof::view::{function_label, hottest, path_cost, path_ops, total_cost, Rank};
 use pathprof_core::profile::{EventStrategy, Profile, ProfileMode};
+use std::cmp::Reverse;
+use std::collections::BTreeMap;
 use std::io::Write;
 
 /// Prints a summary and the hot paths, ranked by `rank`, then the functions left uninstrumented.
@@ -17,26 +19,21 @@ const SKIPPED_NAMED: usize = 3;
 
 /// The functions left uninstrumented, counted by reason, with the first few of each.
 fn skipped(out: &mut impl Write, p: &Profile) -> Result<()> {
-    let mut reasons: Vec<(&str, Vec<String>)> = Vec::new();
-    let mut total = 0u64;
+    let mut by_reason: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for f in &p.functions {
-        let Some(reason) = f.skip_reason() else { continue };
-        total += 1;
-        let names = match reasons.iter_mut().find(|(r, _)| *r == reason) {
-            Some((_, names)) => names,
-            None => {
-                reasons.push((reason, Vec::new()));
-                &mut reasons.last_mut().expect("just pushed").1
-            }
-        };
-        names.push(function_label(f));
+        if let Some(reason) = f.skip_reason() {
+            by_reason.entry(reason).or_default().push(function_label(f));
+        }
     }
-    if total == 0 {
+    if by_reason.is_empty() {
         return Ok(());
     }
-    reasons.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(b.0)));
+    let total: usize = by_reason.values().map(Vec::len).sum();
+    // The most frequent reason first; the sort is stable, so equal counts keep the reasons' order.
+    let mut reasons: Vec<_> = by_reason.into_iter().collect();
+    reasons.sort_by_key(|(_, names)| Reverse(names.len()));
     writeln!(out)?;
-    writeln!(out, "skipped functions (not instrumented): {}", group(total))?;
+    writeln!(out, "skipped functions (not instrumented): {}", group(total as u64))?;
     for (reason, names) in &reasons {
         let more = names.len().saturating_sub(SKIPPED_NAMED);
         let shown = names[..names.len().min(SKIPPED_NAMED)].join(", ");
@@ -151,7 +148,7 @@ fn summary_and_paths(out: &mut impl Write, p: &Profile, top: usize, function: Op
         match rank {
             Rank::Cost => {
                 let cost = path_cost(f, path);
-                let share = if no_ops { 0.0 } else { 100.0 * cost as f64 / operators as f64 };
+                let share = super::share(cost, operators);
                 let (cost, ops) = (group_wide(cost), group(path_ops(f, path)));
                 writeln!(out, "{:>4}  {share:>6.2}%  {cost:>17}  {count:>15}  {ops:>7}  {columns}{untested}", n + 1)?;
             }

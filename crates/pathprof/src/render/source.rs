@@ -1,6 +1,6 @@
 //! Hot paths as the source lines they run, with the lines' text (`report --source`).
 
-use super::{group, group_wide};
+use super::{group, group_wide, share};
 use anyhow::Result;
 use pathprof::source::{path_steps, SourceFiles};
 use pathprof::view::{function_label, hottest, path_cost, total_cost, Rank};
@@ -76,14 +76,5 @@ pub fn place(file: &str, line: Option<u64>) -> String {
     match line {
         Some(l) => format!("{file}:{l}"),
         None => file.to_string(),
-    }
-}
-
-/// `x` as a percentage of `of` (0 when `of` is 0).
-pub fn share(x: u128, of: u128) -> f64 {
-    if of == 0 {
-        0.0
-    } else {
-        100.0 * x as f64 / of as f64
     }
 }
