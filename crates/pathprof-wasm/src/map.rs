@@ -504,7 +504,9 @@ fn path_profile(p: &Probes, list: &[(u64, u64)]) -> Result<PathProfile, CountsEr
 
 /// Mode `ppp`: a function's interesting paths, and the residual ones among `paths` (those marked
 /// not interesting) with the edges they took that no interesting path takes.
-fn ppp_function(p: &Probes, ppp: &PppPlan, paths: &[PathCount]) -> Result<PppFunction, regen::BadPathId> {
+fn ppp_function(p: &Probes, ppp: &PppPlan, paths: &[PathCount]) -> Result<PppFunction, CountsError> {
+    let (residual_paths, residual_executions) = pathprof_core::profile::residual(paths)
+        .ok_or(CountsError::Overflow { function: 0, what: "the residual executions" })?;
     let residual: Vec<&PathCount> = paths.iter().filter(|x| x.interesting == Some(false)).collect();
     let mut untested_edges = 0;
     let mut untested_list = Vec::new();
@@ -532,8 +534,8 @@ fn ppp_function(p: &Probes, ppp: &PppPlan, paths: &[PathCount]) -> Result<PppFun
         interesting: ppp.interesting.len() as u64,
         range: numbering.map_or(0, |n| n.slots.len() as u64),
         delta: numbering.and_then(|n| n.delta()),
-        residual_paths: residual.len() as u64,
-        residual_executions: U64(residual.iter().fold(0u64, |sum, r| sum.saturating_add(r.count.0))),
+        residual_paths,
+        residual_executions,
         untested_edges,
         untested: untested_list,
     })

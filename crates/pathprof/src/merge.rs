@@ -9,7 +9,8 @@
 use crate::modes::ppp;
 use anyhow::{bail, Context, Result};
 use pathprof_core::profile::{
-    EdgeCount, EventCounts, FunctionProfile, FunctionState, KipfNodeProfile, PathProfile, Profile, ProfileMode, U64,
+    residual, EdgeCount, EventCounts, FunctionProfile, FunctionState, KipfNodeProfile, PathProfile, Profile,
+    ProfileMode, U64,
 };
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -198,10 +199,8 @@ fn add_paths(a: &mut PathProfile, b: &PathProfile) -> Result<()> {
             if (x.untested.len() as u64, y.untested.len() as u64) != (x.untested_edges, y.untested_edges) {
                 bail!("a profile lacks the list of its untested edges (written by an older pathprof)");
             }
-            let residual: Vec<_> = a.paths.iter().filter(|p| p.interesting == Some(false)).collect();
-            x.residual_paths = residual.len() as u64;
-            x.residual_executions =
-                U64(residual.iter().try_fold(0u64, |sum, p| add(sum, p.count.0, "the residual executions"))?);
+            (x.residual_paths, x.residual_executions) =
+                residual(&a.paths).context("the residual executions add up past 2^64 - 1")?;
             let untested: BTreeSet<_> = x.untested.iter().chain(&y.untested).copied().collect();
             x.untested = untested.into_iter().collect();
             x.untested_edges = x.untested.len() as u64;

@@ -483,6 +483,15 @@ pub struct PppFunction {
     pub untested: Vec<EdgeKey>,
 }
 
+/// Mode `ppp`: how many of `paths` are residual (not interesting), and how often they ran; `None`
+/// when their counts add up past 2^64 − 1.
+pub fn residual(paths: &[PathCount]) -> Option<(u64, U64)> {
+    let mut residual = paths.iter().filter(|p| p.interesting == Some(false));
+    let (n, executions) =
+        residual.try_fold((0u64, 0u64), |(n, executions), p| Some((n + 1, executions.checked_add(p.count.0)?)))?;
+    Some((n, U64(executions)))
+}
+
 /// An edge as profiles key it: its source block and its target (a block, or `"exit"`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct EdgeKey {

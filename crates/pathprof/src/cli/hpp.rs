@@ -143,7 +143,7 @@ pub fn run(a: Args) -> Result<i32> {
     }
     let config = a.program.config()?;
     let app = a.program.app.display().to_string();
-    let bytes = a.program.module()?;
+    let bytes = a.program.module(&pathprof_runtime::engine()?)?;
     let hpp = simulate(&bytes, &app, &settings, &config)?;
     for r in &hpp.outcome.results {
         println!("{r}");

@@ -96,12 +96,11 @@ impl Program {
         Ok(config)
     }
 
-    /// The program's bytes (binary or text format), once it is known to import only what a run
-    /// provides.
-    pub fn module(&self) -> Result<Vec<u8>> {
+    /// The program's bytes (binary or text format), once it is known to import only what a run on
+    /// `engine` provides.
+    pub fn module(&self, engine: &pathprof_runtime::Engine) -> Result<Vec<u8>> {
         let bytes = read_module(&self.app)?;
-        pathprof_runtime::check_imports(&pathprof_runtime::engine()?, &bytes)
-            .map_err(|e| anyhow!("{}: {e}", self.app.display()))?;
+        pathprof_runtime::check_imports(engine, &bytes).map_err(|e| anyhow!("{}: {e}", self.app.display()))?;
         Ok(bytes)
     }
 }
@@ -123,14 +122,14 @@ pub fn run(a: Args) -> Result<i32> {
     }
     check_output_dir(&a.output)?;
     let config = a.program.config()?;
-    let bytes = a.program.module()?;
+    let engine = pathprof_runtime::engine()?;
+    let bytes = a.program.module(&engine)?;
     let edge_profile = a.edge_profile.as_deref().map(read_profile).transpose()?;
     let interesting = interesting_paths(&bytes, &mode, &a.interesting)?;
     let events = a.events.spec(&mode)?;
     let inputs =
         Inputs { edge_profile: edge_profile.as_ref(), interesting: interesting.as_ref(), events: events.as_ref() };
     let prepared = Prepared::new(&bytes, &a.program.app.display().to_string(), &mode, &inputs)?;
-    let engine = pathprof_runtime::engine()?;
     let run = prepared.run(&engine, &config)?;
     let profile = prepared.profile(&run, &config)?;
     write_atomically(&a.output, profile.to_json().as_bytes())?;

@@ -119,18 +119,17 @@ pub struct Function {
 }
 
 /// The string table: index 0 is the empty string, as pprof requires.
-#[derive(Default)]
 struct Strings {
     table: Vec<String>,
     index: HashMap<String, i64>,
 }
 
 impl Strings {
+    fn new() -> Strings {
+        Strings { table: vec![String::new()], index: HashMap::from([(String::new(), 0)]) }
+    }
+
     fn id(&mut self, s: &str) -> i64 {
-        if self.table.is_empty() {
-            self.table.push(String::new());
-            self.index.insert(String::new(), 0);
-        }
         if let Some(&i) = self.index.get(s) {
             return i;
         }
@@ -147,7 +146,7 @@ fn value(v: u128, what: &str) -> Result<i64> {
 
 /// The profile `p` (only `function`'s paths when given) as a `profile.proto` message.
 pub fn message(p: &Profile, function: Option<&str>) -> Result<PprofProfile> {
-    let mut strings = Strings::default();
+    let mut strings = Strings::new();
     let mut out = PprofProfile {
         sample_type: vec![
             ValueType { r#type: strings.id("executions"), unit: strings.id("count") },
@@ -174,23 +173,21 @@ pub fn message(p: &Profile, function: Option<&str>) -> Result<PprofProfile> {
     let mut locations: HashMap<(u32, u32), u64> = HashMap::new();
     for f in p.functions.iter().filter(|f| function.is_none_or(|sel| crate::view::matches(f, sel))) {
         for path in f.paths().iter().filter(|path| path.count.0 > 0) {
-            let mut ids = Vec::with_capacity(path.blocks.len());
-            for &b in path.blocks.iter().rev() {
-                let id = match locations.get(&(f.index, b)) {
-                    Some(&id) => id,
-                    None => {
-                        let location = location(&mut out, &mut strings, &mut functions, f, b);
-                        locations.insert((f.index, b), location);
-                        location
-                    }
-                };
-                ids.push(id);
-            }
-            let mut label = vec![
+            let ids = path
+                .blocks
+                .iter()
+                .rev()
+                .map(|&b| {
+                    *locations
+                        .entry((f.index, b))
+                        .or_insert_with(|| location(&mut out, &mut strings, &mut functions, f, b))
+                })
+                .collect();
+            let label = vec![
                 Label { key: start_key, str: strings.id(&path.start.to_string()), num: 0 },
                 Label { key: end_key, str: strings.id(&path.end.to_string()), num: 0 },
+                path_label(&mut strings, path_key, path),
             ];
-            label.push(path_label(&mut strings, path_key, path));
             out.sample.push(Sample {
                 location_id: ids,
                 value: vec![
