@@ -605,3 +605,56 @@ fn report_options_fail_cleanly() {
     fails_cleanly(dir.path(), &["report", "--by", "load", "p.prof"], "events");
     fails_cleanly(dir.path(), &["report", "--html", "nowhere/r.html", "p.prof"], "does not exist");
 }
+
+/// Every part on a corpus program (bz2, with DWARF lines): two runs merged add up, the merged
+/// profile exports to pprof and speedscope that read back to its paths, and the source and HTML
+/// reports name its lines.
+#[test]
+fn corpus_program_merged_exported_and_reported() {
+    let Some(corpus) = common::corpus_dir() else {
+        eprintln!("skipped: ../shared/corpus is absent");
+        return;
+    };
+    let wasm = corpus.join("bz2/benchmark.wasm");
+    let cwd = wasm.parent().unwrap();
+    let (a, b) = (run_in(cwd, &["--dir", "."], &wasm, &[]).profile, run_in(cwd, &["--dir", "."], &wasm, &[]).profile);
+    let dir = tempfile::tempdir().unwrap();
+    let (pa, pb) = (save(dir.path(), "a.prof", &a), save(dir.path(), "b.prof", &b));
+    let merged_path = dir.path().join("ab.prof");
+    ok(pathprof().arg("merge").arg(&pa).arg(&pb).arg("-o").arg(&merged_path).output().unwrap());
+    let merged = Profile::from_json(&std::fs::read_to_string(&merged_path).unwrap()).unwrap();
+    assert_eq!(merged.runs, 2);
+    assert_eq!(path_counts(&merged), sum_maps(&path_counts(&a), &path_counts(&b)));
+
+    let pb_gz = dir.path().join("m.pb.gz");
+    let ss = dir.path().join("m.speedscope.json");
+    ok(pathprof()
+        .args(["export", "--pprof"])
+        .arg(&pb_gz)
+        .arg("--speedscope")
+        .arg(&ss)
+        .arg(&merged_path)
+        .output()
+        .unwrap());
+    let mut raw = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(std::fs::File::open(&pb_gz).unwrap()), &mut raw)
+        .unwrap();
+    let samples = decode(&raw).messages(2);
+    let distinct: usize = merged.functions.iter().map(|f| f.paths().len()).sum();
+    assert_eq!(samples.len(), distinct);
+    let executions: u64 = samples.iter().map(|s| s.ints(2)[0]).sum();
+    assert_eq!(executions, merged.path_executions.0);
+    let total_cost: u64 = merged.functions.iter().flat_map(|f| f.paths().iter().map(move |x| cost(f, x))).sum();
+    assert_eq!(samples.iter().map(|s| s.ints(2)[1]).sum::<u64>(), total_cost);
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("fixtures/speedscope-file-format-schema.json")).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&ss).unwrap()).unwrap();
+    assert!(jsonschema::validator_for(&schema).unwrap().is_valid(&doc));
+
+    let source = ok(pathprof().args(["report", "--source", "--top", "3"]).arg(&merged_path).output().unwrap());
+    assert!(source.contains("benchmark.c:"), "{source}");
+    let html = dir.path().join("m.html");
+    ok(pathprof().args(["report", "--html"]).arg(&html).arg(&merged_path).output().unwrap());
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("benchmark.c:") && page.contains("over 2 runs"), "{page:.500}");
+}
