@@ -1,9 +1,16 @@
 //! Control-flow graphs of basic blocks, independent of any bytecode.
 //!
 //! A [`Cfg`] has blocks `0..num_blocks`, an entry block, and an ordered list of edges. An edge leads
-//! to another block or out of the function ([`Succ::Exit`]). The order of the edges is the order in
-//! which the frontend found them; it fixes the default Ball–Larus numbering, so it must be
-//! deterministic. Several edges between the same pair of blocks are allowed (a multigraph).
+//! to another block, out of the function ([`Succ::Exit`]), or away by an exception ([`Succ::Throw`]).
+//! The order of the edges is the order in which the frontend found them; it fixes the default
+//! Ball–Larus numbering, so it must be deterministic. Several edges between the same pair of blocks
+//! are allowed (a multigraph).
+//!
+//! Exceptions: a block that may throw has one [`Succ::Throw`] edge, which ends the path
+//! where the exception is raised, and the blocks where a handler of the function resumes are
+//! [`Cfg::landings`], where new paths start. Which handler catches an exception is not a property of
+//! the path through the function that throws it, so the throwing path and the handler's path are
+//! two paths, as a back edge makes two.
 
 use crate::graph::{Adjacency, Derived};
 use serde::{Deserialize, Serialize};
@@ -20,6 +27,9 @@ pub enum Succ {
     Block(BlockId),
     /// Out of the function (return, fall-through of the body's end, tail call).
     Exit,
+    /// Away by an exception raised in the block (by a call or a throw): to a landing of the same
+    /// function, or out of it.
+    Throw,
 }
 
 /// One control-flow edge.
@@ -36,6 +46,9 @@ pub struct Cfg {
     num_blocks: u32,
     entry: BlockId,
     edges: Vec<CfgEdge>,
+    /// Blocks that a handler of the function resumes at after catching an exception.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    landings: Vec<BlockId>,
     #[serde(skip)]
     out_edges: Derived<Adjacency>,
     #[serde(skip)]
@@ -51,7 +64,40 @@ impl Cfg {
     /// The graph of `num_blocks` blocks entered at `entry` with `edges`, in order.
     pub fn from_edges(num_blocks: u32, entry: BlockId, edges: Vec<CfgEdge>) -> Self {
         debug_assert!(edges.iter().all(|e| e.from < num_blocks));
-        Cfg { num_blocks, entry, edges, out_edges: Derived::default(), back_edges: Derived::default() }
+        Cfg {
+            num_blocks,
+            entry,
+            edges,
+            landings: Vec::new(),
+            out_edges: Derived::default(),
+            back_edges: Derived::default(),
+        }
+    }
+
+    /// The same graph with `landings` as the blocks where handlers resume (sorted, without
+    /// duplicates).
+    pub fn with_landings(mut self, mut landings: Vec<BlockId>) -> Self {
+        debug_assert!(landings.iter().all(|&b| b < self.num_blocks && b != self.entry));
+        landings.sort_unstable();
+        landings.dedup();
+        self.landings = landings;
+        self.back_edges = Derived::default();
+        self
+    }
+
+    /// Blocks where a handler of the function resumes after catching an exception, in order.
+    pub fn landings(&self) -> &[BlockId] {
+        &self.landings
+    }
+
+    /// Whether some block may throw.
+    pub fn throws(&self) -> bool {
+        self.edges.iter().any(|e| e.to == Succ::Throw)
+    }
+
+    /// Where execution enters the graph: the entry, then the landings.
+    fn roots(&self) -> impl Iterator<Item = BlockId> + '_ {
+        std::iter::once(self.entry).chain(self.landings.iter().copied())
     }
 
     /// Adds an edge and returns its id.
@@ -85,12 +131,14 @@ impl Cfg {
         })
     }
 
-    /// Blocks reachable from the entry.
+    /// Blocks reachable from the entry or a landing.
     pub fn reachable(&self) -> Vec<bool> {
         let out = self.out_edges();
         let mut seen = vec![false; self.num_blocks as usize];
-        let mut stack = vec![self.entry];
-        seen[self.entry as usize] = true;
+        let mut stack: Vec<BlockId> = self.roots().collect();
+        for &b in &stack {
+            seen[b as usize] = true;
+        }
         while let Some(b) = stack.pop() {
             for &e in &out[b as usize] {
                 if let Succ::Block(w) = self.edges[e as usize].to {
@@ -104,8 +152,9 @@ impl Cfg {
         seen
     }
 
-    /// The retreating edges of a depth-first search from the entry, in edge order. On a reducible
-    /// graph (every wasm function is one) these are exactly the loop back edges.
+    /// The retreating edges of a depth-first search from the entry, then from each landing not yet
+    /// seen, in edge order. On a reducible graph (every wasm function is one) these are exactly the
+    /// loop back edges of the code reached without an exception.
     pub fn back_edges(&self) -> &[CfgEdgeId] {
         self.back_edges.get_or_init(|| self.find_back_edges())
     }
@@ -120,13 +169,26 @@ impl Cfg {
     }
 
     fn find_back_edges(&self) -> Vec<CfgEdgeId> {
-        let out = self.out_edges();
         let n = self.num_blocks as usize;
         // 0 = unvisited, 1 = on the stack, 2 = finished.
         let mut state = vec![0u8; n];
         let mut back = Vec::new();
-        let mut stack: Vec<(BlockId, usize)> = vec![(self.entry, 0)];
-        state[self.entry as usize] = 1;
+        let mut stack: Vec<(BlockId, usize)> = Vec::new();
+        for root in self.roots() {
+            if state[root as usize] != 0 {
+                continue;
+            }
+            state[root as usize] = 1;
+            stack.push((root, 0));
+            self.depth_first(&mut stack, &mut state, &mut back);
+        }
+        back.sort_unstable();
+        back
+    }
+
+    /// Runs the depth-first search of [`Cfg::back_edges`] until `stack` is empty.
+    fn depth_first(&self, stack: &mut Vec<(BlockId, usize)>, state: &mut [u8], back: &mut Vec<CfgEdgeId>) {
+        let out = self.out_edges();
         while let Some(&mut (b, ref mut next)) = stack.last_mut() {
             if let Some(&e) = out[b as usize].get(*next) {
                 *next += 1;
@@ -145,8 +207,6 @@ impl Cfg {
                 stack.pop();
             }
         }
-        back.sort_unstable();
-        back
     }
 
     /// Loop headers: targets of back edges.
@@ -188,7 +248,7 @@ impl Cfg {
             n,
             self.edges.iter().filter_map(|e| match e.to {
                 Succ::Block(w) => Some((w, e.from)),
-                Succ::Exit => None,
+                Succ::Exit | Succ::Throw => None,
             }),
         );
         let by_header = Adjacency::group(

@@ -10,7 +10,9 @@
 //!
 //! Any other block may be *cut* the same way as a header ([EVT23 §4.3]: its inbound edges `p→m`
 //! become `p→T`, and `S→m` is added once); [`crate::plan`] cuts merge blocks when a function has more
-//! paths than a 64-bit register can number. Blocks unreachable from the entry are left out.
+//! paths than a 64-bit register can number. The landings of exception handlers ([`Cfg::landings`])
+//! are cut too: their paths start with `s→m`, and an edge that throws becomes `u→t`
+//! ([`DagEdgeKind::Throw`]). Blocks unreachable from the entry and the landings are left out.
 
 use crate::cfg::{BlockId, Cfg, CfgEdgeId, Succ};
 use crate::graph::{Adjacency, Derived};
@@ -40,10 +42,13 @@ pub enum DagEdgeKind {
     /// Dummy `u→t` standing for the CFG edge `u→b` into the cut block or header `b`: the path ends at
     /// `b`.
     End(CfgEdgeId, BlockId),
+    /// `u→t` for the CFG edge by which an exception leaves `u`: the path ends where it is raised.
+    Throw(CfgEdgeId),
 }
 
 /// One DAG edge. Written compact, as `[from, to, 0, cfg_edge]` (real), `[from, to, 1, block]`
-/// (start) or `[from, to, 2, cfg_edge, block]` (end): a large function's map holds millions.
+/// (start), `[from, to, 2, cfg_edge, block]` (end) or `[from, to, 3, cfg_edge]` (throw): a large
+/// function's map holds millions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DagEdge {
     pub from: NodeId,
@@ -58,6 +63,7 @@ impl Serialize for DagEdge {
             DagEdgeKind::Real(e) => (from, to, 0u8, e).serialize(s),
             DagEdgeKind::Start(b) => (from, to, 1u8, b).serialize(s),
             DagEdgeKind::End(e, b) => (from, to, 2u8, e, b).serialize(s),
+            DagEdgeKind::Throw(e) => (from, to, 3u8, e).serialize(s),
         }
     }
 }
@@ -70,6 +76,7 @@ impl<'de> Deserialize<'de> for DagEdge {
             [_, _, 0, e] => DagEdgeKind::Real(*e),
             [_, _, 1, b] => DagEdgeKind::Start(*b),
             [_, _, 2, e, b] => DagEdgeKind::End(*e, *b),
+            [_, _, 3, e] => DagEdgeKind::Throw(*e),
             _ => return Err(D::Error::custom(format!("not a DAG edge: {v:?}"))),
         };
         Ok(DagEdge { from: v[0], to: v[1], kind })
@@ -102,6 +109,9 @@ impl Dag {
             let extra = extra_cuts.get(b).copied().unwrap_or(false);
             cut[b] = reachable[b] && (extra || (mode == LoopCut::Headers && headers[b]));
         }
+        for &b in cfg.landings() {
+            cut[b as usize] = true;
+        }
         // Every edge into the entry block is a back edge; those are truncated the classic way, so that a
         // path from the function entry stays distinct from one that starts after such an edge.
         cut[cfg.entry() as usize] = false;
@@ -118,6 +128,7 @@ impl Dag {
             let id = i as CfgEdgeId;
             match e.to {
                 Succ::Exit => edges.push(DagEdge { from: e.from, to: t, kind: DagEdgeKind::Real(id) }),
+                Succ::Throw => edges.push(DagEdge { from: e.from, to: t, kind: DagEdgeKind::Throw(id) }),
                 Succ::Block(w) => {
                     let classic = mode == LoopCut::BackEdges || w == cfg.entry();
                     let ends = cut[w as usize] || (classic && is_back[i]);
@@ -221,11 +232,12 @@ mod tests {
             DagEdge { from: 4, to: 0, kind: DagEdgeKind::Real(7) },
             DagEdge { from: 4, to: 2, kind: DagEdgeKind::Start(2) },
             DagEdge { from: 1, to: 5, kind: DagEdgeKind::End(3, 2) },
+            DagEdge { from: 3, to: 5, kind: DagEdgeKind::Throw(9) },
         ];
         let text = serde_json::to_string(&edges).unwrap();
-        assert_eq!(text, "[[4,0,0,7],[4,2,1,2],[1,5,2,3,2]]");
+        assert_eq!(text, "[[4,0,0,7],[4,2,1,2],[1,5,2,3,2],[3,5,3,9]]");
         assert_eq!(serde_json::from_str::<Vec<DagEdge>>(&text).unwrap(), edges);
-        assert!(serde_json::from_str::<DagEdge>("[1,2,3,4]").is_err());
+        assert!(serde_json::from_str::<DagEdge>("[1,2,4,4]").is_err());
         assert!(serde_json::from_str::<DagEdge>("[1,2,0]").is_err());
     }
 }

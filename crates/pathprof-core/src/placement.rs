@@ -8,10 +8,14 @@
 //! keeps the register in 32 bits truncates the increments, which is exact because every ID it sees is
 //! below 2^32.
 //!
+//! An edge by which an exception leaves a block ([`DagEdgeKind::Throw`]) goes into the tree before
+//! any other: nothing runs between the throw and the handler that could add its increment, so it
+//! must be zero. These edges all end at `t` and leave distinct blocks, so they never close a cycle.
+//!
 //! Path start and end are folded into the neighbouring increments: a path starts with `r = Inc(s→x)`
 //! (not `r = 0; r += …`), and the increment of the last edge is added just before the count.
 
-use crate::dag::{Dag, DagEdgeId};
+use crate::dag::{Dag, DagEdgeId, DagEdgeKind};
 use crate::graph::Adjacency;
 use crate::numbering::Numbering;
 use serde::{Deserialize, Serialize};
@@ -55,11 +59,15 @@ impl Placement {
         let mut uf = UnionFind((0..nn).collect());
         uf.union(dag.exit(), dag.entry());
         let mut by_weight: Vec<DagEdgeId> = (0..dag.edges.len() as u32).collect();
-        by_weight.sort_unstable_by(|&a, &b| weight[b as usize].total_cmp(&weight[a as usize]).then(a.cmp(&b)));
+        let throws = |e: DagEdgeId| matches!(dag.edges[e as usize].kind, DagEdgeKind::Throw(_));
+        by_weight.sort_unstable_by(|&a, &b| {
+            throws(b).cmp(&throws(a)).then(weight[b as usize].total_cmp(&weight[a as usize])).then(a.cmp(&b))
+        });
         let mut in_tree = vec![false; dag.edges.len()];
         for e in by_weight {
             let edge = dag.edges[e as usize];
             in_tree[e as usize] = uf.union(edge.from, edge.to);
+            debug_assert!(in_tree[e as usize] || !throws(e), "a throw edge closes no cycle");
         }
         Placement::with_tree(dag, &in_tree, &numbering.val)
     }

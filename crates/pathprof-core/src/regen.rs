@@ -15,6 +15,8 @@ pub enum PathPoint {
     Boundary,
     /// A loop header or cut block.
     Block(BlockId),
+    /// (An end only.) The exception raised in the path's last block.
+    Throw,
 }
 
 /// A regenerated path.
@@ -61,6 +63,7 @@ pub fn regenerate(dag: &Dag, numbering: &Numbering, id: u64) -> Result<Path, Bad
     };
     let end = match last.kind {
         DagEdgeKind::End(_, b) => PathPoint::Block(b),
+        DagEdgeKind::Throw(_) => PathPoint::Throw,
         _ => PathPoint::Boundary,
     };
     let blocks = edges[1..].iter().map(|&e| dag.edges[e as usize].from).collect();
@@ -101,7 +104,7 @@ pub fn ids_of(
     steps.push(edges_from(last, &|e| {
         e.to == dag.exit()
             && match (end, e.kind) {
-                (PathPoint::Boundary, DagEdgeKind::Real(_)) => true,
+                (PathPoint::Boundary, DagEdgeKind::Real(_)) | (PathPoint::Throw, DagEdgeKind::Throw(_)) => true,
                 (PathPoint::Block(h), DagEdgeKind::End(_, b)) => h == b,
                 _ => false,
             }

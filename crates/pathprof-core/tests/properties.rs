@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{arb_cfg, enumerate_paths, path_sum};
+use common::{arb_cfg, arb_cfg_with_exceptions, enumerate_paths, path_sum};
 use pathprof_core::dag::DagEdgeKind;
 use pathprof_core::estimate;
 use pathprof_core::regen::{regenerate, PathPoint};
@@ -53,6 +53,7 @@ fn check_numbering(dag: &Dag, numbering: &Numbering, placement: &Placement) -> R
         let end = match dag.edges[*p.last().unwrap() as usize].kind {
             DagEdgeKind::End(_, b) => PathPoint::Block(b),
             DagEdgeKind::Real(_) => PathPoint::Boundary,
+            DagEdgeKind::Throw(_) => PathPoint::Throw,
             k => panic!("path ends with {k:?}"),
         };
         prop_assert_eq!((r.start, r.end), (start, end));
@@ -136,18 +137,22 @@ fn check_dag(cfg: &Cfg, dag: &Dag, mode: LoopCut, extra: &[bool]) -> Result<(), 
     prop_assert_eq!(dag.edges[0].from, s);
     prop_assert_eq!(dag.edges[0].to, cfg.entry());
     let back = cfg.back_edges();
-    // Blocks where every incoming edge ends a path: extra cuts and (PEP mode) loop headers, except the
-    // entry block. Elsewhere only back edges end paths.
+    // Blocks where every incoming edge ends a path: extra cuts, landings and (PEP mode) loop headers,
+    // except the entry block. Elsewhere only back edges end paths.
     let ends_all = |w: u32| {
         w != cfg.entry()
-            && (extra.get(w as usize).copied().unwrap_or(false) || (mode == LoopCut::Headers && headers[w as usize]))
+            && (extra.get(w as usize).copied().unwrap_or(false)
+                || cfg.landings().contains(&w)
+                || (mode == LoopCut::Headers && headers[w as usize]))
     };
     // Every CFG edge from a reachable block appears exactly once, as Real or End.
     for (c, ce) in cfg.edges().iter().enumerate() {
         let reps: Vec<_> = dag
             .edges
             .iter()
-            .filter(|d| matches!(d.kind, DagEdgeKind::Real(x) | DagEdgeKind::End(x, _) if x as usize == c))
+            .filter(|d| {
+                matches!(d.kind, DagEdgeKind::Real(x) | DagEdgeKind::End(x, _) | DagEdgeKind::Throw(x) if x as usize == c)
+            })
             .collect();
         if !reachable[ce.from as usize] {
             prop_assert!(reps.is_empty());
@@ -157,7 +162,7 @@ fn check_dag(cfg: &Cfg, dag: &Dag, mode: LoopCut, extra: &[bool]) -> Result<(), 
         let d = reps[0];
         prop_assert_eq!(d.from, ce.from);
         match (d.kind, ce.to) {
-            (DagEdgeKind::Real(_), Succ::Exit) => prop_assert_eq!(d.to, t),
+            (DagEdgeKind::Real(_), Succ::Exit) | (DagEdgeKind::Throw(_), Succ::Throw) => prop_assert_eq!(d.to, t),
             (DagEdgeKind::Real(_), Succ::Block(w)) => {
                 prop_assert_eq!(d.to, w);
                 prop_assert!(!ends_all(w) && !back.contains(&(c as u32)), "CFG edge {} should end a path", c);
@@ -176,7 +181,8 @@ fn check_dag(cfg: &Cfg, dag: &Dag, mode: LoopCut, extra: &[bool]) -> Result<(), 
         let starts = dag.edges.iter().filter(|d| d.kind == DagEdgeKind::Start(b)).count();
         prop_assert_eq!(starts, usize::from(dag.cut[b as usize]), "Start({})", b);
         let is_target = back.iter().any(|&e| cfg.edges()[e as usize].to == Succ::Block(b));
-        let expected = reachable[b as usize] && (is_target || ends_all(b));
+        let landing = cfg.landings().contains(&b);
+        let expected = reachable[b as usize] && (is_target || ends_all(b) || landing);
         prop_assert_eq!(dag.cut[b as usize], expected, "cut[{}]", b);
     }
     prop_assert!(dag.edges.iter().all(|d| d.from != t && d.to != s));
@@ -216,6 +222,31 @@ proptest! {
         }
         // Plain order: `order` lists every node's out-edges in edge order.
         prop_assert_eq!(&numbering.order, dag.out_edges());
+    }
+
+    /// (a)–(d) with exceptions: throw edges end paths with no increment (they are in the spanning
+    /// tree whatever their weight), landings are cut, and the blocks reached only from a landing are
+    /// in the DAG.
+    #[test]
+    fn exceptions(cfg in arb_cfg_with_exceptions(), mode in arb_mode(), w in arb_weights()) {
+        let dag = Dag::build(&cfg, mode, &[]);
+        check_dag(&cfg, &dag, mode, &[])?;
+        let numbering = Numbering::ball_larus(&dag, u64::MAX).unwrap();
+        let est = estimate::dag_edge_frequencies(&cfg, &dag, &estimate::cfg_edge_frequencies(&cfg));
+        let throws: Vec<bool> = dag.edges.iter().map(|e| matches!(e.kind, DagEdgeKind::Throw(_))).collect();
+        for weight in [est, cycle(&w, dag.edges.len())] {
+            let placement = Placement::compute(&dag, &numbering, &weight);
+            for (e, &throw) in throws.iter().enumerate() {
+                prop_assert!(!throw || (placement.in_tree[e] && placement.inc[e] == 0), "throw edge {} has code", e);
+            }
+            // A maximum spanning tree once the throw edges weigh more than any other.
+            let forced: Vec<f64> = weight.iter().zip(&throws).map(|(&x, &t)| if t { f64::INFINITY } else { x }).collect();
+            check_tree(&dag, &placement, &forced)?;
+            check_numbering(&dag, &numbering, &placement)?;
+        }
+        for &b in cfg.landings() {
+            prop_assert!(dag.cut[b as usize], "landing {} is not cut", b);
+        }
     }
 
     /// (e) smart numbering with random priorities (many ties).

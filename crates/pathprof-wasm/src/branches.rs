@@ -110,12 +110,13 @@ pub fn function_branches(body: &FunctionBody, fcfg: &FuncCfg) -> Result<FuncBran
                     edges[e as usize] = EdgeBranch::Table { index: i as u32, targets: n };
                 }
             }
-            SiteKind::TailCall(_) => {}
+            SiteKind::TailCall(_) | SiteKind::Returned(_) => {}
         }
     }
-    // Whatever operator takes it, an edge out of the function is a return.
+    // Whatever operator takes it, an edge out of the function is a return; so is a throw, which
+    // leaves the block for a handler or out of the function.
     for (e, edge) in cfg.edges().iter().enumerate() {
-        if edge.to == Succ::Exit {
+        if matches!(edge.to, Succ::Exit | Succ::Throw) {
             edges[e] = EdgeBranch::Return;
         }
     }
@@ -145,7 +146,7 @@ pub fn function_branches(body: &FunctionBody, fcfg: &FuncCfg) -> Result<FuncBran
         .iter()
         .map(|e| match e.to {
             Succ::Block(b) => Some(b),
-            Succ::Exit => None,
+            Succ::Exit | Succ::Throw => None,
         })
         .collect();
     Ok(FuncBranches { edges, targets, blocks, loop_headers, entry_block: cfg.entry() })

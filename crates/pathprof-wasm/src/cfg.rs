@@ -3,15 +3,25 @@
 //! Structured control flow makes the CFG explicit: a basic block ends at `br`, `br_if`, `br_table`,
 //! `if`, `else`, `return`, `unreachable`, tail calls and at the `end` of a `block` or `if` that is a
 //! branch target; a `loop` starts a new block, its header. Back edges are exactly the branches to a
-//! `loop` label. Calls do not end blocks.
+//! `loop` label. Calls do not end blocks, but in a module with exception tags, where every call may
+//! throw: there a call is the last operator of its block, as `throw` and `throw_ref` are.
+//!
+//! Exceptions ([the exception-handling proposal]'s `try_table`, `throw`, `throw_ref`): a block that
+//! may throw gets one [`Succ::Throw`] edge, and the targets of a reachable `try_table`'s catch
+//! clauses (blocks after a frame's `end`, loop headers) are the CFG's
+//! [landings](pathprof_core::Cfg::landings). A catch to the function's own label needs no landing:
+//! it leaves the function, where the path that threw is counted. The legacy `try`/`catch` form is
+//! not supported.
+//!
+//! [the exception-handling proposal]: https://github.com/WebAssembly/exception-handling
 //!
 //! Besides the [`Cfg`], the builder records where the instrumenter must put code: a [`Site`] for every
 //! operator that takes an edge, and the position of every block start (where a path may end and a new
 //! one start, at loop headers and cut blocks). Code after an unconditional branch is dead: it belongs
 //! to no block and adds no edges.
 //!
-//! Functions that use exception handling or the typed-reference branches (`br_on_*`) are reported as
-//! [`Unsupported`]; the instrumenter leaves them as they are.
+//! Functions that use legacy exception handling, the typed-reference branches (`br_on_*`) or stack
+//! switching are reported as [`Unsupported`]; the instrumenter leaves them as they are.
 //!
 //! The builder validates the body as it reads it (wasmparser's `FuncValidator`, one operator at a
 //! time), so that each operator is decoded once for both; it records the offset of every operator and
@@ -19,7 +29,10 @@
 
 use pathprof_core::cfg::CfgEdge;
 use pathprof_core::{BlockId, Cfg, CfgEdgeId, Succ};
-use wasmparser::{BinaryReaderError, FuncValidator, FunctionBody, Operator, OperatorsReader, ValidatorResources};
+use wasmparser::{
+    BinaryReaderError, Catch, FuncValidator, FunctionBody, Operator, OperatorsReader, ValidatorResources,
+    WasmModuleResources,
+};
 
 /// A basic block: its byte range in the original module, and whether it is a `loop` header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,6 +57,9 @@ pub enum SiteKind {
     Table(Vec<CfgEdgeId>),
     /// A tail call leaves the function by this edge; the path ends before the call.
     TailCall(CfgEdgeId),
+    /// A call that may throw, last in its block: when it returns, this edge into the next block is
+    /// taken, and its increment is added after the call (the edge by which it throws has none).
+    Returned(CfgEdgeId),
 }
 
 /// Code to place just before operator `op`.
@@ -152,6 +168,7 @@ struct Builder {
     specials: Vec<(usize, Special)>,
     current: Option<BlockId>,
     frames: Vec<Frame>,
+    landings: Vec<BlockId>,
 }
 
 impl Builder {
@@ -233,7 +250,10 @@ pub fn build(
         specials: Vec::new(),
         current: None,
         frames: Vec::new(),
+        landings: Vec::new(),
     };
+    // Any call may throw once the module has a tag (defined or imported) to throw with.
+    let calls_throw = validator.resources().tag_at(0).is_some();
     let entry = b.new_block(0);
     b.current = Some(entry);
     let mut num_calls = 0;
@@ -273,6 +293,13 @@ pub fn build(
             if let Some(Special::Call { .. }) = special {
                 b.calls[cur as usize] += 1;
                 num_calls += 1;
+                if calls_throw {
+                    b.edge(Succ::Throw);
+                    let next = b.new_block(i + 1);
+                    let returned = b.edge(Succ::Block(next)).expect("in a block");
+                    b.site(i, SiteKind::Returned(returned));
+                    b.start(next, i);
+                }
             }
         }
         match *op {
@@ -323,7 +350,7 @@ pub fn build(
                 }
                 let merge = match b.target(0) {
                     Succ::Block(m) => m,
-                    Succ::Exit => unreachable!("frames is not empty"),
+                    Succ::Exit | Succ::Throw => unreachable!("frames is not empty"),
                 };
                 if let Some(e) = b.edge(Succ::Block(merge)) {
                     b.site(i, SiteKind::Edge(e));
@@ -391,15 +418,31 @@ pub fn build(
                 b.current = None;
             }
             Operator::Unreachable => b.current = None,
+            Operator::TryTable { ref try_table } => {
+                // Catch labels are relative to the frames around the `try_table`.
+                if b.current.is_some() {
+                    for c in &try_table.catches {
+                        let (Catch::One { label, .. }
+                        | Catch::OneRef { label, .. }
+                        | Catch::All { label }
+                        | Catch::AllRef { label }) = *c;
+                        if let Succ::Block(h) = b.target(label) {
+                            b.landings.push(h);
+                        }
+                    }
+                }
+                b.frames.push(Frame { kind: FrameKind::Block, merge: None });
+            }
+            Operator::Throw { .. } | Operator::ThrowRef => {
+                b.edge(Succ::Throw);
+                b.current = None;
+            }
             Operator::Try { .. }
             | Operator::Catch { .. }
             | Operator::CatchAll
             | Operator::Delegate { .. }
-            | Operator::Throw { .. }
-            | Operator::Rethrow { .. }
-            | Operator::ThrowRef
-            | Operator::TryTable { .. } => {
-                unsupported = Some(Unsupported("uses exception handling".into()));
+            | Operator::Rethrow { .. } => {
+                unsupported = Some(Unsupported("uses legacy exception handling (try, catch, delegate)".into()));
             }
             Operator::BrOnNull { .. }
             | Operator::BrOnNonNull { .. }
@@ -461,8 +504,9 @@ pub fn build(
     for s in &mut b.starts {
         s.1 = new_id[s.1 as usize];
     }
+    let landings = b.landings.iter().map(|&h| new_id[h as usize]).collect();
     Ok(Ok(FuncCfg {
-        cfg: Cfg::from_edges(b.num_blocks, new_id[entry as usize], b.edges),
+        cfg: Cfg::from_edges(b.num_blocks, new_id[entry as usize], b.edges).with_landings(landings),
         blocks: order.iter().map(|&old| blocks[old]).collect(),
         sites: b.sites,
         block_starts: b.starts,

@@ -13,7 +13,7 @@ use pathprof_core::profile::{
     BlockInfo, CounterKind, EdgeCount, EdgeKey, Endpoint, FunctionProfile, FunctionState, PathCount, PathProfile,
     PppFunction, U64,
 };
-use pathprof_core::regen::{self, PathPoint};
+use pathprof_core::regen;
 use pathprof_core::FunctionPlan;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, HashMap};
 /// Value of the map's `format` field.
 pub const MAP_FORMAT: &str = "pathprof-map";
 /// Version of the map format.
-pub const MAP_VERSION: u32 = 4;
+pub const MAP_VERSION: u32 = 5;
 
 /// Where a function's path counters live.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -458,11 +458,7 @@ fn path_profile(p: &Probes, list: &[(u64, u64)]) -> Result<PathProfile, CountsEr
     }
     for (id, count) in merged.into_iter().filter(|&(_, c)| c > 0) {
         let path = regen::regenerate(&p.plan.dag, &p.plan.numbering, id)?;
-        let point = |pp: PathPoint, boundary: Endpoint| match pp {
-            PathPoint::Boundary => boundary,
-            PathPoint::Block(b) => Endpoint::Block(b),
-        };
-        let end = point(path.end, Endpoint::Exit);
+        let end = Endpoint::end(path.end);
         let on_path = path.edges.iter().filter(|&&e| is_increment(&p.plan, e)).count() as u64;
         increments_executed = increments_executed.saturating_add(on_path.saturating_mul(count));
         let branches =
@@ -475,7 +471,7 @@ fn path_profile(p: &Probes, list: &[(u64, u64)]) -> Result<PathProfile, CountsEr
         paths.push(PathCount {
             id: U64(id),
             count: U64(count),
-            start: point(path.start, Endpoint::Entry),
+            start: Endpoint::start(path.start),
             end,
             blocks: path.blocks,
             branches,
@@ -515,11 +511,7 @@ fn ppp_function(p: &Probes, ppp: &PppPlan, paths: &[PathCount]) -> Result<PppFun
         let mut tested = std::collections::HashSet::new();
         for &id in &ppp.interesting {
             let path = regen::regenerate(&p.plan.dag, &p.plan.numbering, id)?;
-            let end = match path.end {
-                PathPoint::Boundary => Endpoint::Exit,
-                PathPoint::Block(b) => Endpoint::Block(b),
-            };
-            tested.extend(edge_keys(&path.blocks, end));
+            tested.extend(edge_keys(&path.blocks, Endpoint::end(path.end)));
         }
         let mut untested = std::collections::HashSet::new();
         for r in &residual {

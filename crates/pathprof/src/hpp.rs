@@ -143,7 +143,7 @@ impl TraceConsumer {
                 };
                 let last = plan.dag.edges[*path.edges.last().expect("a path has edges") as usize].kind;
                 let e = match last {
-                    DagEdgeKind::Real(e) | DagEdgeKind::End(e, _) => e,
+                    DagEdgeKind::Real(e) | DagEdgeKind::End(e, _) | DagEdgeKind::Throw(e) => e,
                     DagEdgeKind::Start(_) => bail!("function {}: a path ends at its start", f.index),
                 };
                 let class = fb.edges[e as usize];

@@ -379,6 +379,7 @@ mod tests {
                     end: 0,
                     line: l.map(str::to_string),
                     loop_header: false,
+                    landing: false,
                     ops: 1,
                     events: vec![],
                 })

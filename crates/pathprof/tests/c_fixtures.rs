@@ -140,12 +140,13 @@ impl Fixture {
                         assert!(boundary(b), "{:?}: path starts at B{b}", f.name);
                         assert_eq!(p.blocks.first(), Some(&b), "{:?}: path from B{b}", f.name);
                     }
-                    Endpoint::Exit => panic!("{:?}: path starts at exit", f.name),
+                    Endpoint::Exit | Endpoint::Throw => panic!("{:?}: path starts at exit", f.name),
                 }
                 match p.end {
                     Endpoint::Exit => {}
                     Endpoint::Block(b) => assert!(boundary(b), "{:?}: path ends at B{b}", f.name),
                     Endpoint::Entry => panic!("{:?}: path ends at entry", f.name),
+                    Endpoint::Throw => panic!("{:?}: a C program throws", f.name),
                 }
             }
         }

@@ -53,7 +53,7 @@ fn oracle(bytes: &[u8], config: &RunConfig) -> BTreeMap<Descriptor, u64> {
         for p in f.paths() {
             let path = regen::regenerate(&plan.dag, &plan.numbering, p.id.0).unwrap();
             let start = match path.start {
-                PathPoint::Boundary => offset(fb.entry_block),
+                PathPoint::Boundary | PathPoint::Throw => offset(fb.entry_block),
                 PathPoint::Block(h) => offset(h),
             };
             let mut pieces = Vec::new();

@@ -86,7 +86,7 @@ fn skipped_functions_are_summed_up_by_reason_after_the_hot_paths() {
     // The instrumented functions that did not run are listed without their names.
     assert!(p.functions.iter().take(7).all(|f| f.name.is_none() && f.paths().is_empty()));
     for (f, name) in p.functions.iter_mut().zip(["a", "b", "c", "d", "e", "f", "g"]) {
-        let reason = if name == "g" { "uses stack switching" } else { "uses exception handling" };
+        let reason = if name == "g" { "uses stack switching" } else { "uses legacy exception handling" };
         f.name = Some(name.into());
         f.state = FunctionState::Skipped { reason: reason.into() };
     }
@@ -99,7 +99,9 @@ fn skipped_functions_are_summed_up_by_reason_after_the_hot_paths() {
     let at = |needle: &str| lines.iter().position(|l| l.contains(needle)).unwrap_or_else(|| panic!("{needle}: {text}"));
     let (paths, skipped) = (at("start→end"), at("skipped functions (not instrumented): 7"));
     assert!(paths < skipped, "hot paths first: {text}");
-    assert!(lines[skipped + 1].trim_start().starts_with("6  uses exception handling: a [0], b [1], c [2] and 3 more"));
+    assert!(lines[skipped + 1]
+        .trim_start()
+        .starts_with("6  uses legacy exception handling: a [0], b [1], c [2] and 3 more"));
     assert!(lines[skipped + 2].trim_start().starts_with("1  uses stack switching: g [6]"), "{text}");
     assert_eq!(lines.len(), skipped + 3, "{text}");
 }

@@ -10,10 +10,10 @@ use super::*;
 /// Value of the `format` field.
 pub const FORMAT: &str = "pathprof-profile";
 /// Value of the `version` field written.
-pub const VERSION: u32 = 3;
-/// The versions read: version 2 lacks mode `events` and its fields, version 1 mode `ppp` too, and
-/// both read as they are.
-const READ_VERSIONS: [u32; 3] = [1, 2, 3];
+pub const VERSION: u32 = 4;
+/// The versions read: version 3 lacks exception ends and landings, version 2 mode `events` and its
+/// fields too, version 1 mode `ppp` too, and all read as they are.
+const READ_VERSIONS: [u32; 4] = [1, 2, 3, 4];
 
 /// Why a profile file could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -517,7 +517,7 @@ mod tests {
         assert_eq!(layered, serde_json::from_str::<serde_json::Value>(&compact).unwrap());
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[0], "{");
-        assert!(lines.contains(&"  \"version\": 3,"), "{text}");
+        assert!(lines.contains(&"  \"version\": 4,"), "{text}");
         assert!(lines.contains(&"  \"functions\": ["), "{text}");
         assert!(lines.contains(&"    {"), "{text}");
         // A function's blocks, paths and edges take a line each.
@@ -566,6 +566,7 @@ mod tests {
                 end: 12,
                 line: None,
                 loop_header: false,
+                landing: false,
                 ops: 3,
                 events: vec![],
             }],
@@ -698,15 +699,15 @@ mod tests {
     }
 
     #[test]
-    fn versions_1_and_2_read() {
+    fn versions_1_to_3_read() {
         let p = profile(ProfileMode::Bl, vec![instrumented(2, CounterKind::Array)]);
-        for old in [1, 2] {
-            let text = p.to_json().replacen("\"version\": 3", &format!("\"version\": {old}"), 1);
+        for old in [1, 2, 3] {
+            let text = p.to_json().replacen("\"version\": 4", &format!("\"version\": {old}"), 1);
             assert!(text.contains(&format!("\"version\": {old}")));
             assert_eq!(Profile::from_json(&text).unwrap(), p);
         }
-        let v4 = p.to_json().replacen("\"version\": 3", "\"version\": 4", 1);
-        assert!(matches!(Profile::from_json(&v4), Err(ReadError::Version(4))));
+        let v5 = p.to_json().replacen("\"version\": 4", "\"version\": 5", 1);
+        assert!(matches!(Profile::from_json(&v5), Err(ReadError::Version(5))));
     }
 
     #[test]

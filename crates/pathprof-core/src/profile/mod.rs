@@ -61,12 +61,42 @@ impl fmt::Display for U64 {
     }
 }
 
-/// Where a path starts (`"entry"` or a block id) or ends (`"exit"` or a block id).
+/// Where a path starts (`"entry"` or a block id) or ends (`"exit"`, a block id, or `"throw"`: by
+/// an exception raised in its last block).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Endpoint {
     Entry,
     Exit,
     Block(u32),
+    Throw,
+}
+
+impl Endpoint {
+    /// The start of a regenerated path.
+    pub fn start(p: crate::regen::PathPoint) -> Endpoint {
+        match p {
+            crate::regen::PathPoint::Block(b) => Endpoint::Block(b),
+            _ => Endpoint::Entry,
+        }
+    }
+
+    /// The end of a regenerated path.
+    pub fn end(p: crate::regen::PathPoint) -> Endpoint {
+        match p {
+            crate::regen::PathPoint::Boundary => Endpoint::Exit,
+            crate::regen::PathPoint::Block(b) => Endpoint::Block(b),
+            crate::regen::PathPoint::Throw => Endpoint::Throw,
+        }
+    }
+
+    /// The point of the DAG this endpoint stands for.
+    pub fn point(self) -> crate::regen::PathPoint {
+        match self {
+            Endpoint::Entry | Endpoint::Exit => crate::regen::PathPoint::Boundary,
+            Endpoint::Block(b) => crate::regen::PathPoint::Block(b),
+            Endpoint::Throw => crate::regen::PathPoint::Throw,
+        }
+    }
 }
 
 impl Serialize for Endpoint {
@@ -74,6 +104,7 @@ impl Serialize for Endpoint {
         match self {
             Endpoint::Entry => s.serialize_str("entry"),
             Endpoint::Exit => s.serialize_str("exit"),
+            Endpoint::Throw => s.serialize_str("throw"),
             Endpoint::Block(b) => s.serialize_u32(*b),
         }
     }
@@ -91,6 +122,7 @@ impl<'de> Deserialize<'de> for Endpoint {
             Raw::Num(b) => Ok(Endpoint::Block(b)),
             Raw::Str(s) if s == "entry" => Ok(Endpoint::Entry),
             Raw::Str(s) if s == "exit" => Ok(Endpoint::Exit),
+            Raw::Str(s) if s == "throw" => Ok(Endpoint::Throw),
             Raw::Str(s) => Err(serde::de::Error::custom(format!("bad path endpoint {s:?}"))),
         }
     }
@@ -101,6 +133,7 @@ impl fmt::Display for Endpoint {
         match self {
             Endpoint::Entry => f.write_str("entry"),
             Endpoint::Exit => f.write_str("exit"),
+            Endpoint::Throw => f.write_str("throw"),
             Endpoint::Block(b) => write!(f, "B{b}"),
         }
     }
@@ -585,6 +618,10 @@ pub struct BlockInfo {
     /// Left out of the JSON when false.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub loop_header: bool,
+    /// Whether a handler resumes here after catching an exception: paths start here (left out of
+    /// the JSON when false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub landing: bool,
     /// How many operators the block has: a path's static cost is the sum over its blocks (0 in
     /// profiles written before the field).
     #[serde(default)]

@@ -199,6 +199,24 @@ pub fn arb_cfg() -> impl Strategy<Value = Cfg> {
         })
 }
 
+/// A random CFG ([`arb_cfg`]) with exceptions: some blocks get a throw edge, and some blocks other
+/// than the entry are landings.
+pub fn arb_cfg_with_exceptions() -> impl Strategy<Value = Cfg> {
+    (
+        arb_cfg(),
+        prop::collection::vec(prop::bool::weighted(0.4), 12),
+        prop::collection::vec(prop::bool::weighted(0.2), 12),
+    )
+        .prop_map(|(mut cfg, throws, landings)| {
+            let n = cfg.num_blocks();
+            for b in (0..n).filter(|&b| throws[b as usize]) {
+                cfg.add_edge(b, Succ::Throw);
+            }
+            let landings = (0..n).filter(|&b| b != cfg.entry() && landings[b as usize]).collect();
+            cfg.with_landings(landings)
+        })
+}
+
 /// [PPP07 Fig. 3.4], edges in the thesis' order.
 pub fn fig_3_4() -> Named {
     Named::new("s", &[("s", "a"), ("s", "b"), ("a", "b"), ("a", "c"), ("b", "c"), ("c", "d"), ("c", "t"), ("d", "t")])

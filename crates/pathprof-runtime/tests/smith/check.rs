@@ -9,7 +9,7 @@ use crate::stats::Stats;
 use crate::SAMPLE_SLOTS;
 use pathprof_core::dag::DagEdgeKind;
 use pathprof_core::profile::{Endpoint, PathCount, U64};
-use pathprof_core::regen::{self, PathPoint};
+use pathprof_core::regen;
 use pathprof_wasm::abi::HostImport;
 use pathprof_wasm::events::{EventSet, EventSpec};
 use pathprof_wasm::map::{Counters, ProbeState, SinkLayout};
@@ -140,11 +140,7 @@ pub fn choose_interesting(map: &ProfileMap, rng: &mut Rng) -> (HashMap<u32, Vec<
         let mut list = Vec::new();
         for id in ids {
             let path = regen::regenerate(&p.plan.dag, &p.plan.numbering, id).expect("an ID below the count");
-            let point = |pp: PathPoint, boundary: Endpoint| match pp {
-                PathPoint::Boundary => boundary,
-                PathPoint::Block(b) => Endpoint::Block(b),
-            };
-            let (start, end) = (point(path.start, Endpoint::Entry), point(path.end, Endpoint::Exit));
+            let (start, end) = (Endpoint::start(path.start), Endpoint::end(path.end));
             chosen.insert((f.index, start, end, path.blocks.clone()));
             list.push(PathCount {
                 id: U64(id),
@@ -295,8 +291,8 @@ pub fn check_module(
             }
         }
     }
-    // An exception caught in a skipped function may unwind instrumented frames, whose paths are then
-    // left uncounted without any trap: balance is exact only in modules without exception handling.
+    // An exception caught in a skipped function may unwind instrumented frames: balance is exact
+    // only when every function is instrumented.
     let exact = !facts.iter().any(|f| f.unsupported);
     compare_runs(linker, engine, &original, &variants, exact, rng, stats)
         .map_err(|message| Failure { message, instrumented: produced.clone() })
@@ -340,8 +336,8 @@ pub fn check_mode_map(mode: Mode, map: &ProfileMap, bl: &ProfileMap, stats: &mut
         if !arrays && (!p.loop_counters.is_empty() || !p.run_counters.is_empty()) {
             return Err(format!("function {i} has loop or run counters"));
         }
-        // An activation of a function without loops or cuts ends one path.
-        let one_path = p.plan.dag.edges.iter().all(|e| matches!(e.kind, DagEdgeKind::Real(_)));
+        // An activation of a function without loops, cuts or landings ends one path.
+        let one_path = p.plan.dag.edges.iter().all(|e| matches!(e.kind, DagEdgeKind::Real(_) | DagEdgeKind::Throw(_)));
         match (mode, p.counters) {
             (Mode::Sampled | Mode::SampleBuffer, Counters::Sampled) => {}
             (Mode::Stream, Counters::Stream { singles }) => {

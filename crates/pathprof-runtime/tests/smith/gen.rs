@@ -151,7 +151,8 @@ pub fn instrument_options(rng: &mut Rng) -> (InstrumentOptions, &'static str) {
 pub struct BodyFacts {
     pub loops: usize,
     pub br_tables: usize,
-    /// Uses an operator the instrumenter does not support (exceptions, `br_on_*`, stack switching).
+    /// Uses an operator the instrumenter does not support (legacy exceptions, `br_on_*`, stack
+    /// switching).
     pub unsupported: bool,
 }
 
@@ -171,10 +172,7 @@ pub fn body_facts(bytes: &[u8]) -> Vec<BodyFacts> {
                 | Operator::Catch { .. }
                 | Operator::CatchAll
                 | Operator::Delegate { .. }
-                | Operator::Throw { .. }
                 | Operator::Rethrow { .. }
-                | Operator::ThrowRef
-                | Operator::TryTable { .. }
                 | Operator::BrOnNull { .. }
                 | Operator::BrOnNonNull { .. }
                 | Operator::BrOnCast { .. }

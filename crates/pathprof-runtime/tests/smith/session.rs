@@ -289,60 +289,61 @@ pub fn compare_runs(
     check_flow(&profiles, exact, stats)
 }
 
-/// Flow of counted paths. In every function, each invocation starts one path at the entry, ends
-/// one at an exit, and at each entry to a loop header or cut block ends one path there and starts
-/// another. With `exact` (no call stopped in the middle), the counts balance exactly; otherwise each
-/// unfinished invocation may leave one path uncounted, so only the inequalities hold.
+/// Flow of counted paths. In every function, each invocation starts one path at the entry and
+/// ends one at an exit or by an exception that leaves it; at each entry to a loop header or cut
+/// block one path ends there and another starts; at a handler's landing, one starts for each path
+/// that ends there and for each exception caught there. With `exact` (no call stopped in the
+/// middle), the counts balance exactly; otherwise each unfinished invocation may leave one path
+/// uncounted, so only the inequalities hold.
 pub fn check_flow(profiles: &[FunctionProfile], exact: bool, stats: &mut Stats) -> Result<(), String> {
     for p in profiles.iter().filter(|p| p.is_instrumented()) {
         let mut ends: BTreeMap<u32, u64> = BTreeMap::new();
         let mut starts: BTreeMap<u32, u64> = BTreeMap::new();
-        let (mut entries, mut exits) = (0u64, 0u64);
+        let (mut entries, mut exits, mut throws) = (0u64, 0u64, 0u64);
         for path in p.paths() {
             let c = path.count.0;
             match path.start {
                 Endpoint::Entry => entries += c,
                 Endpoint::Block(h) => *starts.entry(h).or_default() += c,
-                Endpoint::Exit => return Err(format!("function {}: path starts at exit", p.index)),
+                Endpoint::Exit | Endpoint::Throw => return Err(format!("function {}: path starts at exit", p.index)),
             }
             match path.end {
                 Endpoint::Exit => exits += c,
+                Endpoint::Throw => throws += c,
                 Endpoint::Block(h) => *ends.entry(h).or_default() += c,
                 Endpoint::Entry => return Err(format!("function {}: path ends at entry", p.index)),
             }
         }
-        if exact {
-            if entries != exits {
-                return Err(format!(
-                    "function {}: {entries} paths start at the entry but {exits} end at an exit",
-                    p.index
-                ));
-            }
-            if ends != starts {
+        let landing = |b: u32| p.blocks.iter().any(|x| x.id == b && x.landing);
+        // Exceptions caught at each landing: the paths that start there beyond those that end there.
+        let mut caught = 0u64;
+        for (&b, &n) in &starts {
+            let ended = ends.get(&b).copied().unwrap_or(0);
+            if landing(b) && n >= ended {
+                caught += n - ended;
+            } else if exact && n != ended || !exact && n > ended {
                 return Err(format!(
                     "function {}: paths ending at blocks {ends:?} vs starting there {starts:?}",
                     p.index
                 ));
             }
+        }
+        if exact && (entries + caught != exits + throws || caught > throws) {
+            return Err(format!(
+                "function {}: {entries} paths start at the entry and {caught} after a catch, but {exits} end at an \
+                 exit and {throws} by an exception",
+                p.index
+            ));
+        }
+        if entries < exits {
+            return Err(format!("function {}: {entries} paths start at the entry but {exits} end at an exit", p.index));
+        }
+        if exact {
             stats.flow_paths += p.paths().len() as u64;
             stats.flow_functions += u64::from(!p.paths().is_empty());
             stats.flow_blocks += ends.len() as u64;
-        } else {
-            if entries < exits {
-                return Err(format!(
-                    "function {}: {entries} paths start at the entry but {exits} end at an exit",
-                    p.index
-                ));
-            }
-            for (b, &n) in &starts {
-                if ends.get(b).copied().unwrap_or(0) < n {
-                    return Err(format!(
-                        "function {}: more paths start at block {b} than end there: {ends:?} vs {starts:?}",
-                        p.index
-                    ));
-                }
-            }
         }
+        stats.flow_throws += throws;
     }
     Ok(())
 }

@@ -38,6 +38,8 @@ pub struct Stats {
     pub trap_codes: BTreeMap<String, u64>,
     pub flow_blocks: u64,
     pub flow_paths: u64,
+    /// Paths ended by an exception, in every flow checked.
+    pub flow_throws: u64,
     /// Functions instrumented in `pep` or `kbl` mode whose plan equals `bl`'s, and the others.
     pub plans_identical: u64,
     pub plans_differ: u64,

@@ -192,8 +192,11 @@ pub fn check_out_of_fuel(
         let g = variants[kbl].map.functions.iter().find(|g| g.index == f);
         g.and_then(|g| g.probes()).is_some_and(|p| {
             matches!(p.counters, Counters::Stream { singles: Some(_) })
-                && regen::regenerate(&p.plan.dag, &p.plan.numbering, id)
-                    .is_ok_and(|path| path.start == PathPoint::Boundary && path.end == PathPoint::Boundary)
+                && regen::regenerate(&p.plan.dag, &p.plan.numbering, id).is_ok_and(|path| {
+                    path.start == PathPoint::Boundary
+                        && path.end != PathPoint::Block(0)
+                        && !matches!(path.end, PathPoint::Block(_))
+                })
         })
     };
     let samples = &sides[pep].store.data().sample().recorded()[before[pep].len..after[pep].len];

@@ -322,7 +322,7 @@ impl FuncProbe {
     /// its start, and the edge is not the way around.
     pub fn unbumped_by(&self, edge: u32, how: HeaderEdge) -> Option<usize> {
         match (how, self.fcfg.cfg.edges()[edge as usize].to) {
-            (HeaderEdge::Around(_), _) | (_, Succ::Exit) => None,
+            (HeaderEdge::Around(_), _) | (_, Succ::Exit | Succ::Throw) => None,
             (_, Succ::Block(h)) => self.counting.header_loop[h as usize],
         }
     }

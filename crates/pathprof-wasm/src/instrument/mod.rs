@@ -64,7 +64,7 @@ use pathprof_core::estimate;
 use pathprof_core::ppp::PppPlan;
 use pathprof_core::profile::{BlockInfo, Endpoint, PathCount};
 use pathprof_core::regen;
-use pathprof_core::{FunctionPlan, PlanOptions};
+use pathprof_core::{FunctionPlan, PlanOptions, Succ};
 use sections::{FunctionShift, Rewriter};
 use sink::Sink;
 use std::collections::HashMap;
@@ -188,6 +188,11 @@ fn analyse(
         Ok(fcfg) => fcfg,
         Err(unsupported) => return Ok(Err(unsupported.0)),
     };
+    // An exception caught where it was raised would be a branch within the frame, which the
+    // simulated path stack does not model; one that leaves a function is a return to it.
+    if options.sink == SinkKind::Trace && !fcfg.cfg.landings().is_empty() {
+        return Ok(Ok((fcfg, Err("catches exceptions, which the hardware path profiler does not simulate".into()))));
+    }
     let mut opts = options.plan.clone();
     // The probes end a path at the start of every header and cut block, whatever edge led there: only
     // right when every edge into a header ends a path.
@@ -200,8 +205,9 @@ fn analyse(
     if let Some(paths) = options.edge_profile.get(&index) {
         let paths = paths.iter().map(|p| {
             let end = match p.end {
-                Endpoint::Block(b) => Some(b),
-                _ => None,
+                Endpoint::Block(b) => Succ::Block(b),
+                Endpoint::Throw => Succ::Throw,
+                Endpoint::Entry | Endpoint::Exit => Succ::Exit,
             };
             (p.blocks.as_slice(), end, p.count.0)
         });
@@ -238,7 +244,10 @@ fn analyse(
             _ => false,
         };
         let array = arrays && plan.num_paths() <= options.array_max_paths;
-        let loops = (options.loop_counters && array).then(|| loops::plan_loops(&fcfg, &plan));
+        // A handler's landing counts the path that threw at its start, which an edge-counted header
+        // does not do: functions that catch count without loop and run counters.
+        let loops =
+            (options.loop_counters && array && fcfg.cfg.landings().is_empty()).then(|| loops::plan_loops(&fcfg, &plan));
         let branches = match options.sink {
             SinkKind::Trace => Some(function_branches(body, &fcfg).map_err(|e| e.to_string())?),
             _ => None,
@@ -471,6 +480,7 @@ fn block_infos(fcfg: &FuncCfg) -> Vec<BlockInfo> {
             end: b.end,
             line: None,
             loop_header: b.loop_header,
+            landing: fcfg.cfg.landings().binary_search(&(id as u32)).is_ok(),
             ops: b.ops,
             events: Vec::new(),
         })
@@ -500,7 +510,7 @@ impl FuncProbe {
             let inc = Inc { bl: plan.placement.inc[e], ppp: ppp_inc.map_or(0, |p| p[e]) };
             match edge.kind {
                 DagEdgeKind::Real(u32::MAX) => entry_inc = inc,
-                DagEdgeKind::Real(c) | DagEdgeKind::End(c, _) => edge_inc[c as usize] = inc,
+                DagEdgeKind::Real(c) | DagEdgeKind::End(c, _) | DagEdgeKind::Throw(c) => edge_inc[c as usize] = inc,
                 DagEdgeKind::Start(b) => start_inc[b as usize] = inc,
             }
         }

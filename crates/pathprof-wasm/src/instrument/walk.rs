@@ -1,6 +1,7 @@
 //! The walk over one function body: its operators in order, copied from the original bytes, with
 //! the probes' code put before and after the operators that take an edge, at the start of every
-//! loop header and cut block (where a path ends and another starts), and at the function's exit.
+//! loop header and cut block (where a path ends and another starts), and at the function's exit —
+//! the normal one, and the one of an exception leaving a function that may throw.
 
 use super::emit::{Emitter, Inc};
 use super::sections::FunctionShift;
@@ -9,9 +10,10 @@ use super::FuncProbe;
 use crate::cfg::OPCODE_IF;
 use crate::cfg::{SiteKind, Special};
 use crate::module::ModuleInfo;
+use std::borrow::Cow;
 use std::convert::Infallible;
 use wasm_encoder::reencode::{Error as ReencodeError, Reencode};
-use wasm_encoder::{Function, Instruction, ValType};
+use wasm_encoder::{BlockType, Catch, Function, Instruction, ValType};
 use wasmparser::FunctionBody;
 
 /// What every instrumented body is emitted from: the module's facts and the profiler's additions
@@ -79,7 +81,15 @@ impl BodyContext<'_> {
             runs: &p.counting.runs,
             copy_iterations,
         };
-        e.f.instruction(&Instruction::Block(p.wrapper));
+        // A function that may throw catches what leaves it, counts the path that raised it and
+        // throws it on: `block (result exnref) try_table (catch_all_ref 0)` around the body.
+        let throws = p.fcfg.cfg.throws();
+        if throws {
+            e.f.instruction(&Instruction::Block(BlockType::Result(ValType::EXNREF)));
+            e.f.instruction(&Instruction::TryTable(p.wrapper, Cow::Borrowed(&[Catch::AllRef { label: 0 }])));
+        } else {
+            e.f.instruction(&Instruction::Block(p.wrapper));
+        }
         e.enter();
         e.set(p.entry_inc);
         e.add_events(&p.entry_events);
@@ -166,6 +176,8 @@ impl BodyContext<'_> {
                         e.add_from_table(off, entries.len() as u32 - 1);
                     }
                 }
+                // After the call, once it has returned.
+                Some(SiteKind::Returned(edge)) => correction = p.edge_inc[*edge as usize],
                 Some(SiteKind::TailCall(edge)) => {
                     e.add(p.edge_inc[*edge as usize]);
                     e.count_exit();
@@ -196,6 +208,14 @@ impl BodyContext<'_> {
                 e.f.instruction(&Instruction::End);
                 e.flush_loops();
                 e.count_exit();
+                if throws {
+                    e.f.instruction(&Instruction::Return);
+                    e.f.instruction(&Instruction::End);
+                    // The throw edge carries no increment: `r` is the ID of the path that threw.
+                    e.flush_loops();
+                    e.count_exit();
+                    e.f.instruction(&Instruction::ThrowRef);
+                }
                 e.f.instruction(&Instruction::End);
                 copied = i + 1;
             }

@@ -45,7 +45,7 @@ use crate::abi::{SampleBufferLayout, StreamLayout, PPP_HOLE, PPP_SLOT_BYTES, TAB
 use crate::map::{Counters, SinkLayout};
 use pathprof_core::dag::DagEdgeKind;
 use pathprof_core::profile::{Endpoint, PathCount};
-use pathprof_core::regen::{self, PathPoint};
+use pathprof_core::regen;
 use pathprof_core::FunctionPlan;
 use wasm_encoder::{Function, ValType};
 
@@ -294,9 +294,11 @@ impl SinkKind {
             }
             SinkKind::Trace => Sink::Stream(StreamSink { layout: StreamLayout::standard(), singles: None }),
             SinkKind::Stream => {
-                // An activation of a function without loops or cuts ends one path: its k-IPF has only
-                // roots, its BL counts, which an array counts without the stream or activation markers.
-                let one_path_per_activation = plan.dag.edges.iter().all(|e| matches!(e.kind, DagEdgeKind::Real(_)));
+                // An activation of a function without loops, cuts or landings ends one path (at an exit
+                // or by an exception): its k-IPF has only roots, its BL counts, which an array counts
+                // without the stream or activation markers.
+                let one_path_per_activation =
+                    plan.dag.edges.iter().all(|e| matches!(e.kind, DagEdgeKind::Real(_) | DagEdgeKind::Throw(_)));
                 if one_path_per_activation && fits_array {
                     Sink::Array(array(layout))
                 } else {
@@ -361,10 +363,7 @@ impl SinkKind {
 pub(crate) fn interesting_ids(plan: &FunctionPlan, paths: &[PathCount]) -> Vec<u64> {
     /// Most paths one description may stand for (parallel edges).
     const MOST_PER_PATH: usize = 64;
-    let point = |e: Endpoint| match e {
-        Endpoint::Block(b) => PathPoint::Block(b),
-        Endpoint::Entry | Endpoint::Exit => PathPoint::Boundary,
-    };
+    let point = Endpoint::point;
     let mut ids = Vec::new();
     for p in paths.iter().filter(|p| p.count.0 > 0) {
         let (start, end) = (point(p.start), point(p.end));
