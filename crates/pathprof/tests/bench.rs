@@ -1,7 +1,9 @@
 //! `pathprof bench` on a one-program corpus: `kbl:K` modes run with their k and report their k-slab
 //! forest, `pep` modes run with their sampling and report their accuracy, every mode is compared with
 //! `bl` when `bl` is measured, and bad mode lists are refused; a program whose bench region is empty,
-//! or shorter than `--min-seconds`, keeps its row but is left out of the summary, which says so.
+//! or shorter than `--min-seconds`, keeps its row but is left out of the summary, which says so;
+//! `.args`, `.dirs` and `.exit.expected` files beside a program give its arguments, directories and
+//! exit status.
 
 mod common;
 
@@ -222,4 +224,43 @@ fn bad_mode_lists_are_refused_before_any_run() {
             String::from_utf8_lossy(&out.stdout)
         );
     }
+}
+
+/// Exits with `10 × argc + errno`, `errno` that of `fd_prestat_get` on the second pre-opened
+/// directory (0 when it exists).
+const ARGS_AND_DIRS: &str = r#"
+(module
+  (import "wasi_snapshot_preview1" "args_sizes_get" (func $sizes (param i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "fd_prestat_get" (func $prestat (param i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
+  (import "bench" "start" (func $start))
+  (import "bench" "end" (func $end))
+  (memory (export "memory") 1)
+  (func (export "_start")
+    (call $start)
+    (drop (call $sizes (i32.const 0) (i32.const 4)))
+    (call $end)
+    (call $exit
+      (i32.add (i32.mul (i32.load (i32.const 0)) (i32.const 10)) (call $prestat (i32.const 4) (i32.const 16))))))
+"#;
+
+#[test]
+fn programs_get_the_arguments_directories_and_exit_status_their_files_give() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("tool.wasm"), wat::parse_str(ARGS_AND_DIRS).unwrap()).unwrap();
+    let once = ["--modes", "bl", "--runs", "1", "--max-runs", "1"];
+    // Without the files: one argument, no second directory (errno 8, badf), and an exit status
+    // other than 0 is a failure.
+    let out = pathprof().arg("bench").arg(dir.path()).args(once).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("exit 18"), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::create_dir(dir.path().join("data")).unwrap();
+    std::fs::write(dir.path().join("tool.args"), "-x\n\nin.txt\n").unwrap();
+    std::fs::write(dir.path().join("tool.dirs"), "data::/data\n").unwrap();
+    std::fs::write(dir.path().join("tool.exit.expected"), "30\n").unwrap();
+    let (_, report) = bench(dir.path(), &once);
+    assert_eq!(mode(&report, "bl")["runs"], 1);
+    std::fs::write(dir.path().join("tool.dirs"), "data\n").unwrap();
+    let out = pathprof().arg("bench").arg(dir.path()).args(once).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not HOST::GUEST"));
 }
