@@ -17,7 +17,9 @@ mod words;
 
 pub use collect::count::{CountCollector, Counted};
 pub use collect::sample::{SampleBuffer, SampleCollector, Sampled, Sampling};
-pub use collect::stream::{ForestSettings, KsfFacts, StreamCollector, StreamConsumer, StreamFolder, Streamed};
+pub use collect::stream::{
+    ForestSettings, KsfFacts, StreamCollector, StreamConsumer, StreamEnd, StreamFolder, Streamed,
+};
 pub use collect::{Collector, NoCollector};
 pub use entry::NoEntry;
 pub use run::{check_imports, compile, engine, run, run_module, RunConfig, RunOutcome, TRAP_EXIT_CODE};

@@ -30,10 +30,9 @@ use pathprof_core::dag::DagEdgeKind;
 use pathprof_core::hpp::stack::StackStats;
 use pathprof_core::hpp::{Branch, BranchKind, BranchQueue, Events, Simulator, SimulatorOptions, TableReport};
 use pathprof_core::{regen, ExtraCuts, PlanOptions};
-use pathprof_runtime::{RunConfig, RunOutcome, StreamCollector, StreamConsumer};
+use pathprof_runtime::{RunConfig, RunOutcome, StreamCollector, StreamConsumer, StreamEnd};
 use pathprof_wasm::abi::{STREAM_ENTER, STREAM_PATH_EXIT, STREAM_REPEAT};
 use pathprof_wasm::branches::{EdgeBranch, FuncBranches, Work};
-use pathprof_wasm::map::RawCounts;
 use pathprof_wasm::{InstrumentOptions, ProfileMap, SinkKind};
 use std::time::Instant;
 
@@ -281,7 +280,7 @@ impl StreamConsumer for TraceConsumer {
         self.facts.simulation_seconds += t.elapsed().as_secs_f64();
     }
 
-    fn finish(mut self, _: RawCounts, _: Vec<u64>) -> Result<HppReport> {
+    fn finish(mut self, _: StreamEnd) -> Result<HppReport> {
         self.simulator.finish();
         self.facts.open_activations = self.frames.len() as u64;
         let s = &self.simulator;

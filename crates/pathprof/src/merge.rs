@@ -94,6 +94,8 @@ fn add_mode(a: &ProfileMode, b: &ProfileMode) -> Result<ProfileMode> {
             k.ksf_nodes = U64(add(x.ksf_nodes.0, y.ksf_nodes.0, "the k-SF nodes")?);
             k.sibling_scans = U64(add(x.sibling_scans.0, y.sibling_scans.0, "the sibling scans")?);
             k.dropped = U64(add(x.dropped.0, y.dropped.0, "the dropped path IDs")?);
+            k.stream_handovers = U64(add(x.stream_handovers.0, y.stream_handovers.0, "the stream hand-overs")?);
+            k.stream_wait_seconds = x.stream_wait_seconds + y.stream_wait_seconds;
             ProfileMode::Kbl(k)
         }
         (ProfileMode::Ppp(x), ProfileMode::Ppp(y)) => {

@@ -121,6 +121,10 @@ fn stream_filled_by_the_start_function() {
     }
     let total: u64 = run.profile.functions.iter().flat_map(|f| f.paths()).map(|p| p.count.0).sum();
     assert_eq!(total, 5001 + 1);
+    // Over 4,096 items: one buffer handed over when full, one at the end.
+    let kbl = run.profile.mode.kbl().unwrap();
+    assert_eq!(kbl.stream_handovers.0, 2);
+    assert!(kbl.stream_wait_seconds >= 0.0 && kbl.stream_wait_seconds <= run.profile.wall_seconds);
 }
 
 /// `spin(n)` loops n times; called with 0, 0, 2, 0 and 1 (recursively from inside its own loop for the

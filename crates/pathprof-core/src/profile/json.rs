@@ -613,6 +613,8 @@ mod tests {
             sibling_scans: U64(1),
             max_nodes: None,
             dropped: U64(0),
+            stream_handovers: U64(3),
+            stream_wait_seconds: 0.5,
         };
         for (mode, counters) in [
             (ProfileMode::Bl, CounterKind::Array),

@@ -392,6 +392,13 @@ pub struct KblInfo {
     /// roots (the Ball–Larus counts) stay exact and every other count is a lower bound, below the
     /// true count by at most `dropped`.
     pub dropped: U64,
+    /// Buffers of stream items handed to the consumer thread, and the seconds the program waited,
+    /// all told, for the consumer to give one back: the part of the run the consumer's speed bounds
+    /// (0 in profiles written before the fields).
+    #[serde(default)]
+    pub stream_handovers: U64,
+    #[serde(default)]
+    pub stream_wait_seconds: f64,
 }
 
 /// How a sampled profile was taken [PEP05 §3.3].

@@ -19,6 +19,7 @@ use pathprof_wasm::map::{ArrayCounters, RawCounts, SinkLayout};
 use pathprof_wasm::ProfileMap;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 use wasmtime::{Caller, Linker};
 
 /// How the k-slab forest is built.
@@ -38,6 +39,21 @@ pub struct KsfFacts {
     pub sibling_scans: u64,
     /// Path IDs kept out by [`ForestSettings::max_nodes`].
     pub dropped: u64,
+    /// Buffers of items handed to the consumer, and how long the program waited, all told, for
+    /// the consumer to give one back: the part of the run that the consumer's speed bounds.
+    pub handovers: u64,
+    pub waited: Duration,
+}
+
+/// The end of a stream, as its consumer gets it.
+pub struct StreamEnd {
+    /// The counts of the functions counted in arrays.
+    pub arrays: RawCounts,
+    /// The first items, as many as [`StreamCollector::record`] asked for.
+    pub recorded: Vec<u64>,
+    /// Buffers handed to the consumer, and how long the program waited for one to come back.
+    pub handovers: u64,
+    pub waited: Duration,
 }
 
 /// What a streamed run gave.
@@ -109,9 +125,8 @@ pub trait StreamConsumer: Send + 'static {
     type Output;
     /// Folds the next items of the stream, in order.
     fn fold(&mut self, items: &[u64]);
-    /// The stream has ended: `arrays` holds the counts of the functions counted in arrays, and
-    /// `recorded` the first items, as many as [`StreamCollector::record`] asked for.
-    fn finish(self, arrays: RawCounts, recorded: Vec<u64>) -> Result<Self::Output>;
+    /// The stream has ended.
+    fn finish(self, end: StreamEnd) -> Result<Self::Output>;
 }
 
 impl StreamConsumer for StreamFolder {
@@ -121,7 +136,8 @@ impl StreamConsumer for StreamFolder {
         StreamFolder::fold(self, items)
     }
 
-    fn finish(self, mut counts: RawCounts, recorded: Vec<u64>) -> Result<Streamed> {
+    fn finish(self, end: StreamEnd) -> Result<Streamed> {
+        let StreamEnd { arrays: mut counts, recorded, handovers, waited } = end;
         let activations = self.activations;
         let forest = activations.forest();
         let ksf = KsfFacts {
@@ -129,6 +145,8 @@ impl StreamConsumer for StreamFolder {
             nodes: forest.len(),
             sibling_scans: forest.sibling_scans(),
             dropped: forest.dropped(),
+            handovers,
+            waited,
         };
         let kipf = forest.to_kipf();
         // The 1-IPF is the Ball–Larus profile.
@@ -154,6 +172,8 @@ pub struct StreamCollector<C = StreamFolder> {
     recorded: Vec<u64>,
     /// Buffers handed to the consumer.
     drains: u64,
+    /// Time spent waiting for the consumer to give a buffer back.
+    waited: Duration,
 }
 
 impl StreamCollector<StreamFolder> {
@@ -197,6 +217,7 @@ impl<C: StreamConsumer> StreamCollector<C> {
             record: 0,
             recorded: Vec::new(),
             drains: 0,
+            waited: Duration::ZERO,
         })
     }
 
@@ -227,7 +248,9 @@ impl<C: StreamConsumer> StreamCollector<C> {
             return Ok(());
         }
         let lost = || anyhow!("the stream's consumer thread stopped");
+        let asked = Instant::now();
         let mut buffer = self.free.recv().map_err(|_| lost())?;
+        self.waited += asked.elapsed();
         buffer.clear();
         let base = self.layout.buffer as usize;
         buffer.extend(data[base..base + 8 * n].chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8"))));
@@ -295,7 +318,12 @@ impl<C: StreamConsumer> Collector for StreamCollector<C> {
         };
         let consumer = self.join()?;
         drained?;
-        consumer.finish(counts, std::mem::take(&mut self.recorded))
+        consumer.finish(StreamEnd {
+            arrays: counts,
+            recorded: std::mem::take(&mut self.recorded),
+            handovers: self.drains,
+            waited: self.waited,
+        })
     }
 }
 

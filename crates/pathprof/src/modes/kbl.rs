@@ -64,6 +64,8 @@ pub(crate) fn run(
         sibling_scans: U64(f.sibling_scans),
         max_nodes: settings.max_nodes.map(|n| U64(n as u64)),
         dropped: U64(f.dropped),
+        stream_handovers: U64(f.handovers),
+        stream_wait_seconds: f.waited.as_secs_f64(),
     };
     // The stream buffers of the host, and the forest's nodes.
     let host_bytes = 8 * u64::from(STREAM_CAPACITY) + (f.nodes * NODE_BYTES) as u64;

@@ -58,6 +58,15 @@ pub fn text(out: &mut impl Write, p: &Profile, top: usize, function: Option<&str
             group(kbl.sibling_scans.0),
             kbl.sibling_scans.0 as f64 / p.path_executions.0.max(1) as f64
         )?;
+        if kbl.stream_handovers.0 > 0 {
+            writeln!(
+                out,
+                "  stream: {} buffers handed to the consumer thread; the program waited {:.3} s for it ({:.1} % of the run)",
+                group(kbl.stream_handovers.0),
+                kbl.stream_wait_seconds,
+                100.0 * kbl.stream_wait_seconds / p.wall_seconds.max(f64::MIN_POSITIVE)
+            )?;
+        }
         let bound = kbl.max_nodes.map(|m| format!("bound of {} k-SF nodes", group(m.0)));
         match (bound, kbl.dropped.0) {
             (Some(b), 0) => writeln!(out, "  {b} not reached: every count is exact")?,
