@@ -11,6 +11,7 @@ use crate::cfg::{self, FuncCfg, SiteKind, Special, OPCODE_BR, OPCODE_BR_IF, OPCO
 use crate::events::touches_memory;
 use crate::module::{validator, ModuleError, ModuleInfo};
 use crate::parallel::parallel_map;
+use crate::throws::Throws;
 use pathprof_core::Succ;
 use wasmparser::FunctionBody;
 
@@ -157,8 +158,9 @@ pub fn function_branches(body: &FunctionBody, fcfg: &FuncCfg) -> Result<FuncBran
 /// [`SinkKind::Trace`](crate::SinkKind::Trace), from the CFGs it builds anyway.)
 pub fn module_branches(bytes: &[u8]) -> Result<(ModuleInfo, Vec<Option<FuncBranches>>), ModuleError> {
     let (info, bodies) = ModuleInfo::read_sections(bytes)?;
+    let throws = Throws::of_module(&info, &bodies).map_err(ModuleError::from_validation)?;
     let all = parallel_map(&bodies, |_, (func, body)| -> Result<_, wasmparser::BinaryReaderError> {
-        Ok(match cfg::build(body, &mut validator(func))? {
+        Ok(match cfg::build(body, &mut validator(func), &throws)? {
             Ok(fcfg) => Some(function_branches(body, &fcfg)?),
             Err(_) => None,
         })

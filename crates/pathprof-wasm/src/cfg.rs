@@ -3,8 +3,8 @@
 //! Structured control flow makes the CFG explicit: a basic block ends at `br`, `br_if`, `br_table`,
 //! `if`, `else`, `return`, `unreachable`, tail calls and at the `end` of a `block` or `if` that is a
 //! branch target; a `loop` starts a new block, its header. Back edges are exactly the branches to a
-//! `loop` label. Calls do not end blocks, but in a module with exception tags, where every call may
-//! throw: there a call is the last operator of its block, as `throw` and `throw_ref` are.
+//! `loop` label. Calls do not end blocks, but those that may throw ([`Throws`]): such a call is the
+//! last operator of its block, as `throw` and `throw_ref` are.
 //!
 //! Exceptions ([the exception-handling proposal]'s `try_table`, `throw`, `throw_ref`): a block that
 //! may throw gets one [`Succ::Throw`] edge, and the targets of a reachable `try_table`'s catch
@@ -27,11 +27,11 @@
 //! time), so that each operator is decoded once for both; it records the offset of every operator and
 //! the [`Special`] ones, from which the instrumenter copies the body without decoding it again.
 
+use crate::throws::Throws;
 use pathprof_core::cfg::CfgEdge;
 use pathprof_core::{BlockId, Cfg, CfgEdgeId, Succ};
 use wasmparser::{
     BinaryReaderError, Catch, FuncValidator, FunctionBody, Operator, OperatorsReader, ValidatorResources,
-    WasmModuleResources,
 };
 
 /// A basic block: its byte range in the original module, and whether it is a `loop` header.
@@ -229,6 +229,7 @@ impl Builder {
 pub fn build(
     body: &FunctionBody,
     validator: &mut FuncValidator<ValidatorResources>,
+    throws: &Throws,
 ) -> Result<Result<FuncCfg, Unsupported>, BinaryReaderError> {
     let mut binary = body.get_binary_reader();
     validator.read_locals(&mut binary)?;
@@ -252,8 +253,6 @@ pub fn build(
         frames: Vec::new(),
         landings: Vec::new(),
     };
-    // Any call may throw once the module has a tag (defined or imported) to throw with.
-    let calls_throw = validator.resources().tag_at(0).is_some();
     let entry = b.new_block(0);
     b.current = Some(entry);
     let mut num_calls = 0;
@@ -290,10 +289,10 @@ pub fn build(
         }
         if let Some(cur) = b.current {
             b.last[cur as usize] = Some(i);
-            if let Some(Special::Call { .. }) = special {
+            if let Some(Special::Call { callee }) = special {
                 b.calls[cur as usize] += 1;
                 num_calls += 1;
-                if calls_throw {
+                if throws.call(callee) {
                     b.edge(Succ::Throw);
                     let next = b.new_block(i + 1);
                     let returned = b.edge(Succ::Block(next)).expect("in a block");

@@ -13,7 +13,8 @@
 //!   operators copied as they are, the other sections through wasm-encoder's `reencode`); what a
 //!   path end does is a [sink](instrument::sink) that the profiling mode chooses;
 //! * [`map`] — what is needed to decode what an instrumented module recorded into a profile;
-//! * [`parallel`] — independent per-function work spread over the cores.
+//! * [`parallel`] — independent per-function work spread over the cores;
+//! * [`throws`] — which calls may throw an exception.
 
 pub mod abi;
 pub mod branches;
@@ -24,6 +25,7 @@ pub mod instrument;
 pub mod map;
 pub mod module;
 pub mod parallel;
+pub mod throws;
 
 pub use instrument::{instrument, InstrumentOptions, Instrumented, SinkKind};
 pub use map::ProfileMap;

@@ -26,7 +26,11 @@ pub struct ModuleInfo {
     /// Type index of every function, imports first.
     pub func_types: Vec<u32>,
     pub num_imported_funcs: u32,
+    /// The module name of every imported function, in order.
+    pub import_modules: Vec<String>,
     pub num_memories: u32,
+    /// Exception tags, imported and defined.
+    pub num_tags: u32,
     /// Names from the name section, by function index.
     pub names: HashMap<u32, String>,
     /// Byte range of the code section's contents (after its id and size), in the file.
@@ -110,7 +114,9 @@ impl ModuleInfo {
             types: Vec::new(),
             func_types: Vec::new(),
             num_imported_funcs: 0,
+            import_modules: Vec::new(),
             num_memories: 0,
+            num_tags: 0,
             names: HashMap::new(),
             code_section: None,
             bodies: Vec::new(),
@@ -137,8 +143,10 @@ impl ModuleInfo {
                             TypeRef::Func(t) | TypeRef::FuncExact(t) => {
                                 info.func_types.push(t);
                                 info.num_imported_funcs += 1;
+                                info.import_modules.push(imp.module.to_string());
                             }
                             TypeRef::Memory(_) => info.num_memories += 1,
+                            TypeRef::Tag(_) => info.num_tags += 1,
                             _ => {}
                         }
                     }
@@ -149,6 +157,7 @@ impl ModuleInfo {
                     }
                 }
                 Payload::MemorySection(r) => info.num_memories += r.count(),
+                Payload::TagSection(r) => info.num_tags += r.count(),
                 Payload::ExportSection(r) => {
                     for e in r {
                         info.export_names.push(e.map_err(err)?.name.to_string());

@@ -56,6 +56,7 @@ use crate::events::{BodyEvents, EventSet};
 use crate::map::{FunctionMap, LoopBursts, ProbeState, Probes, ProfileMap, MAP_FORMAT, MAP_VERSION};
 use crate::module::{validator, ModuleError, ModuleInfo};
 use crate::parallel::{parallel_map, parallel_map_owned};
+use crate::throws::Throws;
 use copies::LoopCopy;
 use emit::{Inc, TableOffsets};
 use loops::LoopPlan;
@@ -183,8 +184,9 @@ fn analyse(
     (func, body): &(FuncToValidate<ValidatorResources>, FunctionBody<'_>),
     index: u32,
     options: &InstrumentOptions,
+    throws: &Throws,
 ) -> Result<Analysis, BinaryReaderError> {
-    let fcfg = match cfg::build(body, &mut validator(func))? {
+    let fcfg = match cfg::build(body, &mut validator(func), throws)? {
         Ok(fcfg) => fcfg,
         Err(unsupported) => return Ok(Err(unsupported.0)),
     };
@@ -319,7 +321,8 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
     let mut layout = Layout { counters: options.sink.header_bytes(), ..Layout::default() };
     let mut new_types: Vec<Vec<ValType>> = Vec::new();
 
-    let analyses = parallel_map(&bodies, |k, body| analyse(body, info.num_imported_funcs + k as u32, options));
+    let throws = Throws::of_module(&info, &bodies).map_err(ModuleError::from_validation)?;
+    let analyses = parallel_map(&bodies, |k, body| analyse(body, info.num_imported_funcs + k as u32, options, &throws));
     // The first invalid body in module order, as a sequential validation reports it.
     let analyses = analyses.into_iter().collect::<Result<Vec<_>, _>>().map_err(ModuleError::from_validation)?;
     for (k, analysis) in analyses.into_iter().enumerate() {
