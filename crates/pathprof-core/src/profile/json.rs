@@ -64,19 +64,30 @@ impl Profile {
         if nesting_depth(text) > MAX_DEPTH {
             return Err(ReadError::TooDeep);
         }
-        let mut de = serde_json::Deserializer::from_str(text);
-        de.disable_recursion_limit();
-        let value = serde_json::Value::deserialize(&mut de)?;
-        de.end()?;
-        match value.get("format").and_then(|f| f.as_str()) {
+        // The format and version first, the rest skipped without being kept; then the profile
+        // itself, straight from the text (a tree of JSON values would take ten times its size).
+        let header = Self::parse::<Header>(text).or_else(|e| match e.classify() {
+            serde_json::error::Category::Data => Ok(Header::default()),
+            _ => Err(e),
+        })?;
+        match header.format.as_ref().and_then(|f| f.as_str()) {
             Some(FORMAT) => {}
             other => return Err(ReadError::Format(other.unwrap_or("missing").to_string())),
         }
-        match value.get("version").and_then(|v| v.as_u64()) {
+        match header.version.as_ref().and_then(|v| v.as_u64()) {
             Some(v) if READ_VERSIONS.iter().any(|&r| u64::from(r) == v) => {}
             other => return Err(ReadError::Version(other.unwrap_or(0) as u32)),
         }
-        Ok(serde_json::from_value(value)?)
+        Ok(Self::parse::<Profile>(text)?)
+    }
+
+    /// `text` as a `T`, nested as deep as it is (its depth is checked beforehand).
+    fn parse<'de, T: Deserialize<'de>>(text: &'de str) -> Result<T, serde_json::Error> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        de.disable_recursion_limit();
+        let value = T::deserialize(&mut de)?;
+        de.end()?;
+        Ok(value)
     }
 
     /// The profile as JSON: the top level, every function and every field of a function on lines of
@@ -89,6 +100,15 @@ impl Profile {
         out.push(b'\n');
         String::from_utf8(out).expect("serde_json writes UTF-8")
     }
+}
+
+/// The fields of a profile that say what it is; any others are skipped.
+#[derive(Default, Deserialize)]
+struct Header {
+    #[serde(default)]
+    format: Option<serde_json::Value>,
+    #[serde(default)]
+    version: Option<serde_json::Value>,
 }
 
 /// A JSON layout indented down to `levels` levels of nesting and compact below.
