@@ -90,6 +90,8 @@ pub struct Dag {
     pub num_blocks: u32,
     pub edges: Vec<DagEdge>,
     /// Blocks where paths start and end besides the entry and exits (headers and cut blocks).
+    /// Written as a string of bits.
+    #[serde(with = "crate::graph::bits")]
     pub cut: Vec<bool>,
     /// Out-edges of every node, grouped on first use (numbering, placement and the instrumenter all
     /// walk them).

@@ -108,6 +108,27 @@ impl<'de, T: Copy + Default + Deserialize<'de>> Deserialize<'de> for Adjacency<T
     }
 }
 
+/// A vector of flags serialized as a string of `0`s and `1`s, one character a flag: a large
+/// function's DAG has millions (`#[serde(with = "bits")]`).
+pub mod bits {
+    use serde::{de::Error, Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(flags: &[bool], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&flags.iter().map(|&f| if f { '1' } else { '0' }).collect::<String>())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<bool>, D::Error> {
+        let text = std::borrow::Cow::<str>::deserialize(d)?;
+        text.chars()
+            .map(|c| match c {
+                '0' => Ok(false),
+                '1' => Ok(true),
+                other => Err(D::Error::custom(format!("{other:?} is not a flag (0 or 1)"))),
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,6 +146,18 @@ mod tests {
         assert_eq!(a.get(3), Some(&[13][..]));
         assert_eq!(a.get(5), None);
         assert_eq!(a.iter().map(<[u32]>::len).collect::<Vec<_>>(), [2, 0, 2, 1, 0]);
+    }
+
+    #[test]
+    fn flags_serialize_as_a_string_of_bits() {
+        #[derive(Debug, PartialEq, Serialize, Deserialize)]
+        struct Flags(#[serde(with = "super::bits")] Vec<bool>);
+        let f = Flags(vec![true, false, false, true]);
+        let json = serde_json::to_string(&f).unwrap();
+        assert_eq!(json, "\"1001\"");
+        assert_eq!(serde_json::from_str::<Flags>(&json).unwrap(), f);
+        assert!(serde_json::from_str::<Flags>("\"10x\"").is_err());
+        assert_eq!(serde_json::from_str::<Flags>("\"\"").unwrap(), Flags(Vec::new()));
     }
 
     #[test]

@@ -25,7 +25,9 @@ use serde::{Deserialize, Serialize};
 pub struct Placement {
     /// `Inc(e)` for every DAG edge, modulo 2^64.
     pub inc: Vec<u64>,
-    /// Whether the edge is in the spanning tree (and so has `Inc = 0`).
+    /// Whether the edge is in the spanning tree (and so has `Inc = 0`). Written as a string of
+    /// bits.
+    #[serde(with = "crate::graph::bits")]
     pub in_tree: Vec<bool>,
 }
 

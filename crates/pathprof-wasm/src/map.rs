@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, HashMap};
 /// Value of the map's `format` field.
 pub const MAP_FORMAT: &str = "pathprof-map";
 /// Version of the map format.
-pub const MAP_VERSION: u32 = 5;
+pub const MAP_VERSION: u32 = 6;
 
 /// Where a function's path counters live.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -133,8 +133,61 @@ pub struct FunctionMap {
     /// Index in the original module's function index space.
     pub index: u32,
     pub name: Option<String>,
+    #[serde(with = "compact_blocks")]
     pub blocks: Vec<BlockInfo>,
     pub state: ProbeState,
+}
+
+/// A function's blocks, each written `[offset, end, ops, flags]` (flags: 1 for a loop header, 2 for
+/// a landing), its id its position — or whole when it has a line or events.
+mod compact_blocks {
+    use pathprof_core::profile::BlockInfo;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[derive(Serialize)]
+    #[serde(untagged)]
+    enum Out<'a> {
+        Short(u64, u64, u32, u8),
+        Whole(&'a BlockInfo),
+    }
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum In {
+        Short(u64, u64, u32, u8),
+        Whole(BlockInfo),
+    }
+
+    pub fn serialize<S: Serializer>(blocks: &[BlockInfo], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(blocks.iter().enumerate().map(|(i, b)| {
+            if b.line.is_none() && b.events.is_empty() && b.id as usize == i {
+                Out::Short(b.offset, b.end, b.ops, u8::from(b.loop_header) | u8::from(b.landing) << 1)
+            } else {
+                Out::Whole(b)
+            }
+        }))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<BlockInfo>, D::Error> {
+        let raw = Vec::<In>::deserialize(d)?;
+        Ok(raw
+            .into_iter()
+            .enumerate()
+            .map(|(i, b)| match b {
+                In::Short(offset, end, ops, flags) => BlockInfo {
+                    id: i as u32,
+                    offset,
+                    end,
+                    line: None,
+                    loop_header: flags & 1 != 0,
+                    landing: flags & 2 != 0,
+                    ops,
+                    events: Vec::new(),
+                },
+                In::Whole(b) => b,
+            })
+            .collect())
+    }
 }
 
 /// Whether a function carries probes.
@@ -535,6 +588,47 @@ fn ppp_function(p: &Probes, ppp: &PppPlan, paths: &[PathCount]) -> Result<PppFun
 
 #[cfg(test)]
 mod tests {
+
+    /// A map with a loop header, a landing, a throw edge and events reads back as written, blocks
+    /// written short but for those with events.
+    #[test]
+    fn maps_read_back_as_written() {
+        let wat = r#"(module
+          (tag $e)
+          (func $f (param $n i32)
+            block $h
+              try_table (catch $e $h)
+                loop $l
+                  local.get $n
+                  i32.const 1
+                  i32.sub
+                  local.tee $n
+                  br_if $l
+                end
+                throw $e
+              end
+            end))"#;
+        let bytes = wat::parse_str(wat).unwrap();
+        let events = crate::events::EventSet::new(&crate::events::EventSpec::default(), &Default::default()).unwrap();
+        for options in [
+            crate::InstrumentOptions::default(),
+            crate::InstrumentOptions {
+                events: Some(events),
+                ..crate::InstrumentOptions::with_sink(crate::SinkKind::Decode)
+            },
+        ] {
+            let map = crate::instrument(&bytes, &options).unwrap().map;
+            let f = &map.functions[0];
+            assert!(f.blocks.iter().any(|b| b.loop_header) && f.blocks.iter().any(|b| b.landing));
+            let plan = &f.probes().unwrap().plan;
+            assert!(plan.dag.edges.iter().any(|e| matches!(e.kind, pathprof_core::dag::DagEdgeKind::Throw(_))));
+            let text = map.to_json();
+            assert_eq!(ProfileMap::from_json(&text).unwrap(), map);
+            let short = f.blocks.iter().all(|b| b.events.is_empty());
+            assert_eq!(text.contains(r#""blocks":[["#), short, "{text}");
+        }
+    }
+
     use super::*;
     use crate::{instrument, InstrumentOptions};
 
