@@ -513,7 +513,10 @@ fn path_profile(p: &Probes, list: &[(u64, u64)]) -> Result<PathProfile, CountsEr
         let path = regen::regenerate(&p.plan.dag, &p.plan.numbering, id)?;
         let end = Endpoint::end(path.end);
         let on_path = path.edges.iter().filter(|&&e| is_increment(&p.plan, e)).count() as u64;
-        increments_executed = increments_executed.saturating_add(on_path.saturating_mul(count));
+        increments_executed = on_path
+            .checked_mul(count)
+            .and_then(|n| increments_executed.checked_add(n))
+            .ok_or(overflow("the increments executed"))?;
         let branches =
             path.edges[1..].iter().filter(|&&e| out[p.plan.dag.edges[e as usize].from as usize].len() > 1).count()
                 as u32;
@@ -647,5 +650,37 @@ mod tests {
         let err = map.function_profiles(&counts(vec![(0, u64::MAX), (1, 1)])).unwrap_err();
         assert_eq!(err, CountsError::Overflow { function: 0, what: "an edge count" });
         assert!(matches!(map.function_profiles(&counts(vec![(9, 1)])), Err(CountsError::BadPathId(_))));
+    }
+
+    /// A path that runs two increments u64::MAX times executed more increments than 64 bits count.
+    #[test]
+    fn increments_executed_past_64_bits_are_an_error() {
+        let wasm = wat::parse_str(
+            r#"(module (func (export "f") (param i32)
+                 (if (local.get 0) (then nop))
+                 (if (i32.eqz (local.get 0)) (then nop))))"#,
+        )
+        .unwrap();
+        let map = instrument(&wasm, &InstrumentOptions::default()).unwrap().map;
+        let p = map.functions[0].probes().unwrap();
+        let on_path = |id: u64| {
+            let path = regen::regenerate(&p.plan.dag, &p.plan.numbering, id).unwrap();
+            path.edges.iter().filter(|&&e| is_increment(&p.plan, e)).count()
+        };
+        let ids: Vec<u64> = (0..p.plan.num_paths()).collect();
+        assert!(ids.iter().any(|&id| on_path(id) >= 2), "no path with two increments");
+        for id in ids {
+            let counts: RawCounts = [(0, vec![(id, u64::MAX)])].into_iter().collect();
+            match map.function_profiles(&counts) {
+                Ok(profiles) => {
+                    assert!(on_path(id) <= 1);
+                    assert_eq!(profiles[0].profiled().unwrap().increments_executed.0, u64::MAX * on_path(id) as u64);
+                }
+                Err(e) => {
+                    assert!(on_path(id) >= 2);
+                    assert_eq!(e, CountsError::Overflow { function: 0, what: "the increments executed" });
+                }
+            }
+        }
     }
 }

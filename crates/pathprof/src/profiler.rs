@@ -127,7 +127,11 @@ impl<'a> Prepared<'a> {
         if let Some(lines) = (!functions.is_empty()).then(|| LineTable::read(self.original)).flatten() {
             lines.attach(functions.iter_mut().flat_map(|f| &mut f.blocks));
         }
-        let path_executions = functions.iter().flat_map(|f| f.paths()).map(|p| p.count.0).sum::<u64>();
+        let path_executions = functions
+            .iter()
+            .flat_map(|f| f.paths())
+            .try_fold(0u64, |sum, p| sum.checked_add(p.count.0))
+            .context("the path executions add up past 2^64 - 1")?;
         let outcome = &run.outcome;
         Ok(Profile {
             module: ProfileModule {

@@ -83,13 +83,15 @@ fn summary_and_paths(out: &mut impl Write, p: &Profile, top: usize, function: Op
         )?;
     }
     let increments: u64 = p.functions.iter().filter_map(|f| f.profiled()).map(|f| u64::from(f.increments)).sum();
-    let executed: u64 = p.functions.iter().filter_map(|f| f.profiled()).map(|f| f.increments_executed.0).sum();
+    // Summed wide: each function's count fits 64 bits, their sum need not.
+    let executed: u128 =
+        p.functions.iter().filter_map(|f| f.profiled()).map(|f| u128::from(f.increments_executed.0)).sum();
     if !pathless {
         writeln!(
             out,
             "  {} edges carry increments; the counted paths executed {} of them",
             group(increments),
-            group(executed)
+            group_wide(executed)
         )?;
     }
     if let Some(ppp) = p.mode.ppp() {
