@@ -75,6 +75,16 @@ pub(crate) fn add_to_word(f: &mut Function, word: MemArg, delta: i32, atomic: bo
     f.instruction(&if atomic { Instruction::I32AtomicStore(word) } else { Instruction::I32Store(word) });
 }
 
+/// `word += 1` for the `u64` word `word` of the slot whose address is in local `address`.
+pub(crate) fn increment_word64_at(f: &mut Function, address: u32, word: MemArg) {
+    f.instruction(&Instruction::LocalGet(address));
+    f.instruction(&Instruction::LocalGet(address));
+    f.instruction(&Instruction::I64Load(word));
+    f.instruction(&Instruction::I64Const(1));
+    f.instruction(&Instruction::I64Add);
+    f.instruction(&Instruction::I64Store(word));
+}
+
 /// The `i32` word at byte `offset` of memory `memory`.
 pub(crate) fn word(memory: u32, offset: u32) -> MemArg {
     MemArg { offset: u64::from(offset), align: 2, memory_index: memory }

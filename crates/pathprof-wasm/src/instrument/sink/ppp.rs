@@ -8,7 +8,7 @@
 
 use super::{PathEnd, PathSink};
 use crate::abi::{PPP_SLOT_BYTES, PPP_SLOT_COUNT};
-use crate::instrument::emit::Emitter;
+use crate::instrument::emit::{increment_word64_at, Emitter};
 use wasm_encoder::{BlockType, Instruction, MemArg, ValType};
 
 /// A preferentially counted function: `slots` slots at byte `offset` of the profiler's memory.
@@ -46,12 +46,7 @@ impl PathSink for PppSink {
         let f = &mut *e.f;
         f.instruction(&Instruction::I64Ne);
         f.instruction(&Instruction::BrIf(0));
-        f.instruction(&Instruction::LocalGet(e.a));
-        f.instruction(&Instruction::LocalGet(e.a));
-        f.instruction(&Instruction::I64Load(count));
-        f.instruction(&Instruction::I64Const(1));
-        f.instruction(&Instruction::I64Add);
-        f.instruction(&Instruction::I64Store(count));
+        increment_word64_at(f, e.a, count);
         f.instruction(&Instruction::Br(1));
         f.instruction(&Instruction::End);
         e.call_with_path();

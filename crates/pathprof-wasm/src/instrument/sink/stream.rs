@@ -147,7 +147,6 @@ impl Emitter<'_> {
     /// Appends the path whose ID is in `r`, tagged with `tag`, or counts a repetition of the last
     /// item.
     fn stream_path(&mut self, layout: StreamLayout, tag: u64) {
-        let run = self.slot(layout.run);
         self.f.instruction(&Instruction::LocalGet(self.r));
         self.f.instruction(&Instruction::I64ExtendI32U);
         self.f.instruction(&Instruction::I64Const((tag | u64::from(self.func_index) << 32) as i64));
@@ -157,12 +156,7 @@ impl Emitter<'_> {
         self.f.instruction(&Instruction::I64Load(self.slot(layout.last)));
         self.f.instruction(&Instruction::I64Eq);
         self.f.instruction(&Instruction::If(BlockType::Empty));
-        self.f.instruction(&Instruction::I32Const(0));
-        self.f.instruction(&Instruction::I32Const(0));
-        self.f.instruction(&Instruction::I64Load(run));
-        self.f.instruction(&Instruction::I64Const(1));
-        self.f.instruction(&Instruction::I64Add);
-        self.f.instruction(&Instruction::I64Store(run));
+        self.add_to_word64(u64::from(layout.run), &[Instruction::I64Const(1)]);
         self.f.instruction(&Instruction::Else);
         self.append_last(layout);
         self.f.instruction(&Instruction::End);

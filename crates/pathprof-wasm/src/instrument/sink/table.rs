@@ -9,7 +9,7 @@
 
 use super::{PathEnd, PathSink};
 use crate::abi::{TABLE_PROBES, TABLE_SLOT_BYTES};
-use crate::instrument::emit::Emitter;
+use crate::instrument::emit::{increment_word64_at, Emitter};
 use wasm_encoder::{BlockType, Instruction, MemArg, ValType};
 
 /// A function's table of `slots` slots (a power of two) at byte `offset` of the profiler's memory.
@@ -44,12 +44,7 @@ impl PathSink for TableSink {
             f.instruction(&Instruction::LocalGet(key));
             f.instruction(&Instruction::I64Eq);
             f.instruction(&Instruction::If(BlockType::Empty));
-            f.instruction(&Instruction::LocalGet(at));
-            f.instruction(&Instruction::LocalGet(at));
-            f.instruction(&Instruction::I64Load(count_word));
-            f.instruction(&Instruction::I64Const(1));
-            f.instruction(&Instruction::I64Add);
-            f.instruction(&Instruction::I64Store(count_word));
+            increment_word64_at(f, at, count_word);
         };
         f.instruction(&Instruction::I64Const(1));
         f.instruction(&Instruction::I64Add);
