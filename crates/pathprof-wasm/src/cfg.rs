@@ -100,6 +100,10 @@ pub struct FuncCfg {
     pub num_ops: usize,
     /// Number of `call`, `call_indirect` and `call_ref` operators in reachable code.
     pub num_calls: usize,
+    /// The `block`, `loop`, `if` and `try_table` operators, in order, that open a construct
+    /// without parameters in reachable code while the enclosing body has nothing on the operand
+    /// stack (an `if` its condition only): code may be entered there by a branch from outside.
+    pub empty_stack_opens: Vec<usize>,
 }
 
 impl FuncCfg {
@@ -256,15 +260,20 @@ pub fn build(
     let entry = b.new_block(0);
     b.current = Some(entry);
     let mut num_calls = 0;
+    let mut empty_stack_opens = Vec::new();
     while !reader.eof() {
         let offset = reader.original_position();
         let op = &reader.read()?;
+        let opens_empty = opens_with_empty_stack(op, validator);
         validator.op(offset, op)?;
         if unsupported.is_some() {
             continue;
         }
         let i = offsets.len();
         offsets.push((offset - body_start) as u32);
+        if opens_empty {
+            empty_stack_opens.push(i);
+        }
         let special = match *op {
             Operator::Return => Some(Special::Return { depth: b.frames.len() as u32 }),
             Operator::Call { function_index } => Some(Special::Call { callee: Some(function_index) }),
@@ -513,5 +522,23 @@ pub fn build(
         op_offsets: offsets,
         num_ops,
         num_calls,
+        empty_stack_opens,
     }))
+}
+
+/// Whether `op` opens a construct without parameters, in reachable code, with nothing of the
+/// enclosing body's on the operand stack but an `if`'s condition (asked before `op` is validated).
+fn opens_with_empty_stack(op: &Operator, validator: &FuncValidator<ValidatorResources>) -> bool {
+    let (ty, operands) = match op {
+        Operator::Block { blockty } | Operator::Loop { blockty } => (*blockty, 0),
+        Operator::If { blockty } => (*blockty, 1),
+        Operator::TryTable { try_table } => (try_table.ty, 0),
+        _ => return false,
+    };
+    if matches!(ty, wasmparser::BlockType::FuncType(_)) {
+        return false;
+    }
+    validator
+        .get_control_frame(0)
+        .is_some_and(|frame| !frame.unreachable && validator.operand_stack_height() as usize == frame.height + operands)
 }

@@ -62,6 +62,10 @@ pub(crate) struct Emitter<'f> {
     pub runs: &'f [RunCounter],
     /// An `i32` local counting the iterations of a loop's copy without probes.
     pub copy_iterations: u32,
+    /// With whole-function copies ([`switch`](super::switch)): the `i32` locals of the switch
+    /// point to resume at, and of an `if`'s condition kept across a wrapper's end.
+    pub resume: u32,
+    pub kept_cond: u32,
 }
 
 /// `word += delta` for an `i32` word of memory at a constant address; with `atomic`, the store is an

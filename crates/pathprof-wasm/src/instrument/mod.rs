@@ -27,6 +27,8 @@
 //!   the layout of the profiler's memory, and the whole rewrite;
 //! * [`loops`] — loop and run counters: paths counted in locals while their loop runs;
 //! * [`copies`] — loops that also run as a copy without probes, for sinks that want them;
+//! * [`switch`] — whole functions that also run as a copy without probes, and where the two
+//!   copies switch;
 //! * [`walk`] — the walk over a body's operators that puts the code in its places;
 //! * [`emit`] — the code of the path register and of counter words;
 //! * [`sink`] — what a path end does, one file per sink;
@@ -46,6 +48,7 @@ mod emit;
 mod loops;
 mod sections;
 pub mod sink;
+mod switch;
 mod walk;
 
 pub use sink::SinkKind;
@@ -98,6 +101,9 @@ pub struct InstrumentOptions {
     /// The events to count [EVT23]: every block of the map gets its event vector, and
     /// [`SinkKind::Decode`] and [`SinkKind::Direct`] count them. Required by those sinks.
     pub events: Option<EventSet>,
+    /// [`SinkKind::Sample`] with a buffer: every function also runs as a copy without probes
+    /// while the host's flag is clear ([`switch`], [AR01]); without, only simple loops do.
+    pub function_copies: bool,
 }
 
 impl Default for InstrumentOptions {
@@ -111,6 +117,7 @@ impl Default for InstrumentOptions {
             loop_counters: true,
             interesting: HashMap::new(),
             events: None,
+            function_copies: true,
         }
     }
 }
@@ -147,8 +154,10 @@ struct FuncProbe {
     /// Byte offsets of the increment tables of each `br_table` site, by operator index.
     tables: HashMap<usize, TableOffsets>,
     wrapper: BlockType,
-    /// The loops that also run as a copy without probes.
+    /// The loops that also run as a copy without probes (in the plain copy, with `switches`).
     copies: Vec<LoopCopy>,
+    /// With whole-function copies: where the plain and the instrumented copy switch.
+    switches: Option<switch::Switches>,
     /// With [`Sink::Direct`]: the events of the stretches of straight-line code, added where they
     /// start (at the entry, and after operator `i`).
     entry_events: Vec<u64>,
@@ -372,6 +381,10 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
         if sink.wants_loop_copies() {
             probe.copies = copies::loop_copies(&probe, bodies[k].1.as_bytes(), &mut layout);
         }
+        if options.function_copies && sink.wants_function_copies() {
+            let body = &bodies[k].1;
+            probe.switches = Some(switch::plan(&probe, body, body.as_bytes()).map_err(ModuleError::from_validation)?);
+        }
         let (loop_counters, run_counters) = (probe.counting.loops.clone(), probe.counting.runs.clone());
         let loop_bursts = probe.copies.iter().map(|c| LoopBursts { path: c.path, slot: c.slot }).collect();
         let probes_of = Probes {
@@ -545,6 +558,7 @@ impl FuncProbe {
             tables,
             wrapper,
             copies: Vec::new(),
+            switches: None,
             entry_events: Vec::new(),
             stretch_events: Vec::new(),
         }

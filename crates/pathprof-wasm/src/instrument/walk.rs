@@ -6,6 +6,7 @@
 use super::emit::{Emitter, Inc};
 use super::sections::FunctionShift;
 use super::sink::{PathSink, Sink};
+use super::switch::Relabel;
 use super::FuncProbe;
 use crate::cfg::OPCODE_IF;
 use crate::cfg::{SiteKind, Special};
@@ -60,6 +61,10 @@ impl BodyContext<'_> {
         if !p.copies.is_empty() {
             locals.push((1, ValType::I32));
         }
+        let resume = copy_iterations + u32::from(!p.copies.is_empty());
+        if p.switches.is_some() {
+            locals.push((2, ValType::I32));
+        }
         let mut f = Function::new(locals);
         let mut e = Emitter {
             f: &mut f,
@@ -80,7 +85,19 @@ impl BodyContext<'_> {
             first_run_local,
             runs: &p.counting.runs,
             copy_iterations,
+            resume,
+            kept_cond: resume + 1,
         };
+        // With whole-function copies, the plain one first (see `switch`).
+        let switches = p.switches.as_ref();
+        if let Some(sw) = switches {
+            e.f.instruction(&Instruction::Loop(BlockType::Empty));
+            e.f.instruction(&Instruction::Block(BlockType::Empty));
+            e.f.instruction(&Instruction::Block(p.wrapper));
+            e.plain_copy(p, sw, bytes, shift, self.loop_copy_exit);
+            e.f.instruction(&Instruction::Return);
+            e.f.instruction(&Instruction::End);
+        }
         // A function that may throw catches what leaves it, counts the path that raised it and
         // throws it on: `block (result exnref) try_table (catch_all_ref 0)` around the body.
         let throws = p.fcfg.cfg.throws();
@@ -93,6 +110,10 @@ impl BodyContext<'_> {
         e.enter();
         e.set(p.entry_inc);
         e.add_events(&p.entry_events);
+        if let Some(sw) = switches {
+            e.open_wrappers(&sw.entry);
+            e.dispatch_if_resuming(&sw.entry);
+        }
 
         // Operators are copied from the original body in runs, up to the next one that needs code
         // before or after it or is rewritten; they are not decoded again.
@@ -107,7 +128,9 @@ impl BodyContext<'_> {
         let mut sites = p.fcfg.sites.iter().peekable();
         let mut specials = p.fcfg.specials.iter().peekable();
         let mut starts = p.fcfg.block_starts.iter().peekable();
-        let mut copies = p.copies.iter().peekable();
+        // The plain copy runs the loop copies when there is one.
+        let mut copies = p.copies.iter().filter(|_| switches.is_none()).peekable();
+        let mut at = switches.map_or(&[][..], |sw| sw.at.as_slice()).iter().peekable();
         let mut stretches = p.stretch_events.iter().peekable();
         // The block of the current operator: blocks start in operator order.
         let mut block = p.fcfg.cfg.entry() as usize;
@@ -122,6 +145,7 @@ impl BodyContext<'_> {
                 starts.peek().map(|&&(op, _)| op),
                 copies.peek().map(|c| c.end),
                 stretches.peek().map(|&(op, _)| *op),
+                at.peek().map(|&(op, _)| *op),
             ]
             .into_iter()
             .flatten()
@@ -138,14 +162,25 @@ impl BodyContext<'_> {
                 }
             }
             let stretch = stretches.next_if(|&(op, _)| *op == i).map(|(_, v)| v);
+            let switch = at.next_if(|&(op, _)| *op == i).map(|(_, s)| s);
             let last = i == last_op;
             let copy_end = copies.peek().is_some_and(|c| c.end == i);
-            if site.is_none() && special.is_none() && after.is_none() && stretch.is_none() && !last && !copy_end {
+            if site.is_none()
+                && special.is_none()
+                && after.is_none()
+                && stretch.is_none()
+                && switch.is_none()
+                && !last
+                && !copy_end
+            {
                 block = next.unwrap_or(block);
                 i += 1;
                 continue;
             }
             copy_to(e.f, i, &mut copied);
+            if let Some(close) = switch.and_then(|s| s.close) {
+                e.close_wrapper(close);
+            }
             // Single-byte opcodes of the operators that sites distinguish.
             let opcode = bytes[offsets[i] as usize];
             let mut correction = Inc::default();
@@ -186,8 +221,12 @@ impl BodyContext<'_> {
                 None => {}
             }
             // The operator anew, when it changes.
+            let relabeled = switch.and_then(|s| s.relabel.as_ref());
             let rewritten = match special {
-                Some(Special::Return { depth }) => Some(Instruction::Br(depth)),
+                Some(Special::Return { depth }) => Some(Instruction::Br(match relabeled {
+                    Some(Relabel::Return(d)) => *d,
+                    _ => depth,
+                })),
                 Some(Special::Call { callee }) => {
                     // A callee may re-enter this function, whose activations share the slots; the
                     // host functions of an import cannot, and a trap or exit there leaves the slots
@@ -199,7 +238,10 @@ impl BodyContext<'_> {
                 }
                 Some(Special::ReturnCall { func }) => shift.moved(func).map(Instruction::ReturnCall),
                 Some(Special::RefFunc { func }) => shift.moved(func).map(Instruction::RefFunc),
-                None => None,
+                None => match relabeled {
+                    Some(Relabel::Op(ins)) => Some(ins.clone()),
+                    _ => None,
+                },
             };
             if let Some(ins) = rewritten {
                 e.f.instruction(&ins);
@@ -216,6 +258,14 @@ impl BodyContext<'_> {
                     e.count_exit();
                     e.f.instruction(&Instruction::ThrowRef);
                 }
+                if switches.is_some() {
+                    // The end of `$switch`, which nothing falls out of.
+                    if !throws {
+                        e.f.instruction(&Instruction::Return);
+                    }
+                    e.f.instruction(&Instruction::End);
+                    e.f.instruction(&Instruction::Unreachable);
+                }
                 e.f.instruction(&Instruction::End);
                 copied = i + 1;
             }
@@ -229,6 +279,20 @@ impl BodyContext<'_> {
                     (offsets[c.start] as usize, offsets[c.start + 1] as usize, offsets[i + 1] as usize);
                 let exit = self.loop_copy_exit.expect("a module with loop copies has their exit function");
                 e.loop_copy(&bytes[start..body], &bytes[body..end], c, exit);
+            }
+            // A body's wrappers and dispatch come first: resuming skips the rest.
+            let open = switch.and_then(|s| s.open.as_ref());
+            if let Some(o) = open {
+                e.open_wrappers(o);
+                match (o.point, after) {
+                    (Some(point), Some(b)) => {
+                        e.instrumented_point(o, point, throws, |e| e.count(), |e| e.set(p.start_inc[b as usize]));
+                        block = next.unwrap_or(block);
+                        i += 1;
+                        continue;
+                    }
+                    _ => e.dispatch_if_resuming(o),
+                }
             }
             e.add(correction);
             if let Some(v) = stretch {

@@ -176,6 +176,12 @@ impl Sink {
     pub(crate) fn wants_loop_copies(&self) -> bool {
         matches!(self, Sink::Sample(SampleSink { buffer: Some(_), wide: false }))
     }
+
+    /// Whether the function also runs as a copy without probes (see [`switch`](super::switch)):
+    /// where its path ends only matter while the host's flag is set, which they do not test.
+    pub(crate) fn wants_function_copies(&self) -> bool {
+        matches!(self, Sink::Sample(SampleSink { buffer: Some(_), .. }))
+    }
 }
 
 /// The width of a function's path register: 32 bits when its IDs fit.

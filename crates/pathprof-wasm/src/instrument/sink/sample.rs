@@ -212,7 +212,7 @@ impl Emitter<'_> {
     /// iterations in `n`; then `r` as the instrumented loop leaves it and, when the flag was set
     /// while the copy ran, a call of the module's [`loop_copy_exit`] function.
     pub fn loop_copy(&mut self, loop_op: &[u8], body: &[u8], l: &LoopCopy, exit_func: u32) {
-        let (n, flag) = (self.copy_iterations, self.flag_word());
+        let n = self.copy_iterations;
         let f = &mut *self.f;
         f.instruction(&Instruction::Else);
         f.instruction(&Instruction::I32Const(0));
@@ -224,6 +224,15 @@ impl Emitter<'_> {
         f.instruction(&Instruction::LocalSet(n));
         f.raw(body.iter().copied());
         self.set(Inc { bl: l.exit, ppp: 0 });
+        self.loop_copy_exit_check(l, exit_func);
+        // The end of the choice between the loop and its copy.
+        self.f.instruction(&Instruction::End);
+    }
+
+    /// After a loop's copy without probes, whose iterations `n` counted: when the flag was set
+    /// while it ran, a call of the module's [`loop_copy_exit`] function.
+    pub fn loop_copy_exit_check(&mut self, l: &LoopCopy, exit_func: u32) {
+        let (n, flag) = (self.copy_iterations, self.flag_word());
         let f = &mut *self.f;
         // An atomic load: the compiler would otherwise reuse the value of the load before the loop,
         // as no store of the module's comes between them, and miss the host's.
@@ -234,8 +243,6 @@ impl Emitter<'_> {
         f.instruction(&Instruction::I64Const((u64::from(self.func_index) << 32 | l.path) as i64));
         f.instruction(&Instruction::I32Const(l.slot as i32));
         f.instruction(&Instruction::Call(exit_func));
-        f.instruction(&Instruction::End);
-        // The end of the choice between the loop and its copy.
         f.instruction(&Instruction::End);
     }
 }
