@@ -158,6 +158,9 @@ struct FuncProbe {
     copies: Vec<LoopCopy>,
     /// With whole-function copies: where the plain and the instrumented copy switch.
     switches: Option<switch::Switches>,
+    /// With whole-function copies, when the function's locals can be passed: the function that it
+    /// switches to, which takes its locals and the switch point as parameters (see [`switch`]).
+    resumed: Option<switch::Resumed>,
     /// With [`Sink::Direct`]: the events of the stretches of straight-line code, added where they
     /// start (at the entry, and after operator `i`).
     entry_events: Vec<u64>,
@@ -384,6 +387,7 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
         if options.function_copies && sink.wants_function_copies() {
             let body = &bodies[k].1;
             probe.switches = Some(switch::plan(&probe, body, body.as_bytes()).map_err(ModuleError::from_validation)?);
+            probe.resumed = switch::Resumed::of(&info, index, body).map_err(ModuleError::from_validation)?;
         }
         let (loop_counters, run_counters) = (probe.counting.loops.clone(), probe.counting.runs.clone());
         let loop_bursts = probe.copies.iter().map(|c| LoopBursts { path: c.path, slot: c.slot }).collect();
@@ -446,14 +450,40 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
         first_wrapper_type + new_types.len() as u32,
         info.num_imported_funcs + u32::from(import.is_some()) + bodies.len() as u32,
     );
+    // The resumed functions, after the profiler's, of types after theirs.
+    let first_index = info.num_imported_funcs + u32::from(import.is_some()) + (bodies.len() + appended.len()) as u32;
+    let mut resumed_types = Vec::new();
+    for (index, r) in (first_index..).zip(probes.iter_mut().flatten().filter_map(|p| p.resumed.as_mut())) {
+        r.index = index;
+        resumed_types.push(sections::Signature { params: r.params.clone(), results: r.results.clone() });
+    }
     let context = walk::BodyContext {
         info: &info,
         shift,
         tables_base: layout.counters.next_multiple_of(8),
         loop_copy_exit: appended.first().map(|f| f.index),
     };
-    // Each function's probes are dropped on the thread that emitted them.
-    let bodies = parallel_map_owned(probes, |k, p| p.map(|p| context.emit(k, &p, &bodies[k].1)));
+    // Each function's probes are dropped on the thread that emitted them: its body, and the body of
+    // its resumed function when it has one.
+    let emitted = parallel_map_owned(probes, |k, p| {
+        p.map(|p| {
+            let func = &bodies[k].1;
+            match &p.resumed {
+                Some(r) => (context.emit_entry(k, &p, func, r), Some(context.emit(k, &p, func, true))),
+                None => (context.emit(k, &p, func, false), None),
+            }
+        })
+    });
+    let mut resumed_bodies = Vec::new();
+    let bodies: Vec<_> = emitted
+        .into_iter()
+        .map(|e| {
+            e.map(|(body, resumed)| {
+                resumed_bodies.extend(resumed);
+                body
+            })
+        })
+        .collect();
     if !layout.tables.is_empty() {
         profiler_data.push((layout.counters.next_multiple_of(8) as u32, std::mem::take(&mut layout.tables)));
     }
@@ -462,6 +492,7 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
         shift,
         bodies,
         appended,
+        resumed: resumed_types.into_iter().zip(resumed_bodies).collect(),
         next_body: 0,
         import: import.zip(import_type),
         new_types,
@@ -559,6 +590,7 @@ impl FuncProbe {
             wrapper,
             copies: Vec::new(),
             switches: None,
+            resumed: None,
             entry_events: Vec::new(),
             stretch_events: Vec::new(),
         }

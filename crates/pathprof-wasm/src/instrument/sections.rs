@@ -18,9 +18,12 @@ pub(crate) struct Rewriter<'a> {
     pub info: &'a ModuleInfo,
     pub shift: FunctionShift,
     /// The instrumented body of every defined function that has probes.
-    pub bodies: Vec<Option<Result<Vec<u8>, ReencodeError<Infallible>>>>,
+    pub bodies: Vec<Option<EmittedBody>>,
     /// The profiler's functions, appended after the program's.
     pub appended: Vec<AppendedFunction>,
+    /// The resumed functions of whole-function copies, after the profiler's: their parameters,
+    /// results and bodies, each of a type of its own after the appended functions'.
+    pub resumed: Vec<(Signature, EmittedBody)>,
     pub next_body: usize,
     /// The profiler's host import and the index of its type.
     pub import: Option<(HostImport, u32)>,
@@ -34,6 +37,15 @@ pub(crate) struct Rewriter<'a> {
 }
 
 type Res = Result<(), ReencodeError<Infallible>>;
+
+/// A body emitted anew, or the error of re-encoding it.
+pub(crate) type EmittedBody = Result<Vec<u8>, ReencodeError<Infallible>>;
+
+/// A function type the profiler adds.
+pub(crate) struct Signature {
+    pub params: Vec<ValType>,
+    pub results: Vec<ValType>,
+}
 
 impl Rewriter<'_> {
     fn needs_memory(&self) -> bool {
@@ -134,6 +146,9 @@ impl Reencode for Rewriter<'_> {
         for f in &self.appended {
             types.ty().function(f.params.iter().copied(), []);
         }
+        for (sig, _) in &self.resumed {
+            types.ty().function(sig.params.iter().copied(), sig.results.iter().copied());
+        }
         Ok(())
     }
 
@@ -146,6 +161,12 @@ impl Reencode for Rewriter<'_> {
         for f in &self.appended {
             functions.function(f.ty);
         }
+        let first = self.info.types.len() as u32
+            + u32::from(self.import.is_some())
+            + (self.new_types.len() + self.appended.len()) as u32;
+        for k in 0..self.resumed.len() as u32 {
+            functions.function(first + k);
+        }
         Ok(())
     }
 
@@ -153,6 +174,9 @@ impl Reencode for Rewriter<'_> {
         wasm_encoder::reencode::utils::parse_code_section(self, code, section)?;
         for f in &self.appended {
             code.function(&f.body);
+        }
+        for (_, body) in &mut self.resumed {
+            code.raw(&std::mem::replace(body, Ok(Vec::new()))?);
         }
         Ok(())
     }

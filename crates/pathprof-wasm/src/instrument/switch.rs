@@ -37,6 +37,15 @@
 //! the operand stack (the wrappers carry nothing) and takes no parameters; a loop that does not is
 //! not a switch point, and either copy keeps running through it until the next one.
 //!
+//! The function that holds both copies is big, and a call pays for its frame (the registers it
+//! saves) even when only the plain copy runs: small functions called at high rates (fib2's) cost
+//! half as much again. So the function itself is an *entry copy*, its original operators alone,
+//! which checks the flag at its entry and switch points and, where it finds it set, calls the
+//! *resumed function* in a tail call (`return_call`), passing its parameters and locals and the
+//! point. The resumed function holds both copies as above, its locals its parameters; the plain copy
+//! there serves the way back from the instrumented one. A function whose locals cannot be passed
+//! (more than a function's parameters, or one without a default value) holds both copies itself.
+//!
 //! A path that ran partly in the plain copy is never recorded: the instrumented copy records the
 //! paths that start at the switch point or later, exactly as the instrumented function alone does
 //! while the flag is set, and samples are only taken while the flag is set.
@@ -46,9 +55,10 @@ use super::sections::FunctionShift;
 use super::FuncProbe;
 use crate::abi::SAMPLE_FLAG;
 use crate::cfg::{Special, OPCODE_ELSE, OPCODE_END, OPCODE_IF, OPCODE_LOOP};
+use crate::module::ModuleInfo;
 use std::borrow::Cow;
 use wasm_encoder::reencode::{Reencode, RoundtripReencoder};
-use wasm_encoder::{BlockType, Catch, Instruction};
+use wasm_encoder::{BlockType, Catch, Instruction, ValType};
 use wasmparser::{BinaryReaderError, FunctionBody, Operator};
 
 const OPCODE_BLOCK: u8 = 0x02;
@@ -62,6 +72,16 @@ pub(crate) struct Switches {
     pub entry: Open,
     /// What operators need, in operator order.
     pub at: Vec<(usize, OpSwitch)>,
+}
+
+/// Where a plain copy runs, and how it switches to the instrumented one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Plain {
+    /// Inside the function that holds both copies: by a branch to `$instrumented`.
+    Inside,
+    /// As the body of a function of its own (the entry copy), whose `locals` first locals (its
+    /// parameters and locals) and the point it passes to the resumed function `func` in a tail call.
+    Entry { func: u32, locals: u32 },
 }
 
 /// What one operator needs in both copies.
@@ -439,9 +459,20 @@ impl Emitter<'_> {
         self.f.instruction(&Instruction::End);
     }
 
-    /// The plain copy of `p`'s body (`bytes`), inside `$plain`: its original operators with the
-    /// switches of `sw`, the calls' function indices moved by `shift`, and the loop copies of `p`
-    /// (their exit calls `loop_copy_exit`).
+    /// The entry copy's switch at point `point` (0: the entry): a tail call of the resumed function
+    /// `func` with the first `locals` locals and the point.
+    fn tail_call(&mut self, func: u32, locals: u32, point: u32) {
+        for l in 0..locals {
+            self.f.instruction(&Instruction::LocalGet(l));
+        }
+        self.f.instruction(&Instruction::I32Const(point as i32));
+        self.f.instruction(&Instruction::ReturnCall(func));
+    }
+
+    /// The plain copy of `p`'s body (`bytes`): its original operators with the switches of `sw`, the
+    /// calls' function indices moved by `shift`, and the loop copies of `p` (their exit calls
+    /// `loop_copy_exit`). Inside `$plain`, with `to` [`Plain::Inside`]; or the whole body of the
+    /// entry copy, with no wrappers, which switches by a tail call.
     pub(super) fn plain_copy(
         &mut self,
         p: &FuncProbe,
@@ -449,13 +480,24 @@ impl Emitter<'_> {
         bytes: &[u8],
         shift: FunctionShift,
         loop_copy_exit: Option<u32>,
+        to: Plain,
     ) {
         // On to the instrumented copy, from the function's start.
         self.f.instruction(&Instruction::I32Const(0));
         self.f.instruction(&Instruction::I32Load(self.flag()));
-        self.f.instruction(&Instruction::BrIf(1));
-        self.open_wrappers(&sw.entry);
-        self.dispatch_if_resuming(&sw.entry);
+        match to {
+            Plain::Inside => {
+                self.f.instruction(&Instruction::BrIf(1));
+                self.open_wrappers(&sw.entry);
+                self.dispatch_if_resuming(&sw.entry);
+            }
+            Plain::Entry { func, locals } => {
+                self.f.instruction(&Instruction::If(BlockType::Empty));
+                self.tail_call(func, locals, 0);
+                self.f.instruction(&Instruction::End);
+            }
+        }
+        let inside = to == Plain::Inside;
         let offsets = &p.fcfg.op_offsets;
         let mut copied = 0usize;
         let mut at = sw.at.iter().peekable();
@@ -472,17 +514,19 @@ impl Emitter<'_> {
                 continue;
             }
             self.f.raw(bytes[offsets[copied] as usize..offsets[i] as usize].iter().copied());
-            if let Some(close) = s.and_then(|s| s.close) {
+            if let Some(close) = s.and_then(|s| s.close).filter(|_| inside) {
                 self.close_wrapper(close);
             }
             if copy_start.is_some() {
                 self.f.instruction(&Instruction::I32Const(0));
                 self.f.instruction(&Instruction::LocalSet(n));
-                // The loop may be where the instrumented copy resumes this one.
-                self.f.instruction(&Instruction::I32Const(0));
-                self.f.instruction(&Instruction::LocalSet(self.resume));
+                if inside {
+                    // The loop may be where the instrumented copy resumes this one.
+                    self.f.instruction(&Instruction::I32Const(0));
+                    self.f.instruction(&Instruction::LocalSet(self.resume));
+                }
             }
-            let relabeled = match s.and_then(|s| s.relabel.as_ref()) {
+            let relabeled = match s.and_then(|s| s.relabel.as_ref()).filter(|_| inside) {
                 Some(Relabel::Op(ins)) => Some(ins.clone()),
                 _ => None,
             };
@@ -507,8 +551,20 @@ impl Emitter<'_> {
                 self.f.instruction(&Instruction::I32Add);
                 self.f.instruction(&Instruction::LocalSet(n));
             } else if let Some(o) = s.and_then(|s| s.open.as_ref()) {
-                self.open_wrappers(o);
-                self.plain_open(o);
+                match to {
+                    Plain::Inside => {
+                        self.open_wrappers(o);
+                        self.plain_open(o);
+                    }
+                    Plain::Entry { func, locals } => {
+                        if let Some(point) = o.point {
+                            self.load_flag();
+                            self.f.instruction(&Instruction::If(BlockType::Empty));
+                            self.tail_call(func, locals, point);
+                            self.f.instruction(&Instruction::End);
+                        }
+                    }
+                }
             }
             if let Some(c) = copy_end {
                 let exit = loop_copy_exit.expect("a module with loop copies has their exit function");
@@ -516,5 +572,38 @@ impl Emitter<'_> {
             }
         }
         self.f.raw(bytes[offsets[copied] as usize..offsets[p.fcfg.num_ops] as usize].iter().copied());
+    }
+}
+
+/// The function that a function's entry copy switches to: its whole body as both copies (as
+/// [`plan`] lays them out), taking the function's parameters and locals as parameters, then the
+/// point to resume at.
+pub(crate) struct Resumed {
+    /// Its index in the instrumented module (set once every function is planned).
+    pub index: u32,
+    pub params: Vec<ValType>,
+    pub results: Vec<ValType>,
+}
+
+/// Most parameters a function may take (wasmparser's limit, which Wasmtime applies).
+const MAX_PARAMS: usize = 1000;
+
+impl Resumed {
+    /// The resumed function of defined function `index` (`body`), when it can have one: when its
+    /// parameters, locals and the point fit in a function's parameters, and every local has a
+    /// default value (the entry copy passes them before they are set).
+    pub fn of(info: &ModuleInfo, index: u32, body: &FunctionBody) -> Result<Option<Resumed>, BinaryReaderError> {
+        let ty = info.func_type(index).expect("validated: every function has a type");
+        let val = |t: wasmparser::ValType| RoundtripReencoder.val_type(t).expect("core value types re-encode");
+        let mut params: Vec<ValType> = ty.params().iter().map(|&t| val(t)).collect();
+        for pair in body.get_locals_reader()? {
+            let (count, t) = pair?;
+            if params.len() + count as usize >= MAX_PARAMS || !t.is_defaultable() {
+                return Ok(None);
+            }
+            params.extend(std::iter::repeat_n(val(t), count as usize));
+        }
+        params.push(ValType::I32);
+        Ok(Some(Resumed { index: 0, params, results: ty.results().iter().map(|&t| val(t)).collect() }))
     }
 }

@@ -6,7 +6,7 @@
 use super::emit::{Emitter, Inc};
 use super::sections::FunctionShift;
 use super::sink::{PathSink, Sink};
-use super::switch::Relabel;
+use super::switch::{Plain, Relabel, Resumed};
 use super::FuncProbe;
 use crate::cfg::OPCODE_IF;
 use crate::cfg::{SiteKind, Special};
@@ -28,8 +28,16 @@ pub(crate) struct BodyContext<'a> {
 }
 
 impl BodyContext<'_> {
-    /// The instrumented body (locals and instructions) of defined function `k`.
-    pub fn emit(&self, k: usize, p: &FuncProbe, func: &FunctionBody) -> Result<Vec<u8>, ReencodeError<Infallible>> {
+    /// The instrumented body (locals and instructions) of defined function `k`; with `resumed`,
+    /// the body of its resumed function, whose parameters are the function's locals and then the
+    /// switch point (see [`switch`](super::switch)).
+    pub fn emit(
+        &self,
+        k: usize,
+        p: &FuncProbe,
+        func: &FunctionBody,
+        resumed: bool,
+    ) -> Result<Vec<u8>, ReencodeError<Infallible>> {
         let mut shift = self.shift;
         let index = self.info.num_imported_funcs + k as u32;
         let ty = self.info.func_type(index).expect("validated");
@@ -38,8 +46,13 @@ impl BodyContext<'_> {
         for pair in func.get_locals_reader()? {
             let (count, t) = pair?;
             num_locals += count;
-            locals.push((count, shift.val_type(t)?));
+            if !resumed {
+                locals.push((count, shift.val_type(t)?));
+            }
         }
+        // The resumed function's point, a parameter after the locals.
+        let point_param = num_locals;
+        num_locals += u32::from(resumed);
         let reg_ty = if p.bits == 32 { ValType::I32 } else { ValType::I64 };
         let r = num_locals;
         let s = num_locals + 1;
@@ -61,9 +74,10 @@ impl BodyContext<'_> {
         if !p.copies.is_empty() {
             locals.push((1, ValType::I32));
         }
-        let resume = copy_iterations + u32::from(!p.copies.is_empty());
+        let next = copy_iterations + u32::from(!p.copies.is_empty());
+        let (resume, kept_cond) = if resumed { (point_param, next) } else { (next, next + 1) };
         if p.switches.is_some() {
-            locals.push((2, ValType::I32));
+            locals.push((1 + u32::from(!resumed), ValType::I32));
         }
         let mut f = Function::new(locals);
         let mut e = Emitter {
@@ -86,7 +100,7 @@ impl BodyContext<'_> {
             runs: &p.counting.runs,
             copy_iterations,
             resume,
-            kept_cond: resume + 1,
+            kept_cond,
         };
         // With whole-function copies, the plain one first (see `switch`).
         let switches = p.switches.as_ref();
@@ -94,7 +108,7 @@ impl BodyContext<'_> {
             e.f.instruction(&Instruction::Loop(BlockType::Empty));
             e.f.instruction(&Instruction::Block(BlockType::Empty));
             e.f.instruction(&Instruction::Block(p.wrapper));
-            e.plain_copy(p, sw, bytes, shift, self.loop_copy_exit);
+            e.plain_copy(p, sw, bytes, shift, self.loop_copy_exit, Plain::Inside);
             e.f.instruction(&Instruction::Return);
             e.f.instruction(&Instruction::End);
         }
@@ -312,6 +326,60 @@ impl BodyContext<'_> {
             block = next.unwrap_or(block);
             i += 1;
         }
+        Ok(f.into_raw_body())
+    }
+
+    /// The body of defined function `k` when it has a resumed function `to`: its plain copy alone,
+    /// which switches to `to` by a tail call.
+    pub fn emit_entry(
+        &self,
+        k: usize,
+        p: &FuncProbe,
+        func: &FunctionBody,
+        to: &Resumed,
+    ) -> Result<Vec<u8>, ReencodeError<Infallible>> {
+        let mut shift = self.shift;
+        let mut locals = Vec::new();
+        for pair in func.get_locals_reader()? {
+            let (count, t) = pair?;
+            locals.push((count, shift.val_type(t)?));
+        }
+        // Every local but the point is passed.
+        let passed = to.params.len() as u32 - 1;
+        if !p.copies.is_empty() {
+            locals.push((1, ValType::I32));
+        }
+        let mut f = Function::new(locals);
+        let mut e = Emitter {
+            f: &mut f,
+            r: u32::MAX,
+            q: None,
+            s: u32::MAX,
+            a: u32::MAX,
+            bits: p.bits,
+            memory: self.info.num_memories,
+            func_index: self.info.num_imported_funcs + k as u32,
+            import: self.info.num_imported_funcs,
+            tables_base: self.tables_base,
+            sink: p.sink,
+            first_sink_local: u32::MAX,
+            first_loop_local: u32::MAX,
+            loops: &[],
+            first_run_local: u32::MAX,
+            runs: &[],
+            copy_iterations: passed,
+            resume: u32::MAX,
+            kept_cond: u32::MAX,
+        };
+        let sw = p.switches.as_ref().expect("a function with a resumed one has switches");
+        e.plain_copy(
+            p,
+            sw,
+            func.as_bytes(),
+            shift,
+            self.loop_copy_exit,
+            Plain::Entry { func: to.index, locals: passed },
+        );
         Ok(f.into_raw_body())
     }
 }
