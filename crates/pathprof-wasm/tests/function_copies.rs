@@ -303,9 +303,24 @@ fn instrumented(wasm: &[u8], function_copies: bool) -> (Vec<u8>, String, SampleB
     (inst.bytes, inst.map.memory_export.expect("a profiler memory"), layout)
 }
 
+/// Functions switch to functions of their own, which take their locals as parameters.
 #[test]
 fn a_function_switches_copies_where_the_flag_is_set_and_samples_what_follows() {
-    let wasm = wat::parse_str(PROGRAM).unwrap();
+    switches_and_samples(PROGRAM);
+}
+
+/// `inner`, with more locals than a function can take as parameters, holds both copies itself.
+#[test]
+fn a_function_with_too_many_locals_to_pass_switches_copies_within_itself() {
+    let extra = format!("(local{})", " i64".repeat(1000));
+    switches_and_samples(&PROGRAM.replace(
+        "(local $i i32) (local $j i32) (local $acc i32)",
+        &format!("(local $i i32) (local $j i32) (local $acc i32) {extra}"),
+    ));
+}
+
+fn switches_and_samples(program: &str) {
+    let wasm = wat::parse_str(program).unwrap();
     let engine = engine();
     let expected = run(&engine, &wasm, None, Arm::Never).result;
 

@@ -453,9 +453,11 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
     // The resumed functions, after the profiler's, of types after theirs.
     let first_index = info.num_imported_funcs + u32::from(import.is_some()) + (bodies.len() + appended.len()) as u32;
     let mut resumed_types = Vec::new();
-    for (index, r) in (first_index..).zip(probes.iter_mut().flatten().filter_map(|p| p.resumed.as_mut())) {
-        r.index = index;
-        resumed_types.push(sections::Signature { params: r.params.clone(), results: r.results.clone() });
+    for (index, r) in (first_index..).step_by(2).zip(probes.iter_mut().flatten().filter_map(|p| p.resumed.as_mut())) {
+        (r.plain, r.instrumented) = (index, index + 1);
+        for _ in 0..2 {
+            resumed_types.push(sections::Signature { params: r.params.clone(), results: r.results.clone() });
+        }
     }
     let context = walk::BodyContext {
         info: &info,
@@ -469,8 +471,11 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
         p.map(|p| {
             let func = &bodies[k].1;
             match &p.resumed {
-                Some(r) => (context.emit_entry(k, &p, func, r), Some(context.emit(k, &p, func, true))),
-                None => (context.emit(k, &p, func, false), None),
+                Some(r) => (
+                    context.emit_entry(k, &p, func, r, false),
+                    vec![context.emit_entry(k, &p, func, r, true), context.emit(k, &p, func, Some(r))],
+                ),
+                None => (context.emit(k, &p, func, None), Vec::new()),
             }
         })
     });

@@ -80,8 +80,21 @@ pub(crate) enum Plain {
     /// Inside the function that holds both copies: by a branch to `$instrumented`.
     Inside,
     /// As the body of a function of its own (the entry copy), whose `locals` first locals (its
-    /// parameters and locals) and the point it passes to the resumed function `func` in a tail call.
+    /// parameters and locals) and the point it passes to the instrumented copy `func` in a tail call.
     Entry { func: u32, locals: u32 },
+    /// As the body of the plain resumed function, entered at the point its last parameter gives:
+    /// by a tail call of the instrumented copy `func`, as the entry copy.
+    Resumed { func: u32, locals: u32 },
+}
+
+/// How the instrumented copy goes back to the plain one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Back {
+    /// By a branch to `$switch`, past the body's wrapper and, when it may throw (`throws`), the
+    /// handler's.
+    Branch { throws: bool },
+    /// By a tail call of the plain resumed function `func`, passing the first `locals` locals.
+    TailCall { func: u32, locals: u32 },
 }
 
 /// What one operator needs in both copies.
@@ -401,7 +414,7 @@ impl Emitter<'_> {
         self.f.instruction(&Instruction::LocalSet(self.resume));
     }
 
-    /// `resume = point; br depth`: to the other copy.
+    /// `resume = point; br depth`: to the other copy in the same function.
     fn leave(&mut self, point: u32, depth: u32) {
         self.f.instruction(&Instruction::I32Const(point as i32));
         self.f.instruction(&Instruction::LocalSet(self.resume));
@@ -410,12 +423,12 @@ impl Emitter<'_> {
 
     /// The instrumented copy's code at switch point `point`'s header (after its wrappers): unless
     /// resuming there, the path end (`count`), then the start of a path (`start`), then back to the
-    /// plain copy if the flag is clear. `throws`: the body is wrapped in two blocks, not one.
+    /// plain copy if the flag is clear, as `back` says.
     pub fn instrumented_point(
         &mut self,
         o: &Open,
         point: u32,
-        throws: bool,
+        back: Back,
         count: impl FnOnce(&mut Self),
         start: impl FnOnce(&mut Self),
     ) {
@@ -431,14 +444,17 @@ impl Emitter<'_> {
         self.load_flag();
         self.f.instruction(&Instruction::I32Eqz);
         self.f.instruction(&Instruction::If(BlockType::Empty));
-        // The function's label, the other wrapper when it throws, then `$switch`.
-        self.leave(point, o.depth + 2 + u32::from(throws));
+        match back {
+            // The function's label, the other wrapper when it throws, then `$switch`.
+            Back::Branch { throws } => self.leave(point, o.depth + 2 + u32::from(throws)),
+            Back::TailCall { func, locals } => self.tail_call(func, locals, point),
+        }
         self.f.instruction(&Instruction::End);
     }
 
     /// The plain copy's code at a body's start (after its wrappers): at switch point's header, on
     /// to the instrumented copy if the flag is set.
-    fn plain_open(&mut self, o: &Open) {
+    fn plain_open(&mut self, o: &Open, to: Plain) {
         let Some(point) = o.point else {
             self.dispatch_if_resuming(o);
             return;
@@ -453,8 +469,11 @@ impl Emitter<'_> {
         self.f.instruction(&Instruction::End);
         self.load_flag();
         self.f.instruction(&Instruction::If(BlockType::Empty));
-        // `$plain`, then `$instrumented`.
-        self.leave(point, o.depth + 3);
+        match to {
+            // `$plain`, then `$instrumented`.
+            Plain::Inside => self.leave(point, o.depth + 3),
+            Plain::Entry { func, locals } | Plain::Resumed { func, locals } => self.tail_call(func, locals, point),
+        }
         self.f.instruction(&Instruction::End);
         self.f.instruction(&Instruction::End);
     }
@@ -483,21 +502,28 @@ impl Emitter<'_> {
         to: Plain,
     ) {
         // On to the instrumented copy, from the function's start.
-        self.f.instruction(&Instruction::I32Const(0));
-        self.f.instruction(&Instruction::I32Load(self.flag()));
         match to {
             Plain::Inside => {
+                self.f.instruction(&Instruction::I32Const(0));
+                self.f.instruction(&Instruction::I32Load(self.flag()));
                 self.f.instruction(&Instruction::BrIf(1));
-                self.open_wrappers(&sw.entry);
-                self.dispatch_if_resuming(&sw.entry);
             }
             Plain::Entry { func, locals } => {
+                self.f.instruction(&Instruction::I32Const(0));
+                self.f.instruction(&Instruction::I32Load(self.flag()));
                 self.f.instruction(&Instruction::If(BlockType::Empty));
                 self.tail_call(func, locals, 0);
                 self.f.instruction(&Instruction::End);
             }
+            // Entered from the instrumented copy, which found the flag clear.
+            Plain::Resumed { .. } => {}
         }
-        let inside = to == Plain::Inside;
+        // Wrappers, dispatch and renumbered labels, but in the entry copy, which is never resumed.
+        let inside = !matches!(to, Plain::Entry { .. });
+        if inside {
+            self.open_wrappers(&sw.entry);
+            self.dispatch_if_resuming(&sw.entry);
+        }
         let offsets = &p.fcfg.op_offsets;
         let mut copied = 0usize;
         let mut at = sw.at.iter().peekable();
@@ -552,9 +578,9 @@ impl Emitter<'_> {
                 self.f.instruction(&Instruction::LocalSet(n));
             } else if let Some(o) = s.and_then(|s| s.open.as_ref()) {
                 match to {
-                    Plain::Inside => {
+                    Plain::Inside | Plain::Resumed { .. } => {
                         self.open_wrappers(o);
-                        self.plain_open(o);
+                        self.plain_open(o, to);
                     }
                     Plain::Entry { func, locals } => {
                         if let Some(point) = o.point {
@@ -579,8 +605,10 @@ impl Emitter<'_> {
 /// [`plan`] lays them out), taking the function's parameters and locals as parameters, then the
 /// point to resume at.
 pub(crate) struct Resumed {
-    /// Its index in the instrumented module (set once every function is planned).
-    pub index: u32,
+    /// The indices of the plain and the instrumented resumed functions in the instrumented module
+    /// (set once every function is planned).
+    pub plain: u32,
+    pub instrumented: u32,
     pub params: Vec<ValType>,
     pub results: Vec<ValType>,
 }
@@ -604,6 +632,6 @@ impl Resumed {
             params.extend(std::iter::repeat_n(val(t), count as usize));
         }
         params.push(ValType::I32);
-        Ok(Some(Resumed { index: 0, params, results: ty.results().iter().map(|&t| val(t)).collect() }))
+        Ok(Some(Resumed { plain: 0, instrumented: 0, params, results: ty.results().iter().map(|&t| val(t)).collect() }))
     }
 }

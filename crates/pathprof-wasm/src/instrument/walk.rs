@@ -6,7 +6,7 @@
 use super::emit::{Emitter, Inc};
 use super::sections::FunctionShift;
 use super::sink::{PathSink, Sink};
-use super::switch::{Plain, Relabel, Resumed};
+use super::switch::{Back, Plain, Relabel, Resumed};
 use super::FuncProbe;
 use crate::cfg::OPCODE_IF;
 use crate::cfg::{SiteKind, Special};
@@ -28,16 +28,17 @@ pub(crate) struct BodyContext<'a> {
 }
 
 impl BodyContext<'_> {
-    /// The instrumented body (locals and instructions) of defined function `k`; with `resumed`,
-    /// the body of its resumed function, whose parameters are the function's locals and then the
-    /// switch point (see [`switch`](super::switch)).
+    /// The instrumented body (locals and instructions) of defined function `k`; with `to`, the
+    /// body of its instrumented resumed function, whose parameters are the function's locals and then
+    /// the switch point (see [`switch`](super::switch)).
     pub fn emit(
         &self,
         k: usize,
         p: &FuncProbe,
         func: &FunctionBody,
-        resumed: bool,
+        to: Option<&Resumed>,
     ) -> Result<Vec<u8>, ReencodeError<Infallible>> {
+        let resumed = to.is_some();
         let mut shift = self.shift;
         let index = self.info.num_imported_funcs + k as u32;
         let ty = self.info.func_type(index).expect("validated");
@@ -102,9 +103,11 @@ impl BodyContext<'_> {
             resume,
             kept_cond,
         };
-        // With whole-function copies, the plain one first (see `switch`).
+        // With whole-function copies, the plain one first (see `switch`), unless it is a function
+        // of its own.
         let switches = p.switches.as_ref();
-        if let Some(sw) = switches {
+        let both = switches.filter(|_| !resumed);
+        if let Some(sw) = both {
             e.f.instruction(&Instruction::Loop(BlockType::Empty));
             e.f.instruction(&Instruction::Block(BlockType::Empty));
             e.f.instruction(&Instruction::Block(p.wrapper));
@@ -272,7 +275,7 @@ impl BodyContext<'_> {
                     e.count_exit();
                     e.f.instruction(&Instruction::ThrowRef);
                 }
-                if switches.is_some() {
+                if both.is_some() {
                     // The end of `$switch`, which nothing falls out of.
                     if !throws {
                         e.f.instruction(&Instruction::Return);
@@ -300,7 +303,11 @@ impl BodyContext<'_> {
                 e.open_wrappers(o);
                 match (o.point, after) {
                     (Some(point), Some(b)) => {
-                        e.instrumented_point(o, point, throws, |e| e.count(), |e| e.set(p.start_inc[b as usize]));
+                        let back = match to {
+                            Some(r) => Back::TailCall { func: r.plain, locals: point_param },
+                            None => Back::Branch { throws },
+                        };
+                        e.instrumented_point(o, point, back, |e| e.count(), |e| e.set(p.start_inc[b as usize]));
                         block = next.unwrap_or(block);
                         i += 1;
                         continue;
@@ -329,25 +336,32 @@ impl BodyContext<'_> {
         Ok(f.into_raw_body())
     }
 
-    /// The body of defined function `k` when it has a resumed function `to`: its plain copy alone,
-    /// which switches to `to` by a tail call.
+    /// A plain copy of defined function `k`, which has resumed functions `to` and switches to the
+    /// instrumented one by a tail call: the function's own body, or with `resumed`, the plain
+    /// resumed function's, whose parameters are the function's locals and the point.
     pub fn emit_entry(
         &self,
         k: usize,
         p: &FuncProbe,
         func: &FunctionBody,
         to: &Resumed,
+        resumed: bool,
     ) -> Result<Vec<u8>, ReencodeError<Infallible>> {
         let mut shift = self.shift;
         let mut locals = Vec::new();
-        for pair in func.get_locals_reader()? {
-            let (count, t) = pair?;
-            locals.push((count, shift.val_type(t)?));
+        if !resumed {
+            for pair in func.get_locals_reader()? {
+                let (count, t) = pair?;
+                locals.push((count, shift.val_type(t)?));
+            }
         }
         // Every local but the point is passed.
         let passed = to.params.len() as u32 - 1;
-        if !p.copies.is_empty() {
-            locals.push((1, ValType::I32));
+        let copy_iterations = passed + u32::from(resumed);
+        let kept_cond = copy_iterations + u32::from(!p.copies.is_empty());
+        let added = u32::from(!p.copies.is_empty()) + u32::from(resumed);
+        if added > 0 {
+            locals.push((added, ValType::I32));
         }
         let mut f = Function::new(locals);
         let mut e = Emitter {
@@ -367,9 +381,9 @@ impl BodyContext<'_> {
             loops: &[],
             first_run_local: u32::MAX,
             runs: &[],
-            copy_iterations: passed,
-            resume: u32::MAX,
-            kept_cond: u32::MAX,
+            copy_iterations,
+            resume: passed,
+            kept_cond,
         };
         let sw = p.switches.as_ref().expect("a function with a resumed one has switches");
         e.plain_copy(
@@ -378,7 +392,11 @@ impl BodyContext<'_> {
             func.as_bytes(),
             shift,
             self.loop_copy_exit,
-            Plain::Entry { func: to.index, locals: passed },
+            if resumed {
+                Plain::Resumed { func: to.instrumented, locals: passed }
+            } else {
+                Plain::Entry { func: to.instrumented, locals: passed }
+            },
         );
         Ok(f.into_raw_body())
     }
