@@ -356,7 +356,7 @@ fn bench_program(
     // deterministic: every run takes the same paths), and `ppp` takes the paths of an exact one as
     // its interesting paths: that of one more `bl` run before the measured ones for `ppp`, else
     // of a measured `bl` run when `bl` is among the modes.
-    let sampled = modes.iter().any(|m| matches!(m, Mode::Pep(_)));
+    let sampled = modes.iter().any(|m| matches!(m, Mode::Pep(..)));
     let preferential = modes.iter().any(|m| matches!(m, Mode::Ppp { .. }));
     let exact = match (sampled && !modes.contains(&Mode::Bl)) || preferential {
         true => Some(exact_profile(engine, &bytes, &config, name, status)?),
@@ -471,7 +471,7 @@ fn measure(
 ) -> Result<()> {
     let start = Instant::now();
     let mut reference: Option<(Vec<u8>, Vec<u8>)> = None;
-    let sampled = variants.iter().any(|v| matches!(v.mode(), Mode::Pep(_)));
+    let sampled = variants.iter().any(|v| matches!(v.mode(), Mode::Pep(..)));
     // `pep` runs that wait for the exact profile (those before `bl`'s first run).
     let mut pending: Vec<(usize, ModeRun)> = Vec::new();
     for round in 0.. {
@@ -521,7 +521,7 @@ fn measure(
             }
             match v.mode() {
                 Mode::Bl if sampled && exact.is_none() => exact = Some(profiles(&v.prepared, &run, name)?),
-                Mode::Pep(_) => pending.push((i, run)),
+                Mode::Pep(..) => pending.push((i, run)),
                 _ => {}
             }
         }

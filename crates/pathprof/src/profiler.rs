@@ -6,7 +6,7 @@
 
 use crate::files::sha256_hex;
 use crate::modes::ppp::Interesting;
-use crate::modes::{Given, Mode, ModeRun};
+use crate::modes::{pep, Given, Mode, ModeRun};
 use anyhow::{bail, Context, Result};
 use pathprof_core::profile::{ModuleInfo as ProfileModule, Profile, U64};
 use pathprof_runtime::{Engine, Module, RunConfig};
@@ -165,6 +165,7 @@ impl<'a> Prepared<'a> {
 pub fn instrument_options(module: &[u8], mode: &Mode, inputs: &Inputs) -> Result<InstrumentOptions> {
     let Some(sink) = mode.sink() else { bail!("mode {mode} has no probes") };
     let mut options = InstrumentOptions::with_sink(sink);
+    options.function_copies = matches!(mode, Mode::Pep(_, pep::Copies::Functions));
     mode.plan(&mut options.plan);
     if let Some(profile) = inputs.edge_profile {
         if profile.module.sha256 != sha256_hex(module) {

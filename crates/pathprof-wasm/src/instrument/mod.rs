@@ -102,7 +102,8 @@ pub struct InstrumentOptions {
     /// [`SinkKind::Decode`] and [`SinkKind::Direct`] count them. Required by those sinks.
     pub events: Option<EventSet>,
     /// [`SinkKind::Sample`] with a buffer: every function also runs as a copy without probes
-    /// while the host's flag is clear ([`switch`], [AR01]); without, only simple loops do.
+    /// while the host's flag is clear ([`switch`], [AR01]); without (the default), only simple
+    /// loops do.
     pub function_copies: bool,
 }
 
@@ -117,7 +118,7 @@ impl Default for InstrumentOptions {
             loop_counters: true,
             interesting: HashMap::new(),
             events: None,
-            function_copies: true,
+            function_copies: false,
         }
     }
 }

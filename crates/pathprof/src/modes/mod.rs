@@ -4,13 +4,14 @@
 //! instrument --mode`, `pathprof bench --modes`):
 //!
 //! ```text
-//! none | bl | pep[:S[:T]] | pep:every:N | kbl[:K] | ppp[:slots] | events[:STRATEGY[:CUT]]
+//! none | bl | pep[:S[:T]][:dup] | pep:every:N | kbl[:K] | ppp[:slots] | events[:STRATEGY[:CUT]]
 //! ```
 //!
 //! * `none` — the program as it is, the baseline of overhead measurements;
 //! * `bl` — exact Ball–Larus path counts [BL96] ([`bl`]);
 //! * `pep` — sampled paths (PEP [PEP05]): S samples after a rotating stride of up to T path ends at
-//!   every timer tick (64 and 17 when not given), or every N-th path end ([`pep`]);
+//!   every timer tick (64 and 17 when not given), or every N-th path end ([`pep`]); with `dup`,
+//!   whole functions run a copy without probes between samples (Arnold–Ryder duplication [AR01]);
 //! * `kbl` — exact counts of every sequence of up to K consecutive paths of an activation
 //!   (k-BLPP [KBL13]; K = 4 when not given) ([`kbl`]);
 //! * `ppp` — exact counts, the paths that ran in given profiles (the interesting ones) in compact
@@ -58,8 +59,8 @@ pub enum Mode {
     None,
     /// Exact Ball–Larus path counts.
     Bl,
-    /// Sampled paths.
-    Pep(Sampling),
+    /// Sampled paths, with what runs without probes between samples.
+    Pep(Sampling, pep::Copies),
     /// Multi-iteration paths.
     Kbl(ForestSettings),
     /// Preferential and residual paths; with `true`, slots in every function with interesting and
@@ -114,7 +115,10 @@ impl Mode {
         Ok(match (name, settings) {
             ("none", None) => Mode::None,
             ("bl", None) => Mode::Bl,
-            ("pep", settings) => Mode::Pep(pep::parse(spec, settings)?),
+            ("pep", settings) => {
+                let (sampling, copies) = pep::parse(spec, settings)?;
+                Mode::Pep(sampling, copies)
+            }
             ("kbl", settings) => Mode::Kbl(kbl::parse(spec, settings)?),
             ("ppp", None) => Mode::Ppp { slots_everywhere: false },
             ("ppp", Some("slots")) => Mode::Ppp { slots_everywhere: true },
@@ -141,7 +145,7 @@ impl Mode {
         match self {
             Mode::None => "none",
             Mode::Bl => "bl",
-            Mode::Pep(_) => "pep",
+            Mode::Pep(..) => "pep",
             Mode::Kbl(_) => "kbl",
             Mode::Ppp { .. } => "ppp",
             Mode::Events(_) => "events",
@@ -153,7 +157,7 @@ impl Mode {
         match self {
             Mode::None => None,
             Mode::Bl => Some(SinkKind::Count),
-            Mode::Pep(sampling) => Some(SinkKind::Sample { buffer: sampling.sample_buffer() }),
+            Mode::Pep(sampling, _) => Some(SinkKind::Sample { buffer: sampling.sample_buffer() }),
             Mode::Kbl(_) => Some(SinkKind::Stream),
             Mode::Ppp { slots_everywhere } => Some(SinkKind::Preferential { slots_everywhere: *slots_everywhere }),
             Mode::Events(settings) => Some(events::sink(settings)),
@@ -187,7 +191,7 @@ impl Mode {
         match self {
             Mode::None => unreachable!("run above"),
             Mode::Bl => bl::run(engine, module, map, config),
-            Mode::Pep(sampling) => pep::run(engine, module, map, config, *sampling),
+            Mode::Pep(sampling, _) => pep::run(engine, module, map, config, *sampling),
             Mode::Kbl(settings) => kbl::run(engine, module, map, config, *settings),
             Mode::Ppp { .. } => ppp::run(engine, module, map, config),
             Mode::Events(settings) => events::run(engine, module, map, config, *settings),
@@ -200,7 +204,7 @@ impl fmt::Display for Mode {
         match self {
             Mode::None | Mode::Bl | Mode::Ppp { slots_everywhere: false } => f.write_str(self.name()),
             Mode::Ppp { slots_everywhere: true } => f.write_str("ppp:slots"),
-            Mode::Pep(sampling) => pep::fmt(f, sampling),
+            Mode::Pep(sampling, copies) => pep::fmt(f, sampling, *copies),
             Mode::Kbl(settings) => kbl::fmt(f, settings),
             Mode::Events(settings) => events::fmt(f, settings),
         }
@@ -276,7 +280,7 @@ impl Mode {
         };
         let pep_flags = flags.samples.is_some() || flags.stride.is_some() || flags.every.is_some();
         let kbl_flags = flags.k.is_some();
-        if !matches!(mode, Mode::Pep(_)) {
+        if !matches!(mode, Mode::Pep(..)) {
             given("--samples", flags.samples.is_some())?;
             given("--stride", flags.stride.is_some())?;
             given("--every", flags.every.is_some())?;
@@ -295,7 +299,7 @@ impl Mode {
             bail!("--mode {spec} gives its settings already: give them either in the mode or as flags, not both");
         }
         Ok(match mode {
-            Mode::Pep(sampling) => Mode::Pep(pep::with_flags(sampling, flags)?),
+            Mode::Pep(sampling, copies) => Mode::Pep(pep::with_flags(sampling, flags, copies)?, copies),
             Mode::Kbl(settings) => Mode::Kbl(kbl::with_flags(settings, flags)),
             Mode::Events(settings) => Mode::Events(events::with_flags(settings, flags)?),
             other => other,

@@ -22,8 +22,34 @@ fn default_timer() -> (u32, u32, Duration) {
     }
 }
 
-/// Reads what follows `pep:` in `spec` (`S`, `S:T` or `every:N`), or nothing.
-pub(crate) fn parse(spec: &str, settings: Option<&str>) -> Result<Sampling> {
+/// What runs while no sample is wanted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Copies {
+    /// The instrumented functions, but for loops of one block, which run their original bytes.
+    Loops,
+    /// A copy of every function without probes (`dup`), which switches to the instrumented one at
+    /// its entry and loop headers once a sample is wanted (Arnold–Ryder duplication [AR01]).
+    Functions,
+}
+
+/// Reads what follows `pep:` in `spec` (`S`, `S:T` or `every:N`, then `:dup` or not), or nothing.
+pub(crate) fn parse(spec: &str, settings: Option<&str>) -> Result<(Sampling, Copies)> {
+    let (settings, copies) = match settings {
+        Some("dup") => (None, Copies::Functions),
+        Some(s) => match s.strip_suffix(":dup") {
+            Some(rest) => (Some(rest), Copies::Functions),
+            None => (Some(s), Copies::Loops),
+        },
+        None => (None, Copies::Loops),
+    };
+    let sampling = parse_sampling(spec, settings)?;
+    if matches!(sampling, Sampling::Every(_)) && copies == Copies::Functions {
+        bail!("mode {spec:?}: dup applies to timer sampling only");
+    }
+    Ok((sampling, copies))
+}
+
+fn parse_sampling(spec: &str, settings: Option<&str>) -> Result<Sampling> {
     let whole = |what: &str, v: &str, max: u64| -> Result<u64> {
         match v.parse::<u64>() {
             Ok(n) if (1..=max).contains(&n) => Ok(n),
@@ -48,7 +74,7 @@ pub(crate) fn parse(spec: &str, settings: Option<&str>) -> Result<Sampling> {
 }
 
 /// Writes the sampling in its shortest form.
-pub(crate) fn fmt(f: &mut fmt::Formatter<'_>, sampling: &Sampling) -> fmt::Result {
+pub(crate) fn fmt(f: &mut fmt::Formatter<'_>, sampling: &Sampling, copies: Copies) -> fmt::Result {
     let (default_samples, default_stride, _) = default_timer();
     match *sampling {
         Sampling::Timer { samples, stride, .. } if (samples, stride) == (default_samples, default_stride) => {
@@ -57,13 +83,20 @@ pub(crate) fn fmt(f: &mut fmt::Formatter<'_>, sampling: &Sampling) -> fmt::Resul
         Sampling::Timer { samples, stride, .. } if stride == default_stride => write!(f, "pep:{samples}"),
         Sampling::Timer { samples, stride, .. } => write!(f, "pep:{samples}:{stride}"),
         Sampling::Every(n) => write!(f, "pep:every:{n}"),
+    }?;
+    match copies {
+        Copies::Loops => Ok(()),
+        Copies::Functions => f.write_str(":dup"),
     }
 }
 
 /// `sampling` with the settings of `pathprof run`'s flags.
-pub(crate) fn with_flags(sampling: Sampling, flags: &ModeFlags) -> Result<Sampling> {
+pub(crate) fn with_flags(sampling: Sampling, flags: &ModeFlags, copies: Copies) -> Result<Sampling> {
     if flags.samples == Some(0) || flags.stride == Some(0) || flags.every == Some(0) {
         bail!("--samples, --stride and --every must be positive");
+    }
+    if flags.every.is_some() && copies == Copies::Functions {
+        bail!("--every samples without a timer: dup does not apply to it");
     }
     if flags.samples.is_some_and(|s| s > MAX_SAMPLES_PER_TICK) {
         bail!("--samples must be at most {MAX_SAMPLES_PER_TICK}");
