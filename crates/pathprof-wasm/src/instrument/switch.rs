@@ -40,11 +40,18 @@
 //! The function that holds both copies is big, and a call pays for its frame (the registers it
 //! saves) even when only the plain copy runs: small functions called at high rates (fib2's) cost
 //! half as much again. So the function itself is an *entry copy*, its original operators alone,
-//! which checks the flag at its entry and switch points and, where it finds it set, calls the
-//! *resumed function* in a tail call (`return_call`), passing its parameters and locals and the
-//! point. The resumed function holds both copies as above, its locals its parameters; the plain copy
-//! there serves the way back from the instrumented one. A function whose locals cannot be passed
-//! (more than a function's parameters, or one without a default value) holds both copies itself.
+//! which checks the flag at its entry and switch points and, where it finds it set, calls in a tail
+//! call (`return_call`) the *instrumented resumed function*, passing its parameters and locals and
+//! the point. That function is the instrumented copy with its dispatch, its locals its parameters;
+//! where it finds the flag clear it calls the *plain resumed function* the same way, the plain copy
+//! with its dispatch, which calls the instrumented one again once the flag is set. A function whose
+//! locals cannot be passed (more than a function's parameters, or one without a default value)
+//! holds both copies itself, as above.
+//!
+//! The dispatch is not free: the plain resumed function of a long activation (heapsort's `main`,
+//! after the first sample) runs its loops a quarter to a third slower than the entry copy, and the
+//! instrumented one slower than the instrumented function alone, which is why whole-function
+//! copies are a mode of their own (`pep:dup`) and not the default (see docs/PERFORMANCE.md).
 //!
 //! A path that ran partly in the plain copy is never recorded: the instrumented copy records the
 //! paths that start at the switch point or later, exactly as the instrumented function alone does

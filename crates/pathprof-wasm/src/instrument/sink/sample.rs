@@ -7,14 +7,13 @@
 //!
 //! # Sampling in loops
 //!
-//! With a sample buffer, a path end only matters while the host's flag is set: the whole function
-//! also runs as a copy without probes, between which and the instrumented one it switches at its
-//! entry and loop headers ([`switch`](crate::instrument::switch)). A loop of one block — its
-//! header's only branch is the `br_if` back to it, right before the loop's `end` — that calls
-//! nothing and nests nothing runs as its original bytes there, which only count their iterations in
-//! a local and do not test the flag. Without whole-function copies, such a loop runs in one of two
-//! copies, chosen where it is entered: the instrumented loop while the flag is set, and otherwise
-//! its original bytes (the path register is set once the copy is left). Such loops are the hottest code of
+//! With a sample buffer, a path end only matters while the host's flag is set. A loop of one block
+//! — its header's only branch is the `br_if` back to it, right before the loop's `end` — that calls
+//! nothing and nests nothing runs in one of two copies, chosen where it is entered: the instrumented
+//! loop while the flag is set, and otherwise its original bytes, which only count their iterations
+//! in a local (the path register is set once the copy is left). With whole-function copies
+//! ([`switch`](crate::instrument::switch)), such a loop runs as its original bytes in the plain
+//! copies, without a test of the flag. Such loops are the hottest code of
 //! many programs (sieve's inner loop, matrix's dot product), and the copy spares each iteration the
 //! flag's load and test. The loops are found by [`copies`](crate::instrument::copies).
 //!
