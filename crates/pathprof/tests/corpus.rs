@@ -1,4 +1,4 @@
-//! Every program of ../shared/corpus runs in every mode — uninstrumented, `bl`, `pep` and `kbl`,
+//! Every program of ../shared/corpus runs in every mode — uninstrumented, `bl`, `pep`, `pep:dup` and `kbl`,
 //! through the library's API — with byte-identical stdout and stderr, exits as it should, and
 //! produces balanced path counts. Skipped, with a message, when the corpus is absent.
 
@@ -41,9 +41,12 @@ fn corpus_runs_instrumented_with_identical_output() {
         assert!(none.functions.is_empty() && none.path_executions.0 == 0);
         let p = profile_checked(&engine, wasm, &name, "bl", &Inputs::default());
         // Sampled mode, driven by the timer: the program's behaviour is the same.
-        let sampled = profile_checked(&engine, wasm, &name, "pep", &Inputs::default());
-        let taken = sampled.mode.sampling().expect("pep profiles say how they sampled").samples_taken;
-        assert_eq!(taken, sampled.path_executions.0);
+        // With whole-function copies too: every function switches between two copies of itself.
+        for mode in ["pep", "pep:dup"] {
+            let sampled = profile_checked(&engine, wasm, &name, mode, &Inputs::default());
+            let taken = sampled.mode.sampling().expect("pep profiles say how they sampled").samples_taken;
+            assert_eq!(taken, sampled.path_executions.0);
+        }
         // Multi-iteration paths: the same behaviour, and a k-IPF whose first level is the path profile.
         let kbl = profile_checked(&engine, wasm, &name, "kbl", &Inputs::default());
         assert_eq!(kbl.mode.kbl().expect("kbl profiles say how the forests were built").dropped.0, 0);
