@@ -1,8 +1,10 @@
 //! Whole functions that also run as a copy without probes: Arnold–Ryder duplication [AR01 §3] for
 //! PEP's sampling sink [PEP05 §3.3], which only records path ends while the host's flag is set.
 //!
-//! A function's body is emitted twice, in one function: its original operators (the *plain* copy)
-//! and the instrumented ones, which compute the path register and sample. Two labels join them:
+//! In its simplest form (kept for functions whose locals cannot be passed; most functions are split
+//! in three, below), a function's body is emitted twice, in one function: its original operators
+//! (the *plain* copy) and the instrumented ones, which compute the path register and sample. Two
+//! labels join them:
 //!
 //! ```text
 //! loop $switch
