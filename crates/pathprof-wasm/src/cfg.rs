@@ -134,12 +134,20 @@ impl FuncCfg {
 }
 
 /// Opcodes the instrumenter and the branch classes tell apart by their first byte.
+pub(crate) const OPCODE_BLOCK: u8 = 0x02;
 pub(crate) const OPCODE_LOOP: u8 = 0x03;
 pub(crate) const OPCODE_IF: u8 = 0x04;
 pub(crate) const OPCODE_ELSE: u8 = 0x05;
 pub(crate) const OPCODE_END: u8 = 0x0b;
 pub(crate) const OPCODE_BR: u8 = 0x0c;
 pub(crate) const OPCODE_BR_IF: u8 = 0x0d;
+pub(crate) const OPCODE_TRY_TABLE: u8 = 0x1f;
+
+/// The label a `try_table`'s catch clause branches to.
+pub(crate) fn catch_label(c: &Catch) -> u32 {
+    let (Catch::One { label, .. } | Catch::OneRef { label, .. } | Catch::All { label } | Catch::AllRef { label }) = *c;
+    label
+}
 
 /// Why a function cannot be instrumented.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -430,11 +438,7 @@ pub fn build(
                 // Catch labels are relative to the frames around the `try_table`.
                 if b.current.is_some() {
                     for c in &try_table.catches {
-                        let (Catch::One { label, .. }
-                        | Catch::OneRef { label, .. }
-                        | Catch::All { label }
-                        | Catch::AllRef { label }) = *c;
-                        if let Succ::Block(h) = b.target(label) {
+                        if let Succ::Block(h) = b.target(catch_label(c)) {
                             b.landings.push(h);
                         }
                     }

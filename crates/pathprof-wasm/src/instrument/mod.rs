@@ -387,7 +387,7 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
         }
         if options.function_copies && sink.wants_function_copies() {
             let body = &bodies[k].1;
-            probe.switches = Some(switch::plan(&probe, body, body.as_bytes()).map_err(ModuleError::from_validation)?);
+            probe.switches = Some(switch::plan(&probe, body).map_err(ModuleError::from_validation)?);
             probe.resumed = switch::Resumed::of(&info, index, body).map_err(ModuleError::from_validation)?;
         }
         let (loop_counters, run_counters) = (probe.counting.loops.clone(), probe.counting.runs.clone());
@@ -451,14 +451,12 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
         first_wrapper_type + new_types.len() as u32,
         info.num_imported_funcs + u32::from(import.is_some()) + bodies.len() as u32,
     );
-    // The resumed functions, after the profiler's, of types after theirs.
+    // The resumed functions, after the profiler's, a pair of one type each, after theirs.
     let first_index = info.num_imported_funcs + u32::from(import.is_some()) + (bodies.len() + appended.len()) as u32;
     let mut resumed_types = Vec::new();
     for (index, r) in (first_index..).step_by(2).zip(probes.iter_mut().flatten().filter_map(|p| p.resumed.as_mut())) {
         (r.plain, r.instrumented) = (index, index + 1);
-        for _ in 0..2 {
-            resumed_types.push(sections::Signature { params: r.params.clone(), results: r.results.clone() });
-        }
+        resumed_types.push(sections::Signature { params: r.params.clone(), results: r.results.clone() });
     }
     let context = walk::BodyContext {
         info: &info,
@@ -474,9 +472,9 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
             match &p.resumed {
                 Some(r) => (
                     context.emit_entry(k, &p, func, r, false),
-                    vec![context.emit_entry(k, &p, func, r, true), context.emit(k, &p, func, Some(r))],
+                    Some([context.emit_entry(k, &p, func, r, true), context.emit(k, &p, func, Some(r))]),
                 ),
-                None => (context.emit(k, &p, func, None), Vec::new()),
+                None => (context.emit(k, &p, func, None), None),
             }
         })
     });

@@ -21,9 +21,9 @@ pub(crate) struct Rewriter<'a> {
     pub bodies: Vec<Option<EmittedBody>>,
     /// The profiler's functions, appended after the program's.
     pub appended: Vec<AppendedFunction>,
-    /// The resumed functions of whole-function copies, after the profiler's: their parameters,
-    /// results and bodies, each of a type of its own after the appended functions'.
-    pub resumed: Vec<(Signature, EmittedBody)>,
+    /// The resumed functions of whole-function copies, after the profiler's: the type of each pair
+    /// (after the appended functions' types), and the plain and the instrumented function's bodies.
+    pub resumed: Vec<(Signature, [EmittedBody; 2])>,
     pub next_body: usize,
     /// The profiler's host import and the index of its type.
     pub import: Option<(HostImport, u32)>,
@@ -166,6 +166,7 @@ impl Reencode for Rewriter<'_> {
             + (self.new_types.len() + self.appended.len()) as u32;
         for k in 0..self.resumed.len() as u32 {
             functions.function(first + k);
+            functions.function(first + k);
         }
         Ok(())
     }
@@ -175,7 +176,7 @@ impl Reencode for Rewriter<'_> {
         for f in &self.appended {
             code.function(&f.body);
         }
-        for (_, body) in &mut self.resumed {
+        for body in self.resumed.iter_mut().flat_map(|(_, pair)| pair) {
             code.raw(&std::mem::replace(body, Ok(Vec::new()))?);
         }
         Ok(())

@@ -63,15 +63,14 @@ use super::emit::{word, Emitter};
 use super::sections::FunctionShift;
 use super::FuncProbe;
 use crate::abi::SAMPLE_FLAG;
-use crate::cfg::{Special, OPCODE_ELSE, OPCODE_END, OPCODE_IF, OPCODE_LOOP};
+use crate::cfg::{
+    catch_label, Special, OPCODE_BLOCK, OPCODE_ELSE, OPCODE_END, OPCODE_IF, OPCODE_LOOP, OPCODE_TRY_TABLE,
+};
 use crate::module::ModuleInfo;
 use std::borrow::Cow;
 use wasm_encoder::reencode::{Reencode, RoundtripReencoder};
 use wasm_encoder::{BlockType, Catch, Instruction, ValType};
 use wasmparser::{BinaryReaderError, FunctionBody, Operator};
-
-const OPCODE_BLOCK: u8 = 0x02;
-const OPCODE_TRY_TABLE: u8 = 0x1f;
 
 /// Where a function's two copies switch, and what each operator needs for it.
 ///
@@ -164,8 +163,9 @@ struct Construct {
 }
 
 /// Plans the switches of `p`'s function, whose body is `body`.
-pub(crate) fn plan(p: &FuncProbe, body: &FunctionBody, bytes: &[u8]) -> Result<Switches, BinaryReaderError> {
+pub(crate) fn plan(p: &FuncProbe, body: &FunctionBody) -> Result<Switches, BinaryReaderError> {
     let fcfg = &p.fcfg;
+    let bytes = body.as_bytes();
     let opcode = |i: usize| bytes[fcfg.op_offsets[i] as usize];
     // The headers that start paths, by their `loop` operator.
     let mut path_header = vec![false; fcfg.num_ops];
@@ -325,14 +325,6 @@ pub(crate) fn plan(p: &FuncProbe, body: &FunctionBody, bytes: &[u8]) -> Result<S
         i += 1;
     }
     Ok(Switches { entry, at })
-}
-
-fn catch_label(c: &wasmparser::Catch) -> u32 {
-    let (wasmparser::Catch::One { label, .. }
-    | wasmparser::Catch::OneRef { label, .. }
-    | wasmparser::Catch::All { label }
-    | wasmparser::Catch::AllRef { label }) = *c;
-    label
 }
 
 fn block_type(ty: wasmparser::BlockType) -> BlockType {
