@@ -11,6 +11,7 @@ use rand::SeedableRng;
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
+use wasmtime::component::Component;
 use wasmtime::{Caller, Config, Engine, Linker, Module, Store, WasmBacktrace};
 use wasmtime_wasi::p1::WasiP1Ctx;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
@@ -72,8 +73,12 @@ fn unknown_import(module: &str, name: &str) -> anyhow::Error {
 }
 
 /// Checks, before any work on it, that a program imports only functions a run provides: WASI
-/// preview 1 and the `bench` functions. The profiler's own imports are added later.
+/// preview 1 and the `bench` functions for a module, WASI preview 2 interfaces for a component.
+/// The profiler's own imports are added later.
 pub fn check_imports(engine: &Engine, bytes: &[u8]) -> Result<()> {
+    if wasmparser::Parser::is_component(bytes) {
+        return check_component_imports(bytes);
+    }
     let mut store = Store::new(engine, WasiCtxBuilder::new().build_p1());
     let mut linker: Linker<WasiP1Ctx> = Linker::new(engine);
     wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |c: &mut WasiP1Ctx| c)?;
@@ -93,6 +98,33 @@ pub fn check_imports(engine: &Engine, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// A component's imports are WASI's interfaces (`wasi:...`), whose versions Wasmtime checks when
+/// it links them.
+fn check_component_imports(bytes: &[u8]) -> Result<()> {
+    use wasmparser::Payload;
+    // Only the component's own imports: nested modules and components are its business.
+    let mut depth = 0usize;
+    for payload in wasmparser::Parser::new(0).parse_all(bytes) {
+        match payload {
+            Ok(Payload::ModuleSection { .. } | Payload::ComponentSection { .. }) => depth += 1,
+            Ok(Payload::End(_)) => depth = depth.saturating_sub(1),
+            Ok(Payload::ComponentImportSection(imports)) if depth == 0 => {
+                for import in imports {
+                    // A malformed section is reported when the component is read.
+                    let Ok(import) = import else { return Ok(()) };
+                    let name = import.name.name;
+                    if !name.starts_with("wasi:") {
+                        bail!("unknown component import: {name} (pathprof provides WASI preview 2)");
+                    }
+                }
+            }
+            Err(_) => return Ok(()),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// A Wasmtime engine configured for profiling runs.
 pub fn engine() -> Result<Engine> {
     let mut config = Config::new();
@@ -103,15 +135,27 @@ pub fn engine() -> Result<Engine> {
     Ok(Engine::new(&config)?)
 }
 
-/// Compiles a module, returning it with the compile time in seconds.
-pub fn compile(engine: &Engine, bytes: &[u8]) -> Result<(Module, f64)> {
-    let start = Instant::now();
-    let module = Module::new(engine, bytes).map_err(|e| anyhow!("cannot compile the module: {e}"))?;
-    Ok((module, start.elapsed().as_secs_f64()))
+/// A compiled program: a core module run with WASI preview 1, or a component (a WASI preview 2
+/// command) run with the component model.
+pub enum Program {
+    Module(Module),
+    Component(Component),
 }
 
-/// Compiles and runs `bytes` (an instrumented module described by `map` with its `collector`, or any
-/// module with [`NoCollector`](crate::collect::NoCollector) and no map).
+/// Compiles a module or a component, returning it with the compile time in seconds.
+pub fn compile(engine: &Engine, bytes: &[u8]) -> Result<(Program, f64)> {
+    let start = Instant::now();
+    let program = if wasmparser::Parser::is_component(bytes) {
+        let component = Component::new(engine, bytes).map_err(|e| anyhow!("cannot compile the component: {e}"))?;
+        Program::Component(component)
+    } else {
+        Program::Module(Module::new(engine, bytes).map_err(|e| anyhow!("cannot compile the module: {e}"))?)
+    };
+    Ok((program, start.elapsed().as_secs_f64()))
+}
+
+/// Compiles and runs `bytes` (an instrumented module or component described by `map` with its
+/// `collector`, or any program with [`NoCollector`](crate::collect::NoCollector) and no map).
 pub fn run<C: Collector>(
     engine: &Engine,
     bytes: &[u8],
@@ -119,26 +163,34 @@ pub fn run<C: Collector>(
     collector: C,
     config: &RunConfig,
 ) -> Result<(RunOutcome, C::Output)> {
-    let (module, compile_seconds) = compile(engine, bytes)?;
-    let (mut outcome, output) = run_module(engine, &module, map, collector, config)?;
+    let (program, compile_seconds) = compile(engine, bytes)?;
+    let (mut outcome, output) = run_module(engine, &program, map, collector, config)?;
     outcome.compile_seconds = compile_seconds;
     Ok((outcome, output))
 }
 
-/// Runs a compiled module in a fresh instance, with `collector` on the host's side of its probes.
+/// Runs a compiled program in a fresh instance, with `collector` on the host's side of its probes.
 pub fn run_module<C: Collector>(
     engine: &Engine,
-    module: &Module,
+    program: &Program,
     map: Option<&ProfileMap>,
     collector: C,
     config: &RunConfig,
 ) -> Result<(RunOutcome, C::Output)> {
+    match program {
+        Program::Module(module) => run_core(engine, module, map, collector, config),
+        Program::Component(component) => crate::component::run(engine, component, map, collector, config),
+    }
+}
+
+/// The program's WASI context as `config` grants it, and the pipes that capture its output.
+pub(crate) fn wasi_context(config: &RunConfig) -> Result<(WasiCtxBuilder, Option<Pipes>)> {
     let mut wasi = WasiCtxBuilder::new();
     let pipes = if config.capture_output {
         let out = MemoryOutputPipe::new(CAPTURE_LIMIT);
         let err = MemoryOutputPipe::new(CAPTURE_LIMIT);
         wasi.stdout(out.clone()).stderr(err.clone());
-        Some((out, err))
+        Some(Pipes { out, err })
     } else {
         wasi.inherit_stdio();
         None
@@ -157,6 +209,92 @@ pub fn run_module<C: Collector>(
         wasi.preopened_dir(host, guest, wasmtime_wasi::FsPerms::ReadWrite)
             .map_err(|e| anyhow!("cannot open directory {}: {e}", host.display()))?;
     }
+    Ok((wasi, pipes))
+}
+
+/// The captured stdout and stderr of a run.
+pub(crate) struct Pipes {
+    out: MemoryOutputPipe,
+    err: MemoryOutputPipe,
+}
+
+/// How a run ended, from what its entry point returned: the exit status, the trap's message, and
+/// the functions of the frames still open (as the backtrace numbers them, innermost first) that
+/// `profiled_frame` accepts.
+pub(crate) fn ending(
+    outcome: wasmtime::Result<()>,
+    profiled_frame: impl Fn(&wasmtime::FrameInfo) -> bool,
+) -> Result<(i32, Option<String>, Vec<u32>)> {
+    Ok(match outcome {
+        Ok(()) => (0, None, Vec::new()),
+        Err(e) if e.downcast_ref::<NoEntry>().is_some() => bail!("{e}"),
+        Err(e) => {
+            let frames: Vec<u32> = e
+                .downcast_ref::<WasmBacktrace>()
+                .map(|bt| bt.frames().iter().filter(|f| profiled_frame(f)).map(|f| f.func_index()).collect())
+                .unwrap_or_default();
+            if let Some(exit) = e.downcast_ref::<I32Exit>() {
+                (exit.0, None, frames)
+            } else {
+                let msg = match e.downcast_ref::<wasmtime::Trap>() {
+                    Some(t) => t.to_string(),
+                    None => format!("{e:#}").lines().next().unwrap_or_default().to_string(),
+                };
+                (TRAP_EXIT_CODE, Some(msg), frames)
+            }
+        }
+    })
+}
+
+/// The open frames of profiled functions, as indices of the original module.
+pub(crate) fn open_profiled_frames(map: Option<&ProfileMap>, frames: Vec<u32>) -> Vec<u32> {
+    let Some(map) = map else { return frames };
+    // Frames report indices of the instrumented module, which has one more function when the
+    // profiler calls a host function.
+    let shift = u32::from(map.sink.import().is_some());
+    let profiled: HashSet<u32> = map.probed().map(|(f, _)| f.index).collect();
+    let first_defined = map.functions.first().map_or(0, |f| f.index);
+    frames
+        .iter()
+        .filter(|&&i| i >= first_defined + shift && profiled.contains(&(i - shift)))
+        .map(|&i| i - shift)
+        .collect()
+}
+
+/// The outcome of a run that ended as `ending` says.
+pub(crate) fn run_outcome(
+    (exit_code, trap, open_frames): (i32, Option<String>, Vec<u32>),
+    wall_seconds: f64,
+    bench_region_seconds: Option<f64>,
+    results: Vec<String>,
+    pipes: Option<Pipes>,
+) -> RunOutcome {
+    let (stdout, stderr) = match pipes {
+        Some(p) => (p.out.contents().to_vec(), p.err.contents().to_vec()),
+        None => (Vec::new(), Vec::new()),
+    };
+    RunOutcome {
+        exit_code,
+        trap,
+        compile_seconds: 0.0,
+        wall_seconds,
+        bench_region_seconds,
+        open_frames,
+        results,
+        stdout,
+        stderr,
+    }
+}
+
+/// Runs a compiled core module, with WASI preview 1 and the `bench` imports.
+fn run_core<C: Collector>(
+    engine: &Engine,
+    module: &Module,
+    map: Option<&ProfileMap>,
+    collector: C,
+    config: &RunConfig,
+) -> Result<(RunOutcome, C::Output)> {
+    let (mut wasi, pipes) = wasi_context(config)?;
     let host = Host { wasi: wasi.build_p1(), bench_start: None, bench_region: None, collector };
     let mut store = Store::new(engine, host);
     let mut linker: Linker<Host<C>> = Linker::new(engine);
@@ -170,7 +308,8 @@ pub fn run_module<C: Collector>(
             *host.bench_region.get_or_insert(Duration::ZERO) += start.elapsed();
         }
     })?;
-    C::link(&mut linker, |h: &mut Host<C>| &mut h.collector)?;
+    let memory_export = map.and_then(|m| m.memory_export.as_deref());
+    C::link(&mut linker, |h: &mut Host<C>| &mut h.collector, memory_export)?;
     for import in module.imports() {
         if linker.get_by_import(&mut store, &import).is_none() {
             return Err(unknown_import(import.module(), import.name()));
@@ -207,55 +346,9 @@ pub fn run_module<C: Collector>(
         None => store.data_mut().collector.finish(None),
     };
 
-    let (exit_code, trap, open_frames) = match outcome {
-        Ok(()) => (0, None, Vec::new()),
-        Err(e) if e.downcast_ref::<NoEntry>().is_some() => bail!("{e}"),
-        Err(e) => {
-            let frames: Vec<u32> = e
-                .downcast_ref::<WasmBacktrace>()
-                .map(|bt| bt.frames().iter().map(|f| f.func_index()).collect())
-                .unwrap_or_default();
-            if let Some(exit) = e.downcast_ref::<I32Exit>() {
-                (exit.0, None, frames)
-            } else {
-                let msg = match e.downcast_ref::<wasmtime::Trap>() {
-                    Some(t) => t.to_string(),
-                    None => format!("{e:#}").lines().next().unwrap_or_default().to_string(),
-                };
-                (TRAP_EXIT_CODE, Some(msg), frames)
-            }
-        }
-    };
+    let (exit_code, trap, frames) = ending(outcome, |_| true)?;
     let output = output?;
-    let open_frames: Vec<u32> = match map {
-        Some(map) => {
-            // Frames report indices of the instrumented module, which has one more import when the
-            // profiler imports a host function.
-            let shift = u32::from(map.sink.import().is_some());
-            let profiled: HashSet<u32> = map.probed().map(|(f, _)| f.index).collect();
-            let first_defined = map.functions.first().map_or(0, |f| f.index);
-            open_frames
-                .iter()
-                .filter(|&&i| i >= first_defined + shift && profiled.contains(&(i - shift)))
-                .map(|&i| i - shift)
-                .collect()
-        }
-        None => open_frames,
-    };
-    let (stdout, stderr) = match pipes {
-        Some((out, err)) => (out.contents().to_vec(), err.contents().to_vec()),
-        None => (Vec::new(), Vec::new()),
-    };
-    let outcome = RunOutcome {
-        exit_code,
-        trap,
-        compile_seconds: 0.0,
-        wall_seconds,
-        bench_region_seconds: store.data().bench_region.map(|d| d.as_secs_f64()),
-        open_frames,
-        results,
-        stdout,
-        stderr,
-    };
-    Ok((outcome, output))
+    let ended = (exit_code, trap, open_profiled_frames(map, frames));
+    let bench_region = store.data().bench_region.map(|d| d.as_secs_f64());
+    Ok((run_outcome(ended, wall_seconds, bench_region, results, pipes), output))
 }

@@ -25,6 +25,28 @@ pub const IMPORT_MODULE: &str = "pathprof";
 /// Preferred export name of the profiler's memory.
 pub const MEMORY_EXPORT: &str = "pathprof:counters";
 
+/// Preferred export name of the table through which a module inside a component calls its host
+/// function ([`HostCalls::Table`]).
+pub const HOOKS_EXPORT: &str = "pathprof:hooks";
+
+/// Name of the component import through which a component hands the host its profiler's memory,
+/// as a `list<u8>` of the whole memory, once it is instantiated.
+pub const ATTACH_IMPORT: &str = "pathprof-attach";
+
+/// How an instrumented module reaches its host function ([`HostImport`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HostCalls {
+    /// An import from [`IMPORT_MODULE`]: a module run alone.
+    #[default]
+    Import,
+    /// A function of the module's own, the first of its defined functions (where the import would
+    /// be), that calls slot 0 of a one-slot table it exports as [`HOOKS_EXPORT`]: a module inside a
+    /// component, whose instantiation cannot be given imports it did not have. The component fills
+    /// the slot once the module is instantiated (`crate::component`).
+    Table,
+}
+
 /// The host functions an instrumented module may import.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -46,6 +68,16 @@ impl HostImport {
             HostImport::CountPath => "count_path",
             HostImport::SamplePath => "sample_path",
             HostImport::FlushStream => "flush_stream",
+        }
+    }
+
+    /// The name of the same function imported by a component (`pathprof-count-path`...), which
+    /// takes `(function: u32, path: u64)` or nothing.
+    pub fn component_name(self) -> &'static str {
+        match self {
+            HostImport::CountPath => "pathprof-count-path",
+            HostImport::SamplePath => "pathprof-sample-path",
+            HostImport::FlushStream => "pathprof-flush-stream",
         }
     }
 

@@ -19,6 +19,7 @@
 pub mod abi;
 pub mod branches;
 pub mod cfg;
+pub mod component;
 pub mod debuginfo;
 pub mod events;
 pub mod instrument;

@@ -14,7 +14,7 @@ pub enum ModuleError {
     Malformed(String),
     #[error("invalid WebAssembly module: {0}")]
     Invalid(String),
-    #[error("this is a WebAssembly component; pathprof profiles core modules")]
+    #[error("this is a WebAssembly component, not a core module")]
     Component,
 }
 
@@ -29,6 +29,8 @@ pub struct ModuleInfo {
     /// The module name of every imported function, in order.
     pub import_modules: Vec<String>,
     pub num_memories: u32,
+    /// Tables, imported and defined.
+    pub num_tables: u32,
     /// Exception tags, imported and defined.
     pub num_tags: u32,
     /// Names from the name section, by function index.
@@ -48,7 +50,7 @@ pub fn features() -> WasmFeatures {
 /// The function bodies of a module, each with what validating it takes.
 pub type Bodies<'a> = Vec<(FuncToValidate<ValidatorResources>, FunctionBody<'a>)>;
 
-/// Validates a module as `Validator::validate_all` does, with the function bodies validated on all
+/// Validates a module (or a component, with its modules) as `Validator::validate_all` does, with the function bodies validated on all
 /// cores.
 pub fn validate(bytes: &[u8]) -> Result<(), wasmparser::BinaryReaderError> {
     validate_bodies(&validate_sections(bytes)?)
@@ -116,6 +118,7 @@ impl ModuleInfo {
             num_imported_funcs: 0,
             import_modules: Vec::new(),
             num_memories: 0,
+            num_tables: 0,
             num_tags: 0,
             names: HashMap::new(),
             code_section: None,
@@ -146,6 +149,7 @@ impl ModuleInfo {
                                 info.import_modules.push(imp.module.to_string());
                             }
                             TypeRef::Memory(_) => info.num_memories += 1,
+                            TypeRef::Table(_) => info.num_tables += 1,
                             TypeRef::Tag(_) => info.num_tags += 1,
                             _ => {}
                         }
@@ -157,6 +161,7 @@ impl ModuleInfo {
                     }
                 }
                 Payload::MemorySection(r) => info.num_memories += r.count(),
+                Payload::TableSection(r) => info.num_tables += r.count(),
                 Payload::TagSection(r) => info.num_tags += r.count(),
                 Payload::ExportSection(r) => {
                     for e in r {

@@ -357,6 +357,9 @@ fn bench_program(
     // its interesting paths: that of one more `bl` run before the measured ones for `ppp`, else
     // of a measured `bl` run when `bl` is among the modes.
     let sampled = modes.iter().any(|m| matches!(m, Mode::Pep(..)));
+    if pathprof_wasm::component::is_component(&bytes) {
+        bail!("{name} is a component; bench measures core modules");
+    }
     let preferential = modes.iter().any(|m| matches!(m, Mode::Ppp { .. }));
     let exact = match (sampled && !modes.contains(&Mode::Bl)) || preferential {
         true => Some(exact_profile(engine, &bytes, &config, name, status)?),

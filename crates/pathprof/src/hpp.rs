@@ -312,6 +312,9 @@ pub struct HppRun {
 /// Instruments `original` to trace its branches, runs it with `config`, and simulates the hardware
 /// path profiler on the branches as they come.
 pub fn simulate(original: &[u8], path: &str, settings: &HppSettings, config: &RunConfig) -> Result<HppRun> {
+    if pathprof_wasm::component::is_component(original) {
+        bail!("{path} is a component; hpp simulates core modules");
+    }
     let t = Instant::now();
     let options = InstrumentOptions {
         sink: SinkKind::Trace,

@@ -9,7 +9,9 @@ use crate::modes::ppp::Interesting;
 use crate::modes::{pep, Given, Mode, ModeRun};
 use anyhow::{bail, Context, Result};
 use pathprof_core::profile::{ModuleInfo as ProfileModule, Profile, U64};
-use pathprof_runtime::{Engine, Module, RunConfig};
+use pathprof_runtime::{Engine, Program, RunConfig};
+use pathprof_wasm::abi::HostCalls;
+use pathprof_wasm::component::{ComponentInfo, CoreModule};
 use pathprof_wasm::debuginfo::LineTable;
 use pathprof_wasm::events::{EventSet, EventSpec};
 use pathprof_wasm::{InstrumentOptions, ModuleInfo, ProfileMap};
@@ -42,13 +44,50 @@ pub fn profile_with(module: &[u8], mode: &Mode, inputs: &Inputs, config: &RunCon
     prepared.profile(&run, config)
 }
 
+/// The core module that pathprof profiles in a program: the program itself when it is a module, or
+/// the program's module of a component (`pathprof_wasm::component`).
+pub struct ProfiledModule<'a> {
+    pub bytes: &'a [u8],
+    /// For a component: what it holds, and which of its modules this is.
+    pub component: Option<(ComponentInfo, CoreModule)>,
+}
+
+impl<'a> ProfiledModule<'a> {
+    /// The profiled module of `program`, a module or a component.
+    pub fn of(program: &'a [u8]) -> Result<ProfiledModule<'a>> {
+        if !pathprof_wasm::component::is_component(program) {
+            return Ok(ProfiledModule { bytes: program, component: None });
+        }
+        let info = ComponentInfo::read(program)?;
+        let module = info.program()?.clone();
+        Ok(ProfiledModule { bytes: &program[module.range.clone()], component: Some((info, module)) })
+    }
+
+    /// Instruments the module with `options` and gives the program to run (the instrumented module,
+    /// or the component around it) with its map.
+    pub fn instrument(&self, program: &[u8], options: &InstrumentOptions) -> Result<pathprof_wasm::Instrumented> {
+        let Some((info, module)) = &self.component else { return Ok(pathprof_wasm::instrument(program, options)?) };
+        let options = InstrumentOptions { host_calls: HostCalls::Table, ..options.clone() };
+        let mut inst = pathprof_wasm::instrument(self.bytes, &options)?;
+        inst.bytes = pathprof_wasm::component::rewrite(program, info, module, &inst)?;
+        Ok(inst)
+    }
+
+    /// The index of the module in its component.
+    pub fn core_module(&self) -> Option<u32> {
+        self.component.as_ref().map(|(_, m)| m.index)
+    }
+}
+
 /// A module made ready to run in one mode.
 pub struct Prepared<'a> {
     pub mode: Mode,
-    /// The program as given, and the path its profile records.
+    /// The program as given (a module or a component), and the path its profile records.
     pub original: &'a [u8],
+    /// The core module profiled: `original`, or the program's module of a component.
+    pub profiled: ProfiledModule<'a>,
     pub path: String,
-    /// The module to run: the instrumented one, or the original in mode `none`.
+    /// The program to run: the instrumented one, or the original in mode `none`.
     pub code: Vec<u8>,
     /// The map of the instrumented module (none in mode `none`).
     pub map: Option<ProfileMap>,
@@ -61,7 +100,8 @@ pub struct Prepared<'a> {
 impl<'a> Prepared<'a> {
     /// Validates `original` and instruments it for `mode` with `inputs`.
     pub fn new(original: &'a [u8], path: &str, mode: &Mode, inputs: &Inputs) -> Result<Prepared<'a>> {
-        let info = ModuleInfo::read(original).with_context(|| format!("cannot profile {path}"))?;
+        let profiled = ProfiledModule::of(original).with_context(|| format!("cannot profile {path}"))?;
+        let info = ModuleInfo::read(profiled.bytes).with_context(|| format!("cannot profile {path}"))?;
         match (mode, inputs.interesting) {
             (Mode::Ppp { .. }, None) => {
                 bail!("mode ppp needs the profiles whose paths are interesting (--interesting)")
@@ -72,16 +112,17 @@ impl<'a> Prepared<'a> {
         let (code, map, instrumentation_seconds) = match mode.sink() {
             None => (original.to_vec(), None, None),
             Some(_) => {
-                let options = instrument_options(original, mode, inputs)?;
+                let options = instrument_options(original, profiled.bytes, mode, inputs)?;
                 let t = Instant::now();
-                let inst = pathprof_wasm::instrument(original, &options)
-                    .with_context(|| format!("cannot instrument {path}"))?;
+                let inst =
+                    profiled.instrument(original, &options).with_context(|| format!("cannot instrument {path}"))?;
                 (inst.bytes, Some(inst.map), Some(t.elapsed().as_secs_f64()))
             }
         };
         Ok(Prepared {
             mode: *mode,
             original,
+            profiled,
             path: path.to_string(),
             code,
             map,
@@ -103,7 +144,7 @@ impl<'a> Prepared<'a> {
     }
 
     /// Runs the module to run, compiled as `module`, in a fresh instance.
-    pub fn run_compiled(&self, engine: &Engine, module: &Module, config: &RunConfig) -> Result<ModeRun> {
+    pub fn run_compiled(&self, engine: &Engine, module: &Program, config: &RunConfig) -> Result<ModeRun> {
         self.mode.run(engine, module, self.map.as_ref(), config)
     }
 
@@ -124,7 +165,7 @@ impl<'a> Prepared<'a> {
             }
         }
         // Source lines are read once the program has run (uninstrumented runs have no blocks).
-        if let Some(lines) = (!functions.is_empty()).then(|| LineTable::read(self.original)).flatten() {
+        if let Some(lines) = (!functions.is_empty()).then(|| LineTable::read(self.profiled.bytes)).flatten() {
             lines.attach(functions.iter_mut().flat_map(|f| &mut f.blocks));
         }
         let path_executions = functions
@@ -139,6 +180,7 @@ impl<'a> Prepared<'a> {
                 sha256: sha256_hex(self.original),
                 size: self.original.len() as u64,
                 code_section_size: self.info.code_size() as u64,
+                core_module: self.profiled.core_module(),
             },
             mode,
             args: config.args.clone(),
@@ -154,21 +196,22 @@ impl<'a> Prepared<'a> {
         })
     }
 
-    /// Size of the code section of the original module.
+    /// Size of the code section of the profiled module.
     pub fn original_code_size(&self) -> usize {
         self.info.code_size()
     }
 }
 
 /// Instrumentation options for `mode`, with the edge frequencies of an edge profile, the
-/// interesting paths and the events when `inputs` has them.
-pub fn instrument_options(module: &[u8], mode: &Mode, inputs: &Inputs) -> Result<InstrumentOptions> {
+/// interesting paths and the events when `inputs` has them: `program` is the program given (which
+/// profiles name by its digest), `module` the core module profiled in it.
+pub fn instrument_options(program: &[u8], module: &[u8], mode: &Mode, inputs: &Inputs) -> Result<InstrumentOptions> {
     let Some(sink) = mode.sink() else { bail!("mode {mode} has no probes") };
     let mut options = InstrumentOptions::with_sink(sink);
     options.function_copies = matches!(mode, Mode::Pep(_, pep::Copies::Functions));
     mode.plan(&mut options.plan);
     if let Some(profile) = inputs.edge_profile {
-        if profile.module.sha256 != sha256_hex(module) {
+        if profile.module.sha256 != sha256_hex(program) {
             bail!("the edge profile is a profile of another module ({})", profile.module.path);
         }
         options.edge_profile = profile.functions.iter().map(|f| (f.index, f.paths().to_vec())).collect();

@@ -561,7 +561,13 @@ mod tests {
 
     fn profile(mode: ProfileMode, functions: Vec<FunctionProfile>) -> Profile {
         Profile {
-            module: ModuleInfo { path: "m.wasm".into(), sha256: "00".into(), size: 8, code_section_size: 0 },
+            module: ModuleInfo {
+                path: "m.wasm".into(),
+                sha256: "00".into(),
+                size: 8,
+                code_section_size: 0,
+                core_module: None,
+            },
             mode,
             args: vec!["m.wasm".into()],
             wall_seconds: 0.5,

@@ -145,7 +145,11 @@ pub struct ModuleInfo {
     pub path: String,
     pub sha256: String,
     pub size: u64,
+    /// Of the profiled core module.
     pub code_section_size: u64,
+    /// When the program is a component: the index of the core module profiled in it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core_module: Option<u32>,
 }
 
 /// A whole profile: one run of one module.

@@ -8,13 +8,12 @@
 //! whose path ends add event vectors (`pd`), or that count their events directly (`dec`), keep
 //! event counters in the profiler's memory, read with the rest [EVT23 §4.2].
 
-use super::Collector;
+use super::{Collector, HostCall};
 use anyhow::{bail, Result};
-use pathprof_wasm::abi::{HostImport, IMPORT_MODULE};
+use pathprof_wasm::abi::HostImport;
 use pathprof_wasm::map::{ArrayCounters, EventCounters, RawCounts, SinkLayout, TableCounters};
 use pathprof_wasm::ProfileMap;
 use std::collections::HashMap;
-use wasmtime::{Caller, Linker};
 
 /// Exact path counts of one run.
 pub struct CountCollector {
@@ -83,14 +82,11 @@ impl CountCollector {
 impl Collector for CountCollector {
     type Output = Counted;
 
-    fn link<T: 'static>(linker: &mut Linker<T>, get: fn(&mut T) -> &mut Self) -> Result<()> {
-        linker.func_wrap(
-            IMPORT_MODULE,
-            HostImport::CountPath.name(),
-            move |mut caller: Caller<'_, T>, func: i32, id: i64| {
-                *get(caller.data_mut()).hash.entry((func as u32, id as u64)).or_insert(0) += 1;
-            },
-        )?;
+    const IMPORT: Option<HostImport> = Some(HostImport::CountPath);
+
+    fn host_call(&mut self, call: HostCall<'_>) -> Result<()> {
+        let HostCall::Path { function, path } = call else { bail!("count_path takes a path") };
+        *self.hash.entry((function, path)).or_insert(0) += 1;
         Ok(())
     }
 

@@ -20,10 +20,11 @@ pub mod count;
 pub mod sample;
 pub mod stream;
 
-use anyhow::Result;
+use anyhow::{anyhow, Result};
+use pathprof_wasm::abi::{HostImport, IMPORT_MODULE};
 use pathprof_wasm::map::RawCounts;
 use std::collections::HashMap;
-use wasmtime::Linker;
+use wasmtime::{Caller, Linker};
 
 /// Adds the counts the host kept by `(function, path ID)` to `counts`, by function.
 fn add_host_counts(counts: &mut RawCounts, host: &HashMap<(u32, u64), u64>) {
@@ -38,14 +39,63 @@ fn record<T>(recorded: &mut Vec<T>, limit: usize, items: impl Iterator<Item = T>
     recorded.extend(items.take(room));
 }
 
+/// A call of the module's host import ([`Collector::IMPORT`]).
+pub enum HostCall<'a> {
+    /// An import that takes a path: the function and the path ID the module passed.
+    Path { function: u32, path: u64 },
+    /// An import that takes nothing, and works on the profiler's memory.
+    Memory(&'a mut [u8]),
+}
+
 /// The host's side of one way of recording path ends.
 pub trait Collector: Send + Sized + 'static {
     /// What the collector gives once the program has stopped.
     type Output;
 
-    /// Defines the host imports that modules of this collector's sink call; `get` reaches the
-    /// collector inside the store's data.
-    fn link<T: 'static>(linker: &mut Linker<T>, get: fn(&mut T) -> &mut Self) -> Result<()>;
+    /// The host import that modules of this collector's sink may call.
+    const IMPORT: Option<HostImport>;
+
+    /// One call of [`Self::IMPORT`]. Module and component runs reach it alike: each links the
+    /// import its own way and passes the call on.
+    fn host_call(&mut self, _call: HostCall<'_>) -> Result<()> {
+        Ok(())
+    }
+
+    /// Defines [`Self::IMPORT`] for modules run alone; `get` reaches the collector inside the store's
+    /// data. An import that works on the profiler's memory finds it by its export name,
+    /// `memory_export`, at every call: the start function may call it before instantiation hands
+    /// out the instance.
+    fn link<T: 'static>(
+        linker: &mut Linker<T>,
+        get: fn(&mut T) -> &mut Self,
+        memory_export: Option<&str>,
+    ) -> Result<()> {
+        let Some(import) = Self::IMPORT else { return Ok(()) };
+        if import.takes_path() {
+            linker.func_wrap(
+                IMPORT_MODULE,
+                import.name(),
+                move |mut caller: Caller<'_, T>, function: i32, path: i64| -> wasmtime::Result<()> {
+                    let call = HostCall::Path { function: function as u32, path: path as u64 };
+                    get(caller.data_mut()).host_call(call).map_err(wasmtime::Error::from_anyhow)
+                },
+            )?;
+        } else {
+            let export = memory_export.map(str::to_string);
+            linker.func_wrap(
+                IMPORT_MODULE,
+                import.name(),
+                move |mut caller: Caller<'_, T>| -> wasmtime::Result<()> {
+                    let memory = export.as_deref().and_then(|e| caller.get_export(e)).and_then(|e| e.into_memory());
+                    let memory = memory.ok_or_else(|| anyhow!("the module does not export its profiler memory"));
+                    let memory = memory.map_err(wasmtime::Error::from_anyhow)?;
+                    let (data, host) = memory.data_and_store_mut(&mut caller);
+                    get(host).host_call(HostCall::Memory(data)).map_err(wasmtime::Error::from_anyhow)
+                },
+            )?;
+        }
+        Ok(())
+    }
 
     /// The instance is ready (its start function has run) and its entry point is about to be called:
     /// `memory` is its profiler memory, when it has one.
@@ -64,9 +114,7 @@ pub struct NoCollector;
 impl Collector for NoCollector {
     type Output = ();
 
-    fn link<T: 'static>(_: &mut Linker<T>, _: fn(&mut T) -> &mut Self) -> Result<()> {
-        Ok(())
-    }
+    const IMPORT: Option<HostImport> = None;
 
     fn finish(&mut self, _: Option<&mut [u8]>) -> Result<()> {
         Ok(())

@@ -10,17 +10,16 @@
 //! [`Sampling::Every`], the module is instrumented without a buffer and calls the host instead: the
 //! flag stays set and every N-th path end is recorded, deterministically.
 
-use super::Collector;
+use super::{Collector, HostCall};
 use crate::words::{Flag, Word};
 use anyhow::{bail, ensure, Result};
-use pathprof_wasm::abi::{sample_parts, HostImport, SampleBufferLayout, IMPORT_MODULE, SAMPLE_FLAG};
+use pathprof_wasm::abi::{sample_parts, HostImport, SampleBufferLayout, SAMPLE_FLAG};
 use pathprof_wasm::map::{read_bursts, LoopBursts, RawCounts, SinkLayout};
 use pathprof_wasm::ProfileMap;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use wasmtime::{Caller, Linker};
 
 /// How path ends are sampled.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -231,14 +230,11 @@ impl SampleCollector {
 impl Collector for SampleCollector {
     type Output = Sampled;
 
-    fn link<T: 'static>(linker: &mut Linker<T>, get: fn(&mut T) -> &mut Self) -> Result<()> {
-        linker.func_wrap(
-            IMPORT_MODULE,
-            HostImport::SamplePath.name(),
-            move |mut caller: Caller<'_, T>, func: i32, id: i64| {
-                get(caller.data_mut()).sample(func as u32, id as u64);
-            },
-        )?;
+    const IMPORT: Option<HostImport> = Some(HostImport::SamplePath);
+
+    fn host_call(&mut self, call: HostCall<'_>) -> Result<()> {
+        let HostCall::Path { function, path } = call else { bail!("sample_path takes a path") };
+        self.sample(function, path);
         Ok(())
     }
 

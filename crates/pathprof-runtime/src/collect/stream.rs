@@ -9,18 +9,15 @@
 //! and the forest is converted to the k-IPF, whose roots are the Ball–Larus counts of the streamed
 //! functions; the functions counted in arrays add theirs.
 
-use super::Collector;
+use super::{Collector, HostCall};
 use anyhow::{anyhow, bail, Result};
 use pathprof_core::kpath::{Activations, Kipf, Options};
-use pathprof_wasm::abi::{
-    HostImport, StreamItem, StreamLayout, IMPORT_MODULE, STREAM_ENTER, STREAM_PATH_EXIT, STREAM_REPEAT,
-};
+use pathprof_wasm::abi::{HostImport, StreamItem, StreamLayout, STREAM_ENTER, STREAM_PATH_EXIT, STREAM_REPEAT};
 use pathprof_wasm::map::{ArrayCounters, RawCounts, SinkLayout};
 use pathprof_wasm::ProfileMap;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use wasmtime::{Caller, Linker};
 
 /// How the k-slab forest is built.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -160,9 +157,6 @@ impl StreamConsumer for StreamFolder {
 /// The stream of one run, and its consumer `C`.
 pub struct StreamCollector<C = StreamFolder> {
     layout: StreamLayout,
-    memory_export: Option<String>,
-    /// The instance's profiler memory, once the module has flushed its buffer.
-    memory: Option<wasmtime::Memory>,
     arrays: Vec<ArrayCounters>,
     full: Option<Sender<Vec<u64>>>,
     free: Receiver<Vec<u64>>,
@@ -208,8 +202,6 @@ impl<C: StreamConsumer> StreamCollector<C> {
         });
         Ok(StreamCollector {
             layout,
-            memory_export: map.memory_export.clone(),
-            memory: None,
             arrays: map.arrays(),
             full: Some(full),
             free,
@@ -275,32 +267,11 @@ impl<C: StreamConsumer> StreamCollector<C> {
 impl<C: StreamConsumer> Collector for StreamCollector<C> {
     type Output = C::Output;
 
-    fn link<T: 'static>(linker: &mut Linker<T>, get: fn(&mut T) -> &mut Self) -> Result<()> {
-        linker.func_wrap(
-            IMPORT_MODULE,
-            HostImport::FlushStream.name(),
-            move |mut caller: Caller<'_, T>| -> wasmtime::Result<()> {
-                // The start function may fill the buffer before instantiation hands out the instance:
-                // the memory is looked up by its export name at the first flush.
-                let memory = match get(caller.data_mut()).memory {
-                    Some(memory) => memory,
-                    None => {
-                        let export = get(caller.data_mut()).memory_export.clone();
-                        let memory = export.and_then(|e| caller.get_export(&e)).and_then(|e| e.into_memory());
-                        let Some(memory) = memory else {
-                            return Err(wasmtime::Error::msg(
-                                "the streaming module does not export its profiler memory",
-                            ));
-                        };
-                        get(caller.data_mut()).memory = Some(memory);
-                        memory
-                    }
-                };
-                let (data, host) = memory.data_and_store_mut(&mut caller);
-                get(host).drain(data, false).map_err(wasmtime::Error::from_anyhow)
-            },
-        )?;
-        Ok(())
+    const IMPORT: Option<HostImport> = Some(HostImport::FlushStream);
+
+    fn host_call(&mut self, call: HostCall<'_>) -> Result<()> {
+        let HostCall::Memory(data) = call else { bail!("flush_stream takes no path") };
+        self.drain(data, false)
     }
 
     fn finish(&mut self, memory: Option<&mut [u8]>) -> Result<C::Output> {

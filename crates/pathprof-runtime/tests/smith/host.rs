@@ -5,7 +5,7 @@
 use crate::check::{Mode, Variant};
 use crate::{INSTRUMENTED_FUEL, MAX_BACKTRACE, MAX_WASM_STACK, SAMPLE_SKIP, SAMPLE_SLOTS};
 use pathprof_runtime::{Collector, CountCollector, ForestSettings, SampleCollector, Sampling, StreamCollector};
-use pathprof_wasm::abi::{StreamItem, SAMPLE_FLAG};
+use pathprof_wasm::abi::{StreamItem, MEMORY_EXPORT, SAMPLE_FLAG};
 use pathprof_wasm::map::{RawCounts, SinkLayout};
 use pathprof_wasm::ProfileMap;
 use std::collections::HashMap;
@@ -56,9 +56,14 @@ pub fn engine() -> Engine {
 /// A linker with the imports of every collector, and the functions of `HOST_IMPORTS`.
 pub fn linker(engine: &Engine) -> Linker<Host> {
     let mut linker: Linker<Host> = Linker::new(engine);
-    CountCollector::link(&mut linker, |h: &mut Host| h.count.as_mut().expect("a count collector")).unwrap();
-    SampleCollector::link(&mut linker, |h: &mut Host| h.sample.as_mut().expect("a sample collector")).unwrap();
-    StreamCollector::link(&mut linker, |h: &mut Host| h.stream.as_mut().expect("a stream collector")).unwrap();
+    CountCollector::link(&mut linker, |h: &mut Host| h.count.as_mut().expect("a count collector"), None).unwrap();
+    SampleCollector::link(&mut linker, |h: &mut Host| h.sample.as_mut().expect("a sample collector"), None).unwrap();
+    StreamCollector::link(
+        &mut linker,
+        |h: &mut Host| h.stream.as_mut().expect("a stream collector"),
+        Some(MEMORY_EXPORT),
+    )
+    .unwrap();
     // The functions of `HOST_IMPORTS`.
     linker.func_wrap("env", "f_i32", |x: i32| x.wrapping_mul(3).wrapping_add(1)).unwrap();
     linker.func_wrap("env", "f_void", || {}).unwrap();

@@ -53,6 +53,7 @@ mod walk;
 
 pub use sink::SinkKind;
 
+use crate::abi::HostCalls;
 use crate::branches::{function_branches, FuncBranches};
 use crate::cfg::{self, FuncCfg, SiteKind};
 use crate::events::{BodyEvents, EventSet};
@@ -101,6 +102,9 @@ pub struct InstrumentOptions {
     /// The events to count [EVT23]: every block of the map gets its event vector, and
     /// [`SinkKind::Decode`] and [`SinkKind::Direct`] count them. Required by those sinks.
     pub events: Option<EventSet>,
+    /// How the module calls its host function: an import (the default), or a table of its own,
+    /// for a module inside a component.
+    pub host_calls: HostCalls,
     /// [`SinkKind::Sample`] with a buffer: every function also runs as a copy without probes
     /// while the host's flag is clear ([`switch`], [AR01]); without (the default), only simple
     /// loops do.
@@ -119,6 +123,7 @@ impl Default for InstrumentOptions {
             interesting: HashMap::new(),
             events: None,
             function_copies: false,
+            host_calls: HostCalls::Import,
         }
     }
 }
@@ -134,6 +139,11 @@ impl InstrumentOptions {
 pub struct Instrumented {
     pub bytes: Vec<u8>,
     pub map: ProfileMap,
+    /// Size in bytes of the profiler's memory (when the map names its export).
+    pub memory_bytes: u64,
+    /// With [`HostCalls::Table`], the export name of the table of the host function (when the
+    /// module calls one).
+    pub hooks_export: Option<String>,
     /// With [`SinkKind::Trace`], how every edge of each defined function is taken, by defined index
     /// (`None` for a function left alone, and for every function with the other sinks).
     pub branches: Vec<Option<FuncBranches>>,
@@ -435,13 +445,11 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
     // and count probes that never run but must validate: any array-counted function needs the memory.
     let any_array = probes.iter().flatten().any(|p| p.sink.counters().array().is_some());
     let memory_size = layout.counters.next_multiple_of(8) + layout.tables.len() as u64;
-    let memory_export = (any_array || memory_size > 0).then(|| {
-        let mut name = crate::abi::MEMORY_EXPORT.to_string();
-        while info.export_names.contains(&name) {
-            name.push('_');
-        }
-        name
-    });
+    let memory_export = (any_array || memory_size > 0).then(|| fresh_export(&info, crate::abi::MEMORY_EXPORT));
+    let hooks_export = import
+        .filter(|_| options.host_calls == HostCalls::Table)
+        .map(|_| fresh_export(&info, crate::abi::HOOKS_EXPORT));
+    let memory_pages = memory_size.div_ceil(65536).max(1);
     let shift = FunctionShift { first_shifted: import.map(|_| info.num_imported_funcs) };
     // Functions of the profiler's own (the sink's), appended after the program's, of types appended
     // after the wrappers'.
@@ -499,8 +507,10 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
         resumed: resumed_types.into_iter().zip(resumed_bodies).collect(),
         next_body: 0,
         import: import.zip(import_type),
+        host_calls: options.host_calls,
+        hooks_export: hooks_export.clone(),
         new_types,
-        memory_pages: memory_size.div_ceil(65536).max(1),
+        memory_pages,
         memory_export: memory_export.clone(),
         profiler_data,
         emitted: Vec::new(),
@@ -517,7 +527,8 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
         events: options.events.as_ref().map_or_else(Vec::new, |e| e.names().to_vec()),
         functions,
     };
-    Ok(Instrumented { bytes: module.finish(), map, branches })
+    let memory_bytes = if map.memory_export.is_some() { memory_pages * 65536 } else { 0 };
+    Ok(Instrumented { bytes: module.finish(), map, memory_bytes, hooks_export, branches })
 }
 
 /// The blocks of a function, their source lines still unknown.
@@ -625,4 +636,13 @@ impl Layout {
         }
         offset
     }
+}
+
+/// An export name for the profiler's `base`, with `_` appended while the program exports the name.
+fn fresh_export(info: &ModuleInfo, base: &str) -> String {
+    let mut name = base.to_string();
+    while info.export_names.contains(&name) {
+        name.push('_');
+    }
+    name
 }

@@ -1,16 +1,17 @@
 //! The sections of the instrumented module: the program's, re-encoded (wasm-encoder's `reencode`),
-//! with the profiler's additions — its host import (which shifts the defined functions' indices),
+//! with the profiler's additions — its host import (which shifts the defined functions' indices;
+//! inside a component, a function that calls the host through a table of its own takes its place),
 //! the types of its import, wrapper blocks and functions, its memory and that memory's export, the
 //! data of its memory, its own functions after the program's, and the instrumented bodies.
 
 use super::sink::AppendedFunction;
-use crate::abi::{HostImport, IMPORT_MODULE};
+use crate::abi::{HostCalls, HostImport, IMPORT_MODULE};
 use crate::module::ModuleInfo;
 use std::convert::Infallible;
 use wasm_encoder::reencode::{Error as ReencodeError, Reencode};
 use wasm_encoder::{
-    CodeSection, ConstExpr, DataSection, EntityType, ExportKind, ExportSection, ImportSection, MemorySection,
-    MemoryType, Module, SectionId, TypeSection, ValType,
+    CodeSection, ConstExpr, DataSection, EntityType, ExportKind, ExportSection, Function, ImportSection, Instruction,
+    MemorySection, MemoryType, Module, RefType, SectionId, TableSection, TableType, TypeSection, ValType,
 };
 use wasmparser::FunctionBody;
 
@@ -25,8 +26,11 @@ pub(crate) struct Rewriter<'a> {
     /// (after the appended functions' types), and the plain and the instrumented function's bodies.
     pub resumed: Vec<(Signature, [EmittedBody; 2])>,
     pub next_body: usize,
-    /// The profiler's host import and the index of its type.
+    /// The profiler's host function and the index of its type.
     pub import: Option<(HostImport, u32)>,
+    /// How the module calls it; with [`HostCalls::Table`], the export name of the table.
+    pub host_calls: HostCalls,
+    pub hooks_export: Option<String>,
     /// Result types of the bodies' wrapper blocks, each a new type after the import's.
     pub new_types: Vec<Vec<ValType>>,
     pub memory_pages: u64,
@@ -57,8 +61,38 @@ impl Rewriter<'_> {
     }
 
     fn import_section(&self, imports: &mut ImportSection) {
-        if let Some((import, ty)) = self.import {
+        if let (Some((import, ty)), HostCalls::Import) = (self.import, self.host_calls) {
             imports.import(IMPORT_MODULE, import.name(), EntityType::Function(ty));
+        }
+    }
+
+    /// With [`HostCalls::Table`], the type of the function that calls the host through the table,
+    /// which takes the import's place as the first defined function.
+    fn hook_function(&self) -> Option<(HostImport, u32)> {
+        self.import.filter(|_| self.host_calls == HostCalls::Table)
+    }
+
+    /// The hook function's body: its parameters passed on to slot 0 of the hooks table.
+    fn hook_body(&self, (import, ty): (HostImport, u32)) -> Function {
+        let mut f = Function::new([]);
+        if import.takes_path() {
+            f.instruction(&Instruction::LocalGet(0)).instruction(&Instruction::LocalGet(1));
+        }
+        f.instruction(&Instruction::I32Const(0))
+            .instruction(&Instruction::CallIndirect { type_index: ty, table_index: self.info.num_tables })
+            .instruction(&Instruction::End);
+        f
+    }
+
+    fn table_section(&self, tables: &mut TableSection) {
+        if self.hook_function().is_some() {
+            tables.table(TableType {
+                element_type: RefType::FUNCREF,
+                minimum: 1,
+                maximum: Some(1),
+                table64: false,
+                shared: false,
+            });
         }
     }
 
@@ -80,6 +114,9 @@ impl Rewriter<'_> {
         if let Some(name) = &self.memory_export {
             exports.export(name, ExportKind::Memory, self.profiler_memory());
         }
+        if let Some(name) = &self.hooks_export {
+            exports.export(name, ExportKind::Table, self.info.num_tables);
+        }
     }
 
     fn data_section(&self, data: &mut DataSection) {
@@ -90,9 +127,10 @@ impl Rewriter<'_> {
 
     fn wants(&self, id: SectionId) -> bool {
         match id {
-            SectionId::Import => self.import.is_some(),
+            SectionId::Import => self.import.is_some() && self.host_calls == HostCalls::Import,
+            SectionId::Table => self.hook_function().is_some(),
             SectionId::Memory => self.needs_memory(),
-            SectionId::Export => self.needs_memory(),
+            SectionId::Export => self.needs_memory() || self.hooks_export.is_some(),
             SectionId::Data => !self.profiler_data.is_empty(),
             _ => false,
         }
@@ -157,6 +195,9 @@ impl Reencode for Rewriter<'_> {
         functions: &mut wasm_encoder::FunctionSection,
         section: wasmparser::FunctionSectionReader<'_>,
     ) -> Res {
+        if let Some((_, ty)) = self.hook_function() {
+            functions.function(ty);
+        }
         wasm_encoder::reencode::utils::parse_function_section(self, functions, section)?;
         for f in &self.appended {
             functions.function(f.ty);
@@ -172,6 +213,9 @@ impl Reencode for Rewriter<'_> {
     }
 
     fn parse_code_section(&mut self, code: &mut CodeSection, section: wasmparser::CodeSectionReader<'_>) -> Res {
+        if let Some(hook) = self.hook_function() {
+            code.function(&self.hook_body(hook));
+        }
         wasm_encoder::reencode::utils::parse_code_section(self, code, section)?;
         for f in &self.appended {
             code.function(&f.body);
@@ -190,6 +234,13 @@ impl Reencode for Rewriter<'_> {
         wasm_encoder::reencode::utils::parse_import_section(self, imports, section)?;
         self.import_section(imports);
         self.emitted.push(SectionId::Import);
+        Ok(())
+    }
+
+    fn parse_table_section(&mut self, tables: &mut TableSection, section: wasmparser::TableSectionReader<'_>) -> Res {
+        wasm_encoder::reencode::utils::parse_table_section(self, tables, section)?;
+        self.table_section(tables);
+        self.emitted.push(SectionId::Table);
         Ok(())
     }
 
@@ -255,12 +306,17 @@ impl Reencode for Rewriter<'_> {
     ) -> Res {
         let lo = after.map_or(0, rank);
         let hi = before.map_or(u32::MAX, rank);
-        for id in [SectionId::Import, SectionId::Memory, SectionId::Export, SectionId::Data] {
+        for id in [SectionId::Import, SectionId::Table, SectionId::Memory, SectionId::Export, SectionId::Data] {
             if self.wants(id) && !self.emitted.contains(&id) && lo < rank(id) && rank(id) < hi {
                 match id {
                     SectionId::Import => {
                         let mut s = ImportSection::new();
                         self.import_section(&mut s);
+                        module.section(&s);
+                    }
+                    SectionId::Table => {
+                        let mut s = TableSection::new();
+                        self.table_section(&mut s);
                         module.section(&s);
                     }
                     SectionId::Memory => {

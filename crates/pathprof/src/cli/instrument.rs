@@ -1,9 +1,9 @@
-//! `pathprof instrument`: write the instrumented module of a mode and the map that decodes what it
-//! records.
+//! `pathprof instrument`: write the instrumented module (or component) of a mode and the map that
+//! decodes what it records.
 
 use anyhow::{anyhow, bail, Context, Result};
 use pathprof::files::{read_module, read_profile, write_atomically};
-use pathprof::profiler::instrument_options;
+use pathprof::profiler::{instrument_options, ProfiledModule};
 use pathprof::{Inputs, Mode};
 use pathprof_wasm::debuginfo::LineTable;
 use std::path::PathBuf;
@@ -11,7 +11,7 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 pub struct Args {
     input: PathBuf,
-    /// The instrumented module.
+    /// The instrumented module (a component for a component).
     #[arg(short = 'o', long = "output")]
     output: PathBuf,
     /// Where to write the map (default: OUTPUT with `.map.json` appended).
@@ -41,14 +41,15 @@ pub fn run(a: Args) -> Result<i32> {
     let events = a.events.spec(&mode)?;
     let inputs =
         Inputs { edge_profile: edge_profile.as_ref(), interesting: interesting.as_ref(), events: events.as_ref() };
-    let options = instrument_options(&bytes, &mode, &inputs)?;
-    let mut inst = pathprof_wasm::instrument(&bytes, &options)
-        .with_context(|| format!("cannot instrument {}", a.input.display()))?;
-    if let Some(lines) = LineTable::read(&bytes) {
+    let cannot = || format!("cannot instrument {}", a.input.display());
+    let profiled = ProfiledModule::of(&bytes).with_context(cannot)?;
+    let options = instrument_options(&bytes, profiled.bytes, &mode, &inputs)?;
+    let mut inst = profiled.instrument(&bytes, &options).with_context(cannot)?;
+    if let Some(lines) = LineTable::read(profiled.bytes) {
         lines.attach(inst.map.functions.iter_mut().flat_map(|f| &mut f.blocks));
     }
     pathprof_wasm::module::validate(&inst.bytes)
-        .map_err(|e| anyhow!("the instrumented module of {} does not validate: {e}", a.input.display()))?;
+        .map_err(|e| anyhow!("the instrumented program of {} does not validate: {e}", a.input.display()))?;
     let map_path = a.map.unwrap_or_else(|| {
         let mut p = a.output.clone().into_os_string();
         p.push(".map.json");

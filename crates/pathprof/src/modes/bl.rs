@@ -4,7 +4,7 @@
 
 use super::{ModeFacts, ModeRun};
 use anyhow::Result;
-use pathprof_runtime::{CountCollector, Engine, Module, RunConfig};
+use pathprof_runtime::{CountCollector, Engine, Program, RunConfig};
 use pathprof_wasm::ProfileMap;
 use std::collections::HashMap;
 
@@ -12,7 +12,7 @@ use std::collections::HashMap;
 pub(crate) const HASH_ENTRY_BYTES: u64 = 16;
 
 /// Runs a module instrumented with exact counts.
-pub(crate) fn run(engine: &Engine, module: &Module, map: &ProfileMap, config: &RunConfig) -> Result<ModeRun> {
+pub(crate) fn run(engine: &Engine, module: &Program, map: &ProfileMap, config: &RunConfig) -> Result<ModeRun> {
     run_counted(engine, module, map, config, |_| ModeFacts::Bl)
 }
 
@@ -20,7 +20,7 @@ pub(crate) fn run(engine: &Engine, module: &Module, map: &ProfileMap, config: &R
 /// `events`); `facts` makes the mode's facts of the event counters by function.
 pub(crate) fn run_counted(
     engine: &Engine,
-    module: &Module,
+    module: &Program,
     map: &ProfileMap,
     config: &RunConfig,
     facts: impl FnOnce(HashMap<u32, Vec<u64>>) -> ModeFacts,

@@ -20,7 +20,7 @@ use anyhow::{bail, Result};
 use pathprof_core::events::{max_path_vector, totals};
 use pathprof_core::profile::{EventCounts, EventStrategy, EventsInfo, FunctionProfile, PathCut};
 use pathprof_core::PlanOptions;
-use pathprof_runtime::{Engine, Module, RunConfig, RunOutcome};
+use pathprof_runtime::{Engine, Program, RunConfig, RunOutcome};
 use pathprof_wasm::events::EventSpec;
 use pathprof_wasm::map::Counters;
 use pathprof_wasm::{ProfileMap, SinkKind};
@@ -120,7 +120,7 @@ pub(crate) fn plan(settings: &EventSettings, plan: &mut PlanOptions) {
 /// Runs a module instrumented to count events.
 pub(crate) fn run(
     engine: &Engine,
-    module: &Module,
+    module: &Program,
     map: &ProfileMap,
     config: &RunConfig,
     settings: EventSettings,

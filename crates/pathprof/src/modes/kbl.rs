@@ -9,7 +9,7 @@ use super::{ModeFacts, ModeFlags, ModeRun};
 use anyhow::{bail, Result};
 use pathprof_core::kpath::{Kipf, KipfNode, NODE_BYTES};
 use pathprof_core::profile::{FunctionProfile, KblInfo, KipfNodeProfile, KipfProfile, U64};
-use pathprof_runtime::{Engine, ForestSettings, Module, RunConfig, StreamCollector};
+use pathprof_runtime::{Engine, ForestSettings, Program, RunConfig, StreamCollector};
 use pathprof_wasm::abi::STREAM_CAPACITY;
 use pathprof_wasm::ProfileMap;
 use std::collections::HashMap;
@@ -48,7 +48,7 @@ pub(crate) fn with_flags(settings: ForestSettings, flags: &ModeFlags) -> ForestS
 /// Runs a module instrumented to stream its paths.
 pub(crate) fn run(
     engine: &Engine,
-    module: &Module,
+    module: &Program,
     map: &ProfileMap,
     config: &RunConfig,
     settings: ForestSettings,

@@ -46,7 +46,7 @@ use events::EventSettings;
 use pathprof_core::kpath::Kipf;
 use pathprof_core::profile::{FunctionProfile, KblInfo, ProfileMode};
 use pathprof_core::PlanOptions;
-use pathprof_runtime::{Engine, ForestSettings, Module, NoCollector, RunConfig, RunOutcome, Sampling};
+use pathprof_runtime::{Engine, ForestSettings, NoCollector, Program, RunConfig, RunOutcome, Sampling};
 use pathprof_wasm::events::EventSpec;
 use pathprof_wasm::map::RawCounts;
 use pathprof_wasm::{ProfileMap, SinkKind};
@@ -176,7 +176,7 @@ impl Mode {
     pub fn run(
         &self,
         engine: &Engine,
-        module: &Module,
+        module: &Program,
         map: Option<&ProfileMap>,
         config: &RunConfig,
     ) -> Result<ModeRun> {

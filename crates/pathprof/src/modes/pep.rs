@@ -6,7 +6,7 @@
 use super::{ModeFacts, ModeFlags, ModeRun};
 use anyhow::{bail, Result};
 use pathprof_core::profile::SamplingInfo;
-use pathprof_runtime::{Engine, Module, RunConfig, SampleCollector, Sampling};
+use pathprof_runtime::{Engine, Program, RunConfig, SampleCollector, Sampling};
 use pathprof_wasm::ProfileMap;
 use std::fmt;
 use std::time::Duration;
@@ -126,7 +126,7 @@ pub(crate) fn with_flags(sampling: Sampling, flags: &ModeFlags, copies: Copies) 
 /// Runs a module instrumented to sample its paths.
 pub(crate) fn run(
     engine: &Engine,
-    module: &Module,
+    module: &Program,
     map: &ProfileMap,
     config: &RunConfig,
     sampling: Sampling,

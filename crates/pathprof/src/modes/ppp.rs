@@ -10,7 +10,7 @@ use super::{ModeFacts, ModeRun};
 use crate::files::sha256_hex;
 use anyhow::{bail, Result};
 use pathprof_core::profile::{FunctionProfile, PathCount, PppInfo, Profile, U64};
-use pathprof_runtime::{Engine, Module, RunConfig};
+use pathprof_runtime::{Engine, Program, RunConfig};
 use pathprof_wasm::ProfileMap;
 use std::collections::HashMap;
 
@@ -48,7 +48,7 @@ impl Interesting {
 }
 
 /// Runs a module instrumented with preferential counts.
-pub(crate) fn run(engine: &Engine, module: &Module, map: &ProfileMap, config: &RunConfig) -> Result<ModeRun> {
+pub(crate) fn run(engine: &Engine, module: &Program, map: &ProfileMap, config: &RunConfig) -> Result<ModeRun> {
     super::bl::run_counted(engine, module, map, config, |_| ModeFacts::Ppp)
 }
 

@@ -47,7 +47,11 @@ fn summary_and_paths(out: &mut impl Write, p: &Profile, top: usize, function: Op
     let instrumented = p.functions.iter().filter(|f| f.is_instrumented()).count();
     let skipped = p.functions.len() - instrumented;
     let distinct: usize = p.functions.iter().map(|f| f.paths().len()).sum();
-    write!(out, "pathprof: {} profile of {}: exit {}", p.mode, p.module.path, p.exit_code)?;
+    write!(out, "pathprof: {} profile of {}", p.mode, p.module.path)?;
+    if let Some(m) = p.module.core_module {
+        write!(out, " (its core module {m})")?;
+    }
+    write!(out, ": exit {}", p.exit_code)?;
     write!(out, ", wall {:.3} s", p.wall_seconds)?;
     if let Some(b) = p.bench_region_seconds {
         write!(out, ", bench region {b:.3} s")?;

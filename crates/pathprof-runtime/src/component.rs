@@ -1,0 +1,136 @@
+//! Running a component: a WASI preview 2 command under Wasmtime's component model.
+//!
+//! An instrumented component (`pathprof_wasm::component`) imports the profiler's host function
+//! under its component name ([`HostImport::component_name`]) and [`ATTACH_IMPORT`], which it calls
+//! once, while it is instantiated, with the whole of the profiler's memory as a `list<u8>`. The
+//! host keeps that view: the memory never grows, so its bytes stay where they are for the life of
+//! the store, and the collector reads them after the run, however it ended, as it reads a module's
+//! exported memory.
+
+use crate::collect::{Collector, HostCall};
+use crate::run::{ending, open_profiled_frames, run_outcome, wasi_context, RunConfig, RunOutcome};
+use anyhow::{anyhow, bail, Result};
+use pathprof_wasm::abi::ATTACH_IMPORT;
+use pathprof_wasm::ProfileMap;
+use std::time::Instant;
+use wasmtime::component::{Component, Linker, ResourceTable, WasmList};
+use wasmtime::{Engine, Store, StoreContextMut};
+use wasmtime_wasi::p2::bindings::sync::Command;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+/// The store's data of a component run.
+struct Host<C> {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    collector: C,
+    memory: Option<ProfilerMemory>,
+}
+
+impl<C: Send> WasiView for Host<C> {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+/// The profiler's memory of the instrumented module, as the component handed it over.
+struct ProfilerMemory {
+    base: *mut u8,
+    len: usize,
+}
+
+// The pointer is only used on the thread that runs the store, which owns the memory.
+unsafe impl Send for ProfilerMemory {}
+
+impl ProfilerMemory {
+    /// The memory's bytes.
+    ///
+    /// The bytes are the linear memory of a module instance of the store (a mapping that
+    /// Wasmtime owns, not a Rust allocation), which the program also writes: the slice lives only
+    /// while the store's thread runs host code, and the memory never grows or moves.
+    #[allow(clippy::mut_from_ref)]
+    fn bytes(&self) -> &mut [u8] {
+        // SAFETY: see above; `base..base + len` was checked in bounds by the canonical ABI's lift
+        // of the `list<u8>`.
+        unsafe { std::slice::from_raw_parts_mut(self.base, self.len) }
+    }
+}
+
+/// Defines the profiler's component imports: [`ATTACH_IMPORT`], and the collector's host function.
+fn link<C: Collector>(linker: &mut Linker<Host<C>>) -> Result<()> {
+    let mut root = linker.root();
+    root.func_wrap(ATTACH_IMPORT, |mut store: StoreContextMut<'_, Host<C>>, (list,): (WasmList<u8>,)| {
+        let bytes = list.as_le_slice(&store);
+        let memory = ProfilerMemory { base: bytes.as_ptr().cast_mut(), len: bytes.len() };
+        store.data_mut().memory = Some(memory);
+        Ok(())
+    })?;
+    let Some(import) = C::IMPORT else { return Ok(()) };
+    fn fail(e: anyhow::Error) -> wasmtime::Error {
+        wasmtime::Error::from_anyhow(e)
+    }
+    if import.takes_path() {
+        root.func_wrap(
+            import.component_name(),
+            |mut store: StoreContextMut<'_, Host<C>>, (function, path): (u32, u64)| {
+                store.data_mut().collector.host_call(HostCall::Path { function, path }).map_err(fail)
+            },
+        )?;
+    } else {
+        root.func_wrap(import.component_name(), |mut store: StoreContextMut<'_, Host<C>>, (): ()| {
+            let host = store.data_mut();
+            let memory = host.memory.as_ref().ok_or_else(|| fail(anyhow!("the profiler's memory was not attached")))?;
+            host.collector.host_call(HostCall::Memory(memory.bytes())).map_err(fail)
+        })?;
+    }
+    Ok(())
+}
+
+/// Runs a compiled component's `wasi:cli/run` in a fresh instance, with `collector` on the host's
+/// side of its probes.
+pub(crate) fn run<C: Collector>(
+    engine: &Engine,
+    component: &Component,
+    map: Option<&ProfileMap>,
+    collector: C,
+    config: &RunConfig,
+) -> Result<(RunOutcome, C::Output)> {
+    if let Some(name) = &config.invoke {
+        bail!("--invoke {name}: a component is started through wasi:cli/run; --invoke applies to modules");
+    }
+    let (mut wasi, pipes) = wasi_context(config)?;
+    let host = Host { wasi: wasi.build(), table: ResourceTable::new(), collector, memory: None };
+    let mut store = Store::new(engine, host);
+    let mut linker: Linker<Host<C>> = Linker::new(engine);
+    wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+    link(&mut linker)?;
+
+    let run_start = Instant::now();
+    let outcome = match Command::instantiate(&mut store, component, &linker) {
+        Err(e) => Err(e),
+        Ok(command) => {
+            let host = store.data_mut();
+            let memory = host.memory.as_ref().map(ProfilerMemory::bytes);
+            if map.is_some_and(|m| m.memory_export.is_some()) && memory.is_none() {
+                bail!("the instrumented component did not hand over its profiler's memory");
+            }
+            host.collector.start(memory)?;
+            match command.wasi_cli_run().call_run(&mut store) {
+                Ok(Ok(())) => Ok(()),
+                // The command reported failure without an exit status of its own.
+                Ok(Err(())) => Err(wasmtime::Error::new(wasmtime_wasi::I32Exit(1))),
+                Err(e) => Err(e),
+            }
+        }
+    };
+    let wall_seconds = run_start.elapsed().as_secs_f64();
+    let host = store.data_mut();
+    let output = host.collector.finish(host.memory.as_ref().map(ProfilerMemory::bytes));
+
+    // Frames of the instrumented module: the one that exports the profiler's memory.
+    let export = map.and_then(|m| m.memory_export.as_deref());
+    let profiled = |f: &wasmtime::FrameInfo| export.is_some_and(|e| f.module().exports().any(|x| x.name() == e));
+    let (exit_code, trap, frames) = ending(outcome, profiled)?;
+    let output = output?;
+    let ended = (exit_code, trap, open_profiled_frames(map, frames));
+    Ok((run_outcome(ended, wall_seconds, None, Vec::new(), pipes), output))
+}

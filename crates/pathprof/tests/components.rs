@@ -1,0 +1,173 @@
+//! Components (WASI preview 2 commands): the C fixtures, made into components with the preview-1
+//! adapter (wit-component, and the adapter Wasmtime publishes as a crate), are profiled in every
+//! mode that calls the host or reads the profiler's memory. The oracle is the same fixture run as a
+//! core module: the component runs the same module, so its profile has the same functions, paths
+//! and counts, and the program the same output.
+
+use pathprof::profiler::ProfiledModule;
+use pathprof::{Mode, Prepared, RunConfig};
+use pathprof_core::profile::Profile;
+use pathprof_runtime::CountCollector;
+use pathprof_wasm::InstrumentOptions;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use wasi_preview1_component_adapter_provider::WASI_SNAPSHOT_PREVIEW1_COMMAND_ADAPTER;
+
+fn fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/c")
+}
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(fixtures_dir().join(format!("{name}.wasm"))).unwrap()
+}
+
+/// The component of a preview-1 command module: the module and the preview-1 adapter.
+fn component_of(module: &[u8]) -> Vec<u8> {
+    wit_component::ComponentEncoder::default()
+        .validate(true)
+        .module(module)
+        .unwrap()
+        .adapter("wasi_snapshot_preview1", WASI_SNAPSHOT_PREVIEW1_COMMAND_ADAPTER)
+        .unwrap()
+        .encode()
+        .unwrap()
+}
+
+fn config(name: &str) -> RunConfig {
+    RunConfig { args: vec![format!("{name}.wasm")], capture_output: true, random_seed: Some(7), ..RunConfig::default() }
+}
+
+/// Profiles `program` in `mode`, returning the profile and the program's stdout.
+fn profile(program: &[u8], name: &str, mode: &str) -> (Profile, Vec<u8>) {
+    let mode = Mode::parse(mode).unwrap();
+    let prepared = Prepared::new(program, name, &mode, &Default::default()).unwrap();
+    let engine = pathprof_runtime::engine().unwrap();
+    let run = prepared.run(&engine, &config(name)).unwrap();
+    let profile = prepared.profile(&run, &config(name)).unwrap();
+    (profile, run.outcome.stdout)
+}
+
+const FIXTURES: [(&str, i32); 4] = [("branches", 0), ("nested", 0), ("recursion", 0), ("early_exit", 1)];
+
+/// Every fixture, as a component, in every mode with host calls or the profiler's memory: the
+/// profile of the module it holds, path for path.
+#[test]
+fn components_profile_as_their_modules_do() {
+    for (name, status) in FIXTURES {
+        let module = fixture(name);
+        let component = component_of(&module);
+        let expected = std::fs::read(fixtures_dir().join(format!("{name}.stdout.expected"))).unwrap();
+        for mode in ["bl", "kbl:3", "pep:every:3", "events", "events:pd", "events:dec"] {
+            let (of_module, module_out) = profile(&module, name, mode);
+            let (of_component, component_out) = profile(&component, name, mode);
+            assert_eq!(module_out, expected, "{name} {mode}: the module's output");
+            assert_eq!(component_out, expected, "{name} {mode}: the component's output");
+            // A preview-2 command ends with success or failure: exit(3) is a failure.
+            assert_eq!(of_component.exit_code, status, "{name} {mode}");
+            assert_eq!(of_component.trap, None, "{name} {mode}");
+            assert!(of_module.functions.iter().any(|f| f.is_instrumented()), "{name} {mode}: nothing profiled");
+            assert_eq!(of_component.path_executions, of_module.path_executions, "{name} {mode}");
+            assert_eq!(of_component.functions, of_module.functions, "{name} {mode}: function profiles");
+            assert_eq!(of_component.open_activations_at_exit, of_module.open_activations_at_exit, "{name} {mode}");
+            assert_eq!(of_component.module.core_module, Some(0), "{name} {mode}: the program's module");
+            assert_eq!(of_module.module.core_module, None);
+        }
+    }
+}
+
+/// Functions counted by the host (no array, no table) call it through the component's hooks, with
+/// no profiler memory at all, or with arrays for some functions beside: the counts are the module's.
+#[test]
+fn host_counted_paths_reach_the_host_through_the_component() {
+    let module = fixture("branches");
+    let component = component_of(&module);
+    let engine = pathprof_runtime::engine().unwrap();
+    let counts = |program: &[u8], options: &InstrumentOptions| {
+        let profiled = ProfiledModule::of(program).unwrap();
+        let inst = profiled.instrument(program, options).unwrap();
+        let collector = CountCollector::new(&inst.map).unwrap();
+        let (outcome, counted) =
+            pathprof_runtime::run(&engine, &inst.bytes, Some(&inst.map), collector, &config("branches")).unwrap();
+        assert_eq!(outcome.exit_code, 0);
+        (inst, inst_counts(counted.counts))
+    };
+    let (_, expected) = counts(&module, &InstrumentOptions::default());
+    let all_host = InstrumentOptions { array_max_paths: 0, array_max_bytes: 0, ..InstrumentOptions::default() };
+    let some_host = InstrumentOptions { array_max_bytes: 64, ..InstrumentOptions::default() };
+    for options in [all_host, some_host] {
+        let (inst, got) = counts(&component, &options);
+        assert!(inst.map.sink.import().is_some() && inst.hooks_export.is_some());
+        assert_eq!(got, expected);
+    }
+}
+
+/// Path counts by function, each function's sorted.
+fn inst_counts(counts: pathprof_wasm::map::RawCounts) -> Vec<(u32, Vec<(u64, u64)>)> {
+    let mut out: Vec<_> = counts
+        .into_iter()
+        .map(|(f, mut paths)| {
+            paths.retain(|&(_, n)| n > 0);
+            paths.sort_unstable();
+            (f, paths)
+        })
+        .filter(|(_, paths)| !paths.is_empty())
+        .collect();
+    out.sort_unstable();
+    out
+}
+
+/// A component that imports anything but WASI is refused before any work, with its name.
+#[test]
+fn components_with_unknown_imports_are_refused() {
+    let wat = r#"(component
+        (import "acme:db/query" (func $q))
+        (core module $m (func (export "f")))
+        (core instance (instantiate $m)))"#;
+    let bytes = wat::parse_str(wat).unwrap();
+    let engine = pathprof_runtime::engine().unwrap();
+    let err = pathprof_runtime::check_imports(&engine, &bytes).unwrap_err().to_string();
+    assert!(err.contains("acme:db/query"), "{err}");
+}
+
+/// The CLI: `run` profiles a component and prints its hot paths, the program's output untouched;
+/// `instrument` writes a component that validates; `--invoke` is refused.
+#[test]
+fn the_cli_runs_and_instruments_components() {
+    let tmp = tempfile::tempdir().unwrap();
+    let app = tmp.path().join("branches.component.wasm");
+    std::fs::write(&app, component_of(&fixture("branches"))).unwrap();
+    let pathprof = || Command::new(env!("CARGO_BIN_EXE_pathprof"));
+    let out = tmp.path().join("p.json");
+    let run = pathprof().arg("run").arg("-o").arg(&out).arg(&app).output().unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(0), "{stderr}");
+    assert_eq!(run.stdout, std::fs::read(fixtures_dir().join("branches.stdout.expected")).unwrap());
+    assert!(stderr.contains("(its core module 0)") && stderr.contains("classify"), "{stderr}");
+    let profile = Profile::from_json(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(profile.module.core_module, Some(0));
+    assert!(profile.path_executions.0 > 0);
+
+    let instrumented = tmp.path().join("i.wasm");
+    let st = pathprof().arg("instrument").arg(&app).arg("-o").arg(&instrumented).output().unwrap();
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    let bytes = std::fs::read(&instrumented).unwrap();
+    assert!(pathprof_wasm::component::is_component(&bytes));
+    pathprof_wasm::module::validate(&bytes).unwrap();
+    // The component and its map, run by the runtime, count the paths `run` counted.
+    let map_text = std::fs::read_to_string(tmp.path().join("i.wasm.map.json")).unwrap();
+    let map = pathprof_wasm::ProfileMap::from_json(&map_text).unwrap();
+    let engine = pathprof_runtime::engine().unwrap();
+    let collector = CountCollector::new(&map).unwrap();
+    let (outcome, counted) =
+        pathprof_runtime::run(&engine, &bytes, Some(&map), collector, &config("branches")).unwrap();
+    assert_eq!(outcome.exit_code, 0);
+    let paths = |functions: &[pathprof_core::profile::FunctionProfile]| {
+        functions.iter().flat_map(|f| f.paths().iter().map(|p| (f.index, p.id.0, p.count.0))).collect::<Vec<_>>()
+    };
+    assert_eq!(paths(&map.function_profiles(&counted.counts).unwrap()), paths(&profile.functions));
+
+    let invoke = pathprof().arg("run").arg("--invoke").arg("main").arg(&app).output().unwrap();
+    assert_eq!(invoke.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&invoke.stderr);
+    assert!(stderr.contains("--invoke") && stderr.lines().count() == 1, "{stderr}");
+}
