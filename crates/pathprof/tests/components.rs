@@ -75,6 +75,28 @@ fn components_profile_as_their_modules_do() {
     }
 }
 
+/// Preferential profiling of a component against its own `bl` profile counts what the module's
+/// does against the module's.
+#[test]
+fn components_profile_preferentially_as_their_modules_do() {
+    let module = fixture("nested");
+    let component = component_of(&module);
+    let ppp = |program: &[u8]| {
+        let (bl, _) = profile(program, "nested", "bl");
+        let interesting = pathprof::Interesting::of(program, &[("bl".to_string(), bl)]).unwrap();
+        let inputs = pathprof::Inputs { interesting: Some(&interesting), ..Default::default() };
+        let mode = Mode::parse("ppp:slots").unwrap();
+        let prepared = Prepared::new(program, "nested", &mode, &inputs).unwrap();
+        let engine = pathprof_runtime::engine().unwrap();
+        let run = prepared.run(&engine, &config("nested")).unwrap();
+        prepared.profile(&run, &config("nested")).unwrap()
+    };
+    let (of_module, of_component) = (ppp(&module), ppp(&component));
+    assert!(of_module.path_executions.0 > 0);
+    assert_eq!(of_component.functions, of_module.functions);
+    assert_eq!(of_component.mode, of_module.mode);
+}
+
 /// A program that traps inside two profiled frames: the component's profile has the module's counts,
 /// trap and open activations (the adapter's frames are not the profiled module's).
 #[test]
