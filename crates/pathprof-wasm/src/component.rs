@@ -52,6 +52,8 @@ pub struct CoreModule {
     pub code_size: usize,
     /// Its name in the component's name section.
     pub name: Option<String>,
+    /// It has a start function.
+    pub start: bool,
     /// The core instances that instantiate it.
     pub instances: Vec<u32>,
 }
@@ -98,6 +100,7 @@ impl ComponentInfo {
                         range: unchecked_range.clone(),
                         code_size: 0,
                         name: None,
+                        start: false,
                         instances: Vec::new(),
                     }),
                     Payload::CustomSection(c) => {
@@ -139,12 +142,19 @@ impl ComponentInfo {
                 }
             }
             if depth == 1 {
-                if let Payload::CodeSectionStart { range, .. } = &payload {
-                    if let Some(m) = modules.last_mut() {
-                        if m.range.contains(&range.start) {
+                let in_last = |m: &&mut CoreModule, at: usize| m.range.contains(&at);
+                match &payload {
+                    Payload::CodeSectionStart { range, .. } => {
+                        if let Some(m) = modules.last_mut().filter(|m| in_last(m, range.start)) {
                             m.code_size = range.len();
                         }
                     }
+                    Payload::StartSection { range, .. } => {
+                        if let Some(m) = modules.last_mut().filter(|m| in_last(m, range.start)) {
+                            m.start = true;
+                        }
+                    }
+                    _ => {}
                 }
             }
             match payload {
@@ -158,10 +168,11 @@ impl ComponentInfo {
     }
 
     /// The program's module: the top-level core module with the most code that is not one of the
-    /// modules wit-component adds (adapters, shims, fixups, named `wit-component:...`), or the one
-    /// with the most code when they are all such modules.
+    /// modules wit-component adds (adapters, shims, fixups: named `wit-component:adapter:...`,
+    /// `wit-component-shim-module`, `wit-component-fixup`), or the one with the most code when
+    /// they are all such modules.
     pub fn program(&self) -> Result<&CoreModule, ModuleError> {
-        let added = |m: &CoreModule| m.name.as_deref().is_some_and(|n| n.starts_with("wit-component:"));
+        let added = |m: &CoreModule| m.name.as_deref().is_some_and(|n| n.starts_with("wit-component"));
         let largest = |own: bool| {
             self.modules
                 .iter()
@@ -192,6 +203,13 @@ pub fn rewrite(
             )))
         }
     };
+    if module.start && instrumented.map.sink.import().is_some() {
+        return Err(ModuleError::Invalid(format!(
+            "core module {} has a start function, which would run before the component joins its probes \
+             to the host",
+            module.index
+        )));
+    }
     let mut out = Component::new();
     for (id, range) in sections(bytes)? {
         // A core module section's contents are the module.

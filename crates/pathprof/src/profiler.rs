@@ -27,6 +27,9 @@ pub struct Inputs<'a> {
     pub interesting: Option<&'a Interesting>,
     /// Mode `events`: the events to count (every built-in class when `None`).
     pub events: Option<&'a EventSpec>,
+    /// For a component: the index of the core module to profile, instead of the program's module
+    /// found as [`ComponentInfo::program`] finds it.
+    pub core_module: Option<u32>,
 }
 
 /// Profiles the program `module` in `mode`, as `config` runs it: its profile records the module as
@@ -53,13 +56,26 @@ pub struct ProfiledModule<'a> {
 }
 
 impl<'a> ProfiledModule<'a> {
-    /// The profiled module of `program`, a module or a component.
-    pub fn of(program: &'a [u8]) -> Result<ProfiledModule<'a>> {
+    /// The profiled module of `program`, a module or a component: for a component, core module
+    /// `choice` when given, else the program's module.
+    pub fn of(program: &'a [u8], choice: Option<u32>) -> Result<ProfiledModule<'a>> {
         if !pathprof_wasm::component::is_component(program) {
+            if choice.is_some() {
+                bail!("a core module is chosen in a component; this is a module");
+            }
             return Ok(ProfiledModule { bytes: program, component: None });
         }
         let info = ComponentInfo::read(program)?;
-        let module = info.program()?.clone();
+        let module = match choice {
+            None => info.program()?.clone(),
+            Some(index) => info.modules.iter().find(|m| m.index == index).cloned().ok_or_else(|| {
+                let indices: Vec<String> = info.modules.iter().map(|m| m.index.to_string()).collect();
+                anyhow::anyhow!(
+                    "the component defines no core module {index} at its top level (it defines {})",
+                    if indices.is_empty() { "none".to_string() } else { indices.join(", ") }
+                )
+            })?,
+        };
         Ok(ProfiledModule { bytes: &program[module.range.clone()], component: Some((info, module)) })
     }
 
@@ -100,7 +116,8 @@ pub struct Prepared<'a> {
 impl<'a> Prepared<'a> {
     /// Validates `original` and instruments it for `mode` with `inputs`.
     pub fn new(original: &'a [u8], path: &str, mode: &Mode, inputs: &Inputs) -> Result<Prepared<'a>> {
-        let profiled = ProfiledModule::of(original).with_context(|| format!("cannot profile {path}"))?;
+        let profiled =
+            ProfiledModule::of(original, inputs.core_module).with_context(|| format!("cannot profile {path}"))?;
         let info = ModuleInfo::read(profiled.bytes).with_context(|| format!("cannot profile {path}"))?;
         match (mode, inputs.interesting) {
             (Mode::Ppp { .. }, None) => {
@@ -112,7 +129,7 @@ impl<'a> Prepared<'a> {
         let (code, map, instrumentation_seconds) = match mode.sink() {
             None => (original.to_vec(), None, None),
             Some(_) => {
-                let options = instrument_options(original, profiled.bytes, mode, inputs)?;
+                let options = instrument_options(original, &profiled, mode, inputs)?;
                 let t = Instant::now();
                 let inst =
                     profiled.instrument(original, &options).with_context(|| format!("cannot instrument {path}"))?;
@@ -204,8 +221,19 @@ impl<'a> Prepared<'a> {
 
 /// Instrumentation options for `mode`, with the edge frequencies of an edge profile, the
 /// interesting paths and the events when `inputs` has them: `program` is the program given (which
-/// profiles name by its digest), `module` the core module profiled in it.
-pub fn instrument_options(program: &[u8], module: &[u8], mode: &Mode, inputs: &Inputs) -> Result<InstrumentOptions> {
+/// profiles name by its digest), `profiled` the core module profiled in it, which the profiles
+/// given must have profiled too.
+pub fn instrument_options(
+    program: &[u8],
+    profiled: &ProfiledModule,
+    mode: &Mode,
+    inputs: &Inputs,
+) -> Result<InstrumentOptions> {
+    let module = profiled.bytes;
+    let other_core_module = |what: &str, theirs: Option<u32>| match (theirs, profiled.core_module()) {
+        (Some(t), Some(o)) if t != o => bail!("{what} profiles core module {t} of the component, not {o}"),
+        _ => Ok(()),
+    };
     let Some(sink) = mode.sink() else { bail!("mode {mode} has no probes") };
     let mut options = InstrumentOptions::with_sink(sink);
     options.function_copies = matches!(mode, Mode::Pep(_, pep::Copies::Functions));
@@ -214,9 +242,11 @@ pub fn instrument_options(program: &[u8], module: &[u8], mode: &Mode, inputs: &I
         if profile.module.sha256 != sha256_hex(program) {
             bail!("the edge profile is a profile of another module ({})", profile.module.path);
         }
+        other_core_module("the edge profile", profile.module.core_module)?;
         options.edge_profile = profile.functions.iter().map(|f| (f.index, f.paths().to_vec())).collect();
     }
     if let Some(interesting) = inputs.interesting {
+        other_core_module("the interesting paths' profile", interesting.core_module)?;
         options.interesting = interesting.paths.clone();
     }
     match (mode, inputs.events) {

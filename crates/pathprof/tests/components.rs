@@ -174,7 +174,7 @@ fn host_counted_paths_reach_the_host_through_the_component() {
     let component = component_of(&module);
     let engine = pathprof_runtime::engine().unwrap();
     let counts = |program: &[u8], options: &InstrumentOptions| {
-        let profiled = ProfiledModule::of(program).unwrap();
+        let profiled = ProfiledModule::of(program, None).unwrap();
         let inst = profiled.instrument(program, options).unwrap();
         let collector = CountCollector::new(&inst.map).unwrap();
         let (outcome, counted) =
@@ -261,4 +261,86 @@ fn the_cli_runs_and_instruments_components() {
     assert_eq!(invoke.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&invoke.stderr);
     assert!(stderr.contains("--invoke") && stderr.lines().count() == 1, "{stderr}");
+}
+
+/// `--core-module N` profiles another core module of the component: here the preview-1 adapter,
+/// which the program calls for its output. A module index the component does not define, or the
+/// option given for a module, is refused in one line.
+#[test]
+fn another_core_module_can_be_chosen() {
+    let tmp = tempfile::tempdir().unwrap();
+    let component = component_of(&fixture("branches"));
+    let info = pathprof_wasm::component::ComponentInfo::read(&component).unwrap();
+    let adapter = info
+        .modules
+        .iter()
+        .find(|m| m.name.as_deref().is_some_and(|n| n.contains("adapter")))
+        .expect("the adapter's module");
+    assert_ne!(info.program().unwrap().index, adapter.index);
+    let app = tmp.path().join("branches.component.wasm");
+    std::fs::write(&app, &component).unwrap();
+    let out = tmp.path().join("adapter.json");
+    let run = Command::new(env!("CARGO_BIN_EXE_pathprof"))
+        .args(["run", "--quiet", "--core-module", &adapter.index.to_string(), "-o"])
+        .arg(&out)
+        .arg(&app)
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(0), "{}", String::from_utf8_lossy(&run.stderr));
+    assert_eq!(run.stdout, std::fs::read(fixtures_dir().join("branches.stdout.expected")).unwrap());
+    let profile = Profile::from_json(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(profile.module.core_module, Some(adapter.index));
+    assert!(profile.path_executions.0 > 0);
+
+    let refuse = |args: &[&str], program: &Path, expected: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_pathprof")).args(args).arg(program).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains(expected) && stderr.lines().count() == 1, "{stderr}");
+    };
+    let o = tmp.path().join("x.json");
+    let o = o.to_str().unwrap();
+    refuse(&["run", "--core-module", "99", "-o", o], &app, "defines no core module 99");
+    refuse(&["run", "--core-module", "0", "-o", o], &fixtures_dir().join("branches.wasm"), "this is a module");
+    // A profile of the adapter is no edge profile for the program's module.
+    refuse(
+        &["run", "--edge-profile", out.to_str().unwrap(), "-o", o],
+        &app,
+        &format!("profiles core module {} of the component, not {}", adapter.index, info.program().unwrap().index),
+    );
+}
+
+/// A program module with a start function that would call the host before the component has
+/// joined the module to it is refused, not run with a hook that traps or loses counts; without
+/// host calls it is profiled.
+#[test]
+fn a_start_function_that_needs_the_host_is_refused() {
+    let module = wat::parse_str(
+        r#"(module
+             (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
+             (memory (export "memory") 1)
+             (global $g (mut i32) (i32.const 0))
+             (func $init (global.set $g (i32.const 1)))
+             (start $init)
+             (func (export "_start")
+               global.get $g
+               if
+                 i32.const 0
+                 call $exit
+               end))"#,
+    )
+    .unwrap();
+    let component = component_of(&module);
+    let profiled = ProfiledModule::of(&component, None).unwrap();
+    assert_eq!(profiled.core_module(), Some(0), "the program's module, not the adapter's or a shim");
+    let all_host = InstrumentOptions { array_max_paths: 0, array_max_bytes: 0, ..InstrumentOptions::default() };
+    let Err(err) = profiled.instrument(&component, &all_host) else { panic!("instrumented") };
+    let err = format!("{err:#}");
+    assert!(err.contains("start function"), "{err}");
+    let (of_component, _) = profile(&component, "start", "bl");
+    let (of_module, _) = profile(&module, "start", "bl");
+    assert_eq!(of_component.functions, of_module.functions);
+    // $init's path; _start's is still open when it calls proc_exit.
+    assert_eq!(of_component.path_executions.0, 1);
+    assert_eq!(of_component.open_activations_at_exit, 1);
 }

@@ -28,6 +28,9 @@ pub struct Args {
     interesting: Vec<PathBuf>,
     #[command(flatten)]
     events: super::run::EventArgs,
+    /// For a component: the index of the core module to instrument (default: the program's).
+    #[arg(long, value_name = "N")]
+    core_module: Option<u32>,
 }
 
 pub fn run(a: Args) -> Result<i32> {
@@ -39,11 +42,15 @@ pub fn run(a: Args) -> Result<i32> {
     let edge_profile = a.edge_profile.as_deref().map(read_profile).transpose()?;
     let interesting = super::run::interesting_paths(&bytes, &mode, &a.interesting)?;
     let events = a.events.spec(&mode)?;
-    let inputs =
-        Inputs { edge_profile: edge_profile.as_ref(), interesting: interesting.as_ref(), events: events.as_ref() };
+    let inputs = Inputs {
+        edge_profile: edge_profile.as_ref(),
+        interesting: interesting.as_ref(),
+        events: events.as_ref(),
+        core_module: a.core_module,
+    };
     let cannot = || format!("cannot instrument {}", a.input.display());
-    let profiled = ProfiledModule::of(&bytes).with_context(cannot)?;
-    let options = instrument_options(&bytes, profiled.bytes, &mode, &inputs)?;
+    let profiled = ProfiledModule::of(&bytes, a.core_module).with_context(cannot)?;
+    let options = instrument_options(&bytes, &profiled, &mode, &inputs)?;
     let mut inst = profiled.instrument(&bytes, &options).with_context(cannot)?;
     if let Some(lines) = LineTable::read(profiled.bytes) {
         lines.attach(inst.map.functions.iter_mut().flat_map(|f| &mut f.blocks));

@@ -61,6 +61,10 @@ pub struct Args {
     cut: Option<String>,
     #[command(flatten)]
     events: EventArgs,
+    /// For a component: the index of the core module to profile (default: the one with the most
+    /// code among those the component's tooling did not add).
+    #[arg(long, value_name = "N")]
+    core_module: Option<u32>,
     #[command(flatten)]
     program: Program,
 }
@@ -127,8 +131,12 @@ pub fn run(a: Args) -> Result<i32> {
     let edge_profile = a.edge_profile.as_deref().map(read_profile).transpose()?;
     let interesting = interesting_paths(&bytes, &mode, &a.interesting)?;
     let events = a.events.spec(&mode)?;
-    let inputs =
-        Inputs { edge_profile: edge_profile.as_ref(), interesting: interesting.as_ref(), events: events.as_ref() };
+    let inputs = Inputs {
+        edge_profile: edge_profile.as_ref(),
+        interesting: interesting.as_ref(),
+        events: events.as_ref(),
+        core_module: a.core_module,
+    };
     let prepared = Prepared::new(&bytes, &a.program.app.display().to_string(), &mode, &inputs)?;
     let run = prepared.run(&engine, &config)?;
     let profile = prepared.profile(&run, &config)?;

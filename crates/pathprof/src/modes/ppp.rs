@@ -20,6 +20,8 @@ pub struct Interesting {
     pub names: Vec<String>,
     /// The executed paths of every function, by index, from all the profiles.
     pub paths: HashMap<u32, Vec<PathCount>>,
+    /// For a component: the core module the profiles profiled.
+    pub core_module: Option<u32>,
 }
 
 impl Interesting {
@@ -32,6 +34,10 @@ impl Interesting {
             if profile.module.sha256 != sha {
                 bail!("{name} is a profile of another module ({})", profile.module.path);
             }
+            if !out.names.is_empty() && profile.module.core_module != out.core_module {
+                bail!("{name} profiles another core module of the component than {}", out.names[0]);
+            }
+            out.core_module = profile.module.core_module;
             out.add(name, &profile.functions);
         }
         Ok(out)
