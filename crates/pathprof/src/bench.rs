@@ -30,7 +30,6 @@ use anyhow::{bail, Context, Result};
 use pathprof_core::accuracy::{compare_functions, Accuracy, HOT_THRESHOLD};
 use pathprof_core::profile::FunctionProfile;
 use pathprof_runtime::RunConfig;
-use pathprof_wasm::ModuleInfo;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -357,9 +356,6 @@ fn bench_program(
     // its interesting paths: that of one more `bl` run before the measured ones for `ppp`, else
     // of a measured `bl` run when `bl` is among the modes.
     let sampled = modes.iter().any(|m| matches!(m, Mode::Pep(..)));
-    if pathprof_wasm::component::is_component(&bytes) {
-        bail!("{name} is a component; bench measures core modules");
-    }
     let preferential = modes.iter().any(|m| matches!(m, Mode::Ppp { .. }));
     let exact = match (sampled && !modes.contains(&Mode::Bl)) || preferential {
         true => Some(exact_profile(engine, &bytes, &config, name, status)?),
@@ -375,7 +371,7 @@ fn bench_program(
         let ppp = matches!(mode, Mode::Ppp { .. });
         let inputs = Inputs { interesting: interesting.as_ref().filter(|_| ppp), ..Inputs::default() };
         let prepared = Prepared::new(&bytes, name, &mode, &inputs)?;
-        let code_bytes = ModuleInfo::read(&prepared.code)?.code_size();
+        let code_bytes = prepared.code_size()?;
         let (_, compile_seconds) = pathprof_runtime::compile(engine, &prepared.code)?;
         variants.push(Variant {
             prepared,

@@ -213,6 +213,15 @@ impl<'a> Prepared<'a> {
         })
     }
 
+    /// Size of the code section of the module that runs: the instrumented module (the original in
+    /// mode `none`), inside its component for a component.
+    pub fn code_size(&self) -> Result<usize> {
+        let Some(index) = self.profiled.core_module() else { return Ok(ModuleInfo::read(&self.code)?.code_size()) };
+        let info = ComponentInfo::read(&self.code)?;
+        let module = info.modules.iter().find(|m| m.index == index);
+        module.map(|m| m.code_size).context("the component to run lost its profiled module")
+    }
+
     /// Size of the code section of the profiled module.
     pub fn original_code_size(&self) -> usize {
         self.info.code_size()

@@ -344,3 +344,29 @@ fn a_start_function_that_needs_the_host_is_refused() {
     assert_eq!(of_component.path_executions.0, 1);
     assert_eq!(of_component.open_activations_at_exit, 1);
 }
+
+/// `pathprof bench` measures a component as it measures a module: every mode's ratio, the growth
+/// of the profiled module's code, and the sampled mode's accuracy against the exact profile.
+#[test]
+fn bench_measures_components() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("nested.wasm"), component_of(&fixture("nested"))).unwrap();
+    let json = dir.path().join("bench.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_pathprof"))
+        .arg("bench")
+        .arg(dir.path())
+        .args(["--modes", "bl,pep:every:7,kbl", "--runs", "1", "--max-runs", "1", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let modes = report["programs"][0]["modes"].as_array().unwrap();
+    let names: Vec<&str> = modes.iter().map(|m| m["mode"].as_str().unwrap()).collect();
+    assert_eq!(names, ["bl", "pep:every:7", "kbl"]);
+    for m in modes {
+        assert!(m["ratio"].as_f64().unwrap() > 0.0, "{m}");
+        assert!(m["code_growth"].as_f64().unwrap() > 1.0, "{m}");
+    }
+    assert!(modes[1]["accuracy"].is_object(), "{}", modes[1]);
+}
