@@ -10,7 +10,7 @@ use crate::modes::ppp;
 use anyhow::{bail, Context, Result};
 use pathprof_core::profile::{
     residual, EdgeCount, EventCounts, FunctionProfile, FunctionState, KipfNodeProfile, PathProfile, Profile,
-    ProfileMode, U64,
+    ProfileMode, SamplingInfo, U64,
 };
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -77,7 +77,8 @@ fn add_mode(a: &ProfileMode, b: &ProfileMode) -> Result<ProfileMode> {
         (ProfileMode::None, ProfileMode::None) => ProfileMode::None,
         (ProfileMode::Bl, ProfileMode::Bl) => ProfileMode::Bl,
         (ProfileMode::Pep(x), ProfileMode::Pep(y)) => {
-            if (x.samples, x.stride, x.every, x.tick_ms) != (y.samples, y.stride, y.every, y.tick_ms) {
+            let settings = |s: &SamplingInfo| (s.samples, s.stride, s.every, s.tick_ms, s.function_copies);
+            if settings(x) != settings(y) {
                 bail!("it was sampled with other settings");
             }
             let mut s = x.clone();

@@ -143,6 +143,9 @@ fn every_mode_runs_a_program_that_throws() {
         };
         assert_eq!(run.output.status.code(), Some(11), "{mode}: {}", String::from_utf8_lossy(&run.output.stderr));
         check_balance(&run.profile);
+        if let Some(sampling) = run.profile.mode.sampling() {
+            assert_eq!(sampling.function_copies, mode == "pep:dup", "{mode}: the profile says how it sampled");
+        }
         // The exact modes count `check`'s paths as `bl` does (`pep` samples too few path ends here).
         if !mode.starts_with("pep") {
             let counts = |f: &FunctionProfile| {

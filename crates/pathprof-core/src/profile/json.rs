@@ -630,7 +630,15 @@ mod tests {
 
     #[test]
     fn every_mode_and_function_state_reads_back() {
-        let sampling = SamplingInfo { samples: 64, stride: 17, every: None, tick_ms: 0.25, ticks: 9, samples_taken: 3 };
+        let sampling = SamplingInfo {
+            samples: 64,
+            stride: 17,
+            every: None,
+            tick_ms: 0.25,
+            ticks: 9,
+            samples_taken: 3,
+            function_copies: true,
+        };
         let kbl = KblInfo {
             k: 4,
             stream_items: U64(5),

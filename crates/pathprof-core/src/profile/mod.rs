@@ -418,6 +418,9 @@ pub struct SamplingInfo {
     pub ticks: u64,
     /// Samples taken: the sum of all path counts.
     pub samples_taken: u64,
+    /// Every function ran as whole-function copies without probes between samples (`pep:dup`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub function_copies: bool,
 }
 
 /// One defined function of the module (imports are not listed).

@@ -191,7 +191,7 @@ impl Mode {
         match self {
             Mode::None => unreachable!("run above"),
             Mode::Bl => bl::run(engine, module, map, config),
-            Mode::Pep(sampling, _) => pep::run(engine, module, map, config, *sampling),
+            Mode::Pep(sampling, copies) => pep::run(engine, module, map, config, *sampling, *copies),
             Mode::Kbl(settings) => kbl::run(engine, module, map, config, *settings),
             Mode::Ppp { .. } => ppp::run(engine, module, map, config),
             Mode::Events(settings) => events::run(engine, module, map, config, *settings),

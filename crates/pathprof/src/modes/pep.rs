@@ -130,6 +130,7 @@ pub(crate) fn run(
     map: &ProfileMap,
     config: &RunConfig,
     sampling: Sampling,
+    copies: Copies,
 ) -> Result<ModeRun> {
     let collector = SampleCollector::new(map, sampling)?;
     let (outcome, sampled) = pathprof_runtime::run_module(engine, module, Some(map), collector, config)?;
@@ -145,6 +146,7 @@ pub(crate) fn run(
         tick_ms: tick.as_secs_f64() * 1e3,
         ticks: sampled.ticks,
         samples_taken: sampled.samples,
+        function_copies: copies == Copies::Functions,
     };
     // The host keeps the samples in a hash table, as `bl` does its counts.
     let entries: usize = sampled.counts.values().map(Vec::len).sum();
