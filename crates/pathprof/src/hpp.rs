@@ -25,6 +25,7 @@
 //! callee (a `call` of it, or an indirect call); one that matches none (a callee reached through a
 //! function the instrumenter left alone) is counted and returns to no known address.
 
+use crate::profiler::ProfiledModule;
 use anyhow::{bail, Context, Result};
 use pathprof_core::dag::DagEdgeKind;
 use pathprof_core::hpp::stack::StackStats;
@@ -309,20 +310,18 @@ pub struct HppRun {
     pub instrumentation_seconds: f64,
 }
 
-/// Instruments `original` to trace its branches, runs it with `config`, and simulates the hardware
-/// path profiler on the branches as they come.
+/// Instruments `original` (a module, or a component's program module) to trace its branches, runs it
+/// with `config`, and simulates the hardware path profiler on the branches as they come.
 pub fn simulate(original: &[u8], path: &str, settings: &HppSettings, config: &RunConfig) -> Result<HppRun> {
-    if pathprof_wasm::component::is_component(original) {
-        bail!("{path} is a component; hpp simulates core modules");
-    }
     let t = Instant::now();
     let options = InstrumentOptions {
         sink: SinkKind::Trace,
         plan: PlanOptions { cuts: ExtraCuts::Blocks, ..PlanOptions::default() },
         ..InstrumentOptions::default()
     };
-    let mut inst =
-        pathprof_wasm::instrument(original, &options).with_context(|| format!("cannot instrument {path}"))?;
+    let cannot = || format!("cannot instrument {path}");
+    let profiled = ProfiledModule::of(original, None).with_context(cannot)?;
+    let mut inst = profiled.instrument(original, &options).with_context(cannot)?;
     let instrumentation_seconds = t.elapsed().as_secs_f64();
     let branches = std::mem::take(&mut inst.branches);
     let consumer = TraceConsumer::new(&inst.map, branches, settings)?;

@@ -370,3 +370,27 @@ fn bench_measures_components() {
     }
     assert!(modes[1]["accuracy"].is_object(), "{}", modes[1]);
 }
+
+/// The hardware path profiler's simulator runs on a component's program module as on the module: the
+/// same branch stream, so the same table, exact profile and instruction count.
+#[test]
+fn hpp_simulates_components_as_their_modules() {
+    let module = fixture("branches");
+    let component = component_of(&module);
+    let settings = pathprof::hpp::HppSettings::default();
+    let simulate = |program: &[u8]| {
+        let mut run = pathprof::hpp::simulate(program, "branches", &settings, &config("branches")).unwrap();
+        run.report.table.sort_unstable();
+        run.report.exact.sort_unstable();
+        run
+    };
+    let (of_module, of_component) = (simulate(&module), simulate(&component));
+    assert_eq!(of_component.outcome.stdout, of_module.outcome.stdout);
+    assert!(
+        of_module.report.instructions > 0 && !of_module.report.exact.is_empty() && !of_module.report.table.is_empty()
+    );
+    assert_eq!(of_component.report.instructions, of_module.report.instructions);
+    assert_eq!(of_component.report.distinct_paths, of_module.report.distinct_paths);
+    assert_eq!(of_component.report.table, of_module.report.table);
+    assert_eq!(of_component.report.exact, of_module.report.exact);
+}
