@@ -4,6 +4,9 @@
 //! core module: the component runs the same module, so its profile has the same functions, paths
 //! and counts, and the program the same output.
 
+mod common;
+
+use common::component_of;
 use pathprof::profiler::ProfiledModule;
 use pathprof::{Mode, Prepared, RunConfig};
 use pathprof_core::profile::Profile;
@@ -11,7 +14,6 @@ use pathprof_runtime::CountCollector;
 use pathprof_wasm::InstrumentOptions;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use wasi_preview1_component_adapter_provider::WASI_SNAPSHOT_PREVIEW1_COMMAND_ADAPTER;
 
 fn fixtures_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/c")
@@ -19,18 +21,6 @@ fn fixtures_dir() -> PathBuf {
 
 fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(fixtures_dir().join(format!("{name}.wasm"))).unwrap()
-}
-
-/// The component of a preview-1 command module: the module and the preview-1 adapter.
-fn component_of(module: &[u8]) -> Vec<u8> {
-    wit_component::ComponentEncoder::default()
-        .validate(true)
-        .module(module)
-        .unwrap()
-        .adapter("wasi_snapshot_preview1", WASI_SNAPSHOT_PREVIEW1_COMMAND_ADAPTER)
-        .unwrap()
-        .encode()
-        .unwrap()
 }
 
 fn config(name: &str) -> RunConfig {

@@ -240,9 +240,20 @@ pub fn profile_checked(
     mode: &str,
     inputs: &pathprof::Inputs,
 ) -> Profile {
-    let bytes = std::fs::read(wasm).unwrap();
+    profile_bytes_checked(engine, wasm, &std::fs::read(wasm).unwrap(), name, mode, inputs)
+}
+
+/// [`profile_checked`] for `bytes` standing in for the program at `wasm` (its component, say).
+pub fn profile_bytes_checked(
+    engine: &pathprof_runtime::Engine,
+    wasm: &Path,
+    bytes: &[u8],
+    name: &str,
+    mode: &str,
+    inputs: &pathprof::Inputs,
+) -> Profile {
     let config = corpus_config(wasm);
-    let prepared = pathprof::Prepared::new(&bytes, name, &pathprof::Mode::parse(mode).unwrap(), inputs).unwrap();
+    let prepared = pathprof::Prepared::new(bytes, name, &pathprof::Mode::parse(mode).unwrap(), inputs).unwrap();
     let run = prepared.run(engine, &config).unwrap_or_else(|e| panic!("{name} ({mode}): {e:#}"));
     let out = &run.outcome;
     assert_eq!((out.exit_code, out.trap.as_deref()), (0, None), "{name} ({mode})");
@@ -253,4 +264,27 @@ pub fn profile_checked(
         }
     }
     prepared.profile(&run, &config).unwrap()
+}
+
+/// The component of a preview-1 command module: the module and the preview-1 adapter that Wasmtime
+/// publishes. The Sightglass imports `bench.start` and `bench.end`, which no preview-2 world has,
+/// are given by an adapter of their own whose functions do nothing (a component has no bench region).
+pub fn component_of(module: &[u8]) -> Vec<u8> {
+    use wasi_preview1_component_adapter_provider::WASI_SNAPSHOT_PREVIEW1_COMMAND_ADAPTER;
+    let mut encoder = wit_component::ComponentEncoder::default().validate(true).module(module).unwrap();
+    encoder = encoder.adapter("wasi_snapshot_preview1", WASI_SNAPSHOT_PREVIEW1_COMMAND_ADAPTER).unwrap();
+    let imports_bench = wasmparser::Parser::new(0).parse_all(module).any(|p| match p {
+        Ok(wasmparser::Payload::ImportSection(r)) => r.into_imports().flatten().any(|i| i.module == "bench"),
+        _ => false,
+    });
+    if imports_bench {
+        let mut resolve = wit_parser::Resolve::default();
+        let package = resolve.push_str("bench.wit", "package pathprof:bench;\nworld bench {}\n").unwrap();
+        let world = resolve.select_world(&[package], Some("bench")).unwrap();
+        let mut adapter = wat::parse_str(r#"(module (func (export "start")) (func (export "end")))"#).unwrap();
+        wit_component::embed_component_metadata(&mut adapter, &resolve, world, wit_component::StringEncoding::UTF8)
+            .unwrap();
+        encoder = encoder.adapter("bench", &adapter).unwrap();
+    }
+    encoder.encode().unwrap()
 }

@@ -1,0 +1,66 @@
+//! Every program of ../shared/corpus made a component (the module, Wasmtime's preview-1 adapter,
+//! and an adapter of its own for the Sightglass `bench` imports) and profiled in `bl` and `kbl`:
+//! byte-identical stdout and stderr, exit status 0, balanced path counts, and the profile of the
+//! program's module. Skipped, with a message, when the corpus is absent.
+
+mod common;
+
+use common::{check_balance, component_of, corpus_dir, profile_bytes_checked, profile_checked};
+use pathprof::Inputs;
+use std::path::{Path, PathBuf};
+
+fn programs(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let p = entry.unwrap().path();
+        if p.is_dir() {
+            out.extend(programs(&p));
+        } else if p.extension().is_some_and(|e| e == "wasm") {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn corpus_components_run_instrumented_with_identical_output() {
+    let Some(dir) = corpus_dir() else {
+        eprintln!("skipped: ../shared/corpus is absent");
+        return;
+    };
+    let programs = programs(&dir);
+    assert!(!programs.is_empty());
+    let engine = pathprof_runtime::engine().unwrap();
+    let instrumented = |p: &pathprof_core::profile::Profile| {
+        p.functions.iter().filter(|f| f.is_instrumented()).map(|f| f.index).collect::<Vec<_>>()
+    };
+    let mut differing = Vec::new();
+    for wasm in &programs {
+        let name = wasm.strip_prefix(&dir).unwrap().display().to_string();
+        let component = component_of(&std::fs::read(wasm).unwrap());
+        let of_module = profile_checked(&engine, wasm, &name, "bl", &Inputs::default());
+        for mode in ["bl", "kbl"] {
+            let profile = profile_bytes_checked(&engine, wasm, &component, &name, mode, &Inputs::default());
+            assert_eq!(profile.module.core_module, Some(0), "{name} ({mode}): the program's module");
+            assert!(profile.path_executions.0 > 0, "{name} ({mode})");
+            check_balance(&profile);
+            if mode == "bl" {
+                // The run itself may differ: the adapter takes a page of the program's memory (bz2's
+                // `dlmalloc` paths move), its `fd_read` returns less at a time (blake3's read loop
+                // turns more often), and unseeded random numbers differ from run to run (libsodium).
+                // The functions instrumented are the module's.
+                assert_eq!(instrumented(&profile), instrumented(&of_module), "{name}");
+                if profile.functions != of_module.functions {
+                    differing.push(name.clone());
+                }
+            }
+        }
+    }
+    eprintln!(
+        "{} of {} components have their module's bl profile, path for path; not: {}",
+        programs.len() - differing.len(),
+        programs.len(),
+        differing.join(", ")
+    );
+}
