@@ -76,7 +76,7 @@ fn unknown_import(module: &str, name: &str) -> anyhow::Error {
 /// preview 1 and the `bench` functions for a module, WASI preview 2 interfaces for a component.
 /// The profiler's own imports are added later.
 pub fn check_imports(engine: &Engine, bytes: &[u8]) -> Result<()> {
-    if wasmparser::Parser::is_component(bytes) {
+    if pathprof_wasm::component::is_component(bytes) {
         return check_component_imports(bytes);
     }
     let mut store = Store::new(engine, WasiCtxBuilder::new().build_p1());
@@ -145,7 +145,7 @@ pub enum Program {
 /// Compiles a module or a component, returning it with the compile time in seconds.
 pub fn compile(engine: &Engine, bytes: &[u8]) -> Result<(Program, f64)> {
     let start = Instant::now();
-    let program = if wasmparser::Parser::is_component(bytes) {
+    let program = if pathprof_wasm::component::is_component(bytes) {
         let component = Component::new(engine, bytes).map_err(|e| anyhow!("cannot compile the component: {e}"))?;
         Program::Component(component)
     } else {

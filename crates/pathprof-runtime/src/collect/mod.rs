@@ -57,9 +57,7 @@ pub trait Collector: Send + Sized + 'static {
 
     /// One call of [`Self::IMPORT`]. Module and component runs reach it alike: each links the
     /// import its own way and passes the call on.
-    fn host_call(&mut self, _call: HostCall<'_>) -> Result<()> {
-        Ok(())
-    }
+    fn host_call(&mut self, call: HostCall<'_>) -> Result<()>;
 
     /// Defines [`Self::IMPORT`] for modules run alone; `get` reaches the collector inside the store's
     /// data. An import that works on the profiler's memory finds it by its export name,
@@ -115,6 +113,10 @@ impl Collector for NoCollector {
     type Output = ();
 
     const IMPORT: Option<HostImport> = None;
+
+    fn host_call(&mut self, _: HostCall<'_>) -> Result<()> {
+        Err(anyhow!("an uninstrumented run has no host import to call"))
+    }
 
     fn finish(&mut self, _: Option<&mut [u8]>) -> Result<()> {
         Ok(())
