@@ -12,7 +12,9 @@
 //! keys roots by path ID and routine). Nodes use the first-child, next-sibling layout of [KBLT]
 //! in 16 bytes: labels are interned to 32-bit indices, counts beyond 32 bits spill into a side table,
 //! and a child found after two siblings or more moves to the front [KBL13 §4 suggests it against
-//! the long sibling scans of its outliers].
+//! the long sibling scans of its outliers]. Before its sibling list, a child is looked up in a
+//! direct-mapped cache of `(parent, label) → child` beside the forest, which spares most look-ups
+//! the walk down the list.
 //!
 //! **Bounded memory.** [`Options::max_nodes`] caps the forest. Once it is full, a path ID whose node
 //! would be new is *dropped*: it is not counted in the forest, and neither are the path IDs of its
@@ -46,6 +48,9 @@ const MOVE_AFTER: u32 = 2;
 /// Entries of the label cache (a power of two).
 const CACHE_SLOTS: usize = 4096;
 
+/// Entries of the child cache (a power of two).
+const CHILD_SLOTS: usize = 1 << 15;
+
 /// A k-SF node: 16 bytes.
 #[derive(Clone, Copy, Debug)]
 struct Node {
@@ -67,11 +72,13 @@ pub struct Options {
     pub max_nodes: Option<usize>,
     /// Move a child found after two siblings or more to the front of the list.
     pub move_to_front: bool,
+    /// Look children up in a direct-mapped cache of `(parent, label)` before their sibling list.
+    pub child_cache: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { max_nodes: None, move_to_front: true }
+        Options { max_nodes: None, move_to_front: true, child_cache: true }
     }
 }
 
@@ -105,6 +112,9 @@ pub struct KSlabForest {
     index: LabelMap,
     /// A direct-mapped cache of `index`: `(label, interned)` by the label's low bits.
     cache: Box<[(u64, u32)]>,
+    /// A direct-mapped cache of children found: `(parent, label, child)` by a hash of the first two.
+    /// A node keeps its index for good, so an entry stays true.
+    children: Box<[(u32, u32, u32)]>,
     /// Counts of 2^32 and more: the high part, by node.
     high: HashMap<u32, u64>,
     dropped: u64,
@@ -130,6 +140,7 @@ impl KSlabForest {
             totals: Vec::new(),
             index: LabelMap::default(),
             cache: vec![(u64::MAX, NONE); CACHE_SLOTS].into_boxed_slice(),
+            children: vec![(NONE, NONE, NONE); CHILD_SLOTS].into_boxed_slice(),
             high: HashMap::new(),
             dropped: 0,
             scans: 0,
@@ -232,6 +243,24 @@ impl KSlabForest {
         if parent == LOST {
             return LOST;
         }
+        if !self.options.child_cache {
+            return self.find_child(parent, l);
+        }
+        let slot = (parent.wrapping_mul(0x9e37_79b9) ^ l) as usize & (CHILD_SLOTS - 1);
+        let (p, label, child) = self.children[slot];
+        if p == parent && label == l {
+            return child;
+        }
+        let child = self.find_child(parent, l);
+        if child != LOST {
+            self.children[slot] = (parent, l, child);
+        }
+        child
+    }
+
+    /// [`child`](Self::child) without the cache.
+    #[inline]
+    fn find_child(&mut self, parent: u32, l: u32) -> u32 {
         let first = self.nodes[parent as usize].first_child;
         let (mut prev, mut c, mut passed) = (NONE, first, 0);
         while c != NONE {

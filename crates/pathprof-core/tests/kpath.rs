@@ -183,6 +183,28 @@ proptest! {
 }
 
 proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// The child cache changes how children are found, not the forest: on streams whose forests
+    /// outgrow the cache (so that its entries collide and are replaced), with and without a bound.
+    #[test]
+    fn child_cache_changes_no_count(
+        k in 2usize..9,
+        raw in proptest::collection::vec(0u16..600, 20_000..40_000),
+        bound in proptest::option::of(500usize..20_000),
+    ) {
+        let s: Vec<Item> = raw.iter().map(|&x| if x == 0 { Item::Enter } else { Item::Path(u64::from(x % 97 + x / 300)) }).collect();
+        let options = Options { max_nodes: bound, ..Options::default() };
+        let cached = forest(k, Options { child_cache: true, ..options }, &s);
+        let plain = forest(k, Options { child_cache: false, ..options }, &s);
+        prop_assert!(bound.is_some() || cached.len() > 8192, "the forest outgrows the cache: {} nodes", cached.len());
+        prop_assert_eq!(cached.len(), plain.len());
+        prop_assert_eq!(cached.dropped(), plain.dropped());
+        prop_assert_eq!(cached.to_kipf(), plain.to_kipf());
+    }
+}
+
+proptest! {
     #![proptest_config(ProptestConfig::with_cases(400))]
 
     /// A run of `n` equal paths added at once builds the same forest as adding them one by one, also

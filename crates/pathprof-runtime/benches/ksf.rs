@@ -1,6 +1,6 @@
 //! k-SF construction throughput [KBL13 Fig. 6], in path IDs per second on one core, over streams
-//! recorded from programs of ../shared/corpus run in kbl mode; with and without moving found children
-//! to the front of their sibling lists. Nothing runs when the corpus is absent.
+//! recorded from programs of ../shared/corpus run in kbl mode: as built (child cache, move to front),
+//! without the child cache, and without either. Nothing runs when the corpus is absent.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use pathprof_core::kpath::{Activations, Options};
@@ -58,11 +58,17 @@ fn bench_ksf(c: &mut Criterion) {
             .sum();
         group.throughput(Throughput::Elements(paths));
         for k in [2, 8] {
-            for move_to_front in [true, false] {
-                let id = format!("{program} k={k}{}", if move_to_front { "" } else { " no-mtf" });
+            for (move_to_front, child_cache) in [(true, true), (true, false), (false, false)] {
+                let variant = match (move_to_front, child_cache) {
+                    (true, true) => "",
+                    (true, false) => " no-cache",
+                    _ => " no-cache no-mtf",
+                };
+                let id = format!("{program} k={k}{variant}");
                 group.bench_with_input(BenchmarkId::from_parameter(id), &stream, |b, stream| {
                     b.iter(|| {
-                        let a = Activations::with_options(k, Options { move_to_front, ..Options::default() });
+                        let options = Options { move_to_front, child_cache, ..Options::default() };
+                        let a = Activations::with_options(k, options);
                         let mut folder = StreamFolder::new(a);
                         folder.fold(stream);
                         folder.activations.forest().len()
