@@ -6,14 +6,13 @@
 
 mod common;
 
-use common::component_of;
+use common::{component_of, fails_cleanly, pathprof};
 use pathprof::profiler::ProfiledModule;
 use pathprof::{Mode, Prepared, RunConfig};
 use pathprof_core::profile::Profile;
 use pathprof_runtime::CountCollector;
 use pathprof_wasm::InstrumentOptions;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn fixtures_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/c")
@@ -217,7 +216,6 @@ fn the_cli_runs_and_instruments_components() {
     let tmp = tempfile::tempdir().unwrap();
     let app = tmp.path().join("branches.component.wasm");
     std::fs::write(&app, component_of(&fixture("branches"))).unwrap();
-    let pathprof = || Command::new(env!("CARGO_BIN_EXE_pathprof"));
     let out = tmp.path().join("p.json");
     let run = pathprof().arg("run").arg("-o").arg(&out).arg(&app).output().unwrap();
     let stderr = String::from_utf8_lossy(&run.stderr);
@@ -247,10 +245,8 @@ fn the_cli_runs_and_instruments_components() {
     };
     assert_eq!(paths(&map.function_profiles(&counted.counts).unwrap()), paths(&profile.functions));
 
-    let invoke = pathprof().arg("run").arg("--invoke").arg("main").arg(&app).output().unwrap();
-    assert_eq!(invoke.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&invoke.stderr);
-    assert!(stderr.contains("--invoke") && stderr.lines().count() == 1, "{stderr}");
+    let clean = tempfile::tempdir().unwrap();
+    fails_cleanly(clean.path(), &["run", "--invoke", "main", app.to_str().unwrap()], "--invoke");
 }
 
 /// `--core-module N` profiles another core module of the component: here the preview-1 adapter,
@@ -270,7 +266,7 @@ fn another_core_module_can_be_chosen() {
     let app = tmp.path().join("branches.component.wasm");
     std::fs::write(&app, &component).unwrap();
     let out = tmp.path().join("adapter.json");
-    let run = Command::new(env!("CARGO_BIN_EXE_pathprof"))
+    let run = pathprof()
         .args(["run", "--quiet", "--core-module", &adapter.index.to_string(), "-o"])
         .arg(&out)
         .arg(&app)
@@ -282,20 +278,19 @@ fn another_core_module_can_be_chosen() {
     assert_eq!(profile.module.core_module, Some(adapter.index));
     assert!(profile.path_executions.0 > 0);
 
-    let refuse = |args: &[&str], program: &Path, expected: &str| {
-        let out = Command::new(env!("CARGO_BIN_EXE_pathprof")).args(args).arg(program).output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{stderr}");
-        assert!(stderr.contains(expected) && stderr.lines().count() == 1, "{stderr}");
-    };
-    let o = tmp.path().join("x.json");
-    let o = o.to_str().unwrap();
-    refuse(&["run", "--core-module", "99", "-o", o], &app, "defines no core module 99");
-    refuse(&["run", "--core-module", "0", "-o", o], &fixtures_dir().join("branches.wasm"), "this is a module");
+    // Refused in a directory of their own, where no profile may be left behind.
+    let clean = tempfile::tempdir().unwrap();
+    let (app, module) = (app.to_str().unwrap(), fixtures_dir().join("branches.wasm"));
+    fails_cleanly(clean.path(), &["run", "--core-module", "99", "-o", "x.json", app], "defines no core module 99");
+    fails_cleanly(
+        clean.path(),
+        &["run", "--core-module", "0", "-o", "x.json", module.to_str().unwrap()],
+        "this is a module",
+    );
     // A profile of the adapter is no edge profile for the program's module.
-    refuse(
-        &["run", "--edge-profile", out.to_str().unwrap(), "-o", o],
-        &app,
+    fails_cleanly(
+        clean.path(),
+        &["run", "--edge-profile", out.to_str().unwrap(), "-o", "x.json", app],
         &format!("profiles core module {} of the component, not {}", adapter.index, info.program().unwrap().index),
     );
 }
@@ -342,7 +337,7 @@ fn bench_measures_components() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("nested.wasm"), component_of(&fixture("nested"))).unwrap();
     let json = dir.path().join("bench.json");
-    let out = Command::new(env!("CARGO_BIN_EXE_pathprof"))
+    let out = pathprof()
         .arg("bench")
         .arg(dir.path())
         .args(["--modes", "bl,pep:every:7,kbl", "--runs", "1", "--max-runs", "1", "--json"])

@@ -6,21 +6,6 @@ mod common;
 
 use common::{check_balance, corpus_dir, profile_checked};
 use pathprof::Inputs;
-use std::path::{Path, PathBuf};
-
-fn programs(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let p = entry.unwrap().path();
-        if p.is_dir() {
-            out.extend(programs(&p));
-        } else if p.extension().is_some_and(|e| e == "wasm") {
-            out.push(p);
-        }
-    }
-    out.sort();
-    out
-}
 
 #[test]
 fn corpus_runs_instrumented_with_identical_output() {
@@ -28,7 +13,7 @@ fn corpus_runs_instrumented_with_identical_output() {
         eprintln!("skipped: ../shared/corpus is absent");
         return;
     };
-    let programs = programs(&dir);
+    let programs = pathprof::bench::programs(&dir).unwrap();
     assert!(!programs.is_empty());
     let engine = pathprof_runtime::engine().unwrap();
     eprintln!(
