@@ -141,19 +141,12 @@ impl ComponentInfo {
                     _ => {}
                 }
             }
-            if depth == 1 {
-                let in_last = |m: &&mut CoreModule, at: usize| m.range.contains(&at);
+            if let (1, Some(m)) = (depth, modules.last_mut()) {
                 match &payload {
-                    Payload::CodeSectionStart { range, .. } => {
-                        if let Some(m) = modules.last_mut().filter(|m| in_last(m, range.start)) {
-                            m.code_size = range.len();
-                        }
+                    Payload::CodeSectionStart { range, .. } if m.range.contains(&range.start) => {
+                        m.code_size = range.len();
                     }
-                    Payload::StartSection { range, .. } => {
-                        if let Some(m) = modules.last_mut().filter(|m| in_last(m, range.start)) {
-                            m.start = true;
-                        }
-                    }
+                    Payload::StartSection { range, .. } if m.range.contains(&range.start) => m.start = true,
                     _ => {}
                 }
             }
