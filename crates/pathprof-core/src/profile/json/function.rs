@@ -1,0 +1,135 @@
+//! A function's record: its fields as written and as read.
+
+use crate::profile::{
+    BlockInfo, CounterKind, EdgeCount, EventCounts, FunctionProfile, FunctionState, KipfProfile, PathCount,
+    PathProfile, PppFunction, U64,
+};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// The fields of a function, as written: a skipped function has no paths, no counters and a
+/// reason. Fields without a value (no name, no reason, empty lists, nothing executed) are left out,
+/// so that a function that did not run takes a short line.
+#[derive(Serialize)]
+struct FunctionOut<'a> {
+    index: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<&'a str>,
+    instrumented: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    skip_reason: Option<&'a str>,
+    num_paths: U64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    counters: Option<CounterKind>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    cut_blocks: &'a [u32],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    blocks: &'a [BlockInfo],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    paths: &'a [PathCount],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    edges: &'a [EdgeCount],
+    increments: u32,
+    #[serde(skip_serializing_if = "is_zero")]
+    increments_executed: U64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kipf: Option<&'a KipfProfile>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ppp: Option<&'a PppFunction>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    events: Option<&'a EventCounts>,
+}
+
+fn is_zero(n: &U64) -> bool {
+    n.0 == 0
+}
+
+impl Serialize for FunctionProfile {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let p = self.profiled();
+        FunctionOut {
+            index: self.index,
+            name: self.name.as_deref(),
+            instrumented: p.is_some(),
+            skip_reason: self.skip_reason(),
+            num_paths: U64(self.num_paths()),
+            counters: p.map(|p| p.counters),
+            cut_blocks: self.cut_blocks(),
+            blocks: &self.blocks,
+            paths: self.paths(),
+            edges: self.edges(),
+            increments: p.map_or(0, |p| p.increments),
+            increments_executed: p.map_or(U64(0), |p| p.increments_executed),
+            kipf: self.kipf(),
+            ppp: self.ppp(),
+            events: self.events(),
+        }
+        .serialize(s)
+    }
+}
+
+/// The fields of a function, as read.
+#[derive(Deserialize)]
+struct FunctionIn {
+    index: u32,
+    name: Option<String>,
+    instrumented: bool,
+    skip_reason: Option<String>,
+    #[serde(default)]
+    num_paths: U64,
+    counters: Option<CounterKind>,
+    #[serde(default)]
+    cut_blocks: Vec<u32>,
+    #[serde(default)]
+    blocks: Vec<BlockInfo>,
+    #[serde(default)]
+    paths: Vec<PathCount>,
+    #[serde(default)]
+    edges: Vec<EdgeCount>,
+    #[serde(default)]
+    increments: u32,
+    #[serde(default)]
+    increments_executed: U64,
+    #[serde(default)]
+    kipf: Option<KipfProfile>,
+    #[serde(default)]
+    ppp: Option<Box<PppFunction>>,
+    #[serde(default)]
+    events: Option<EventCounts>,
+}
+
+impl<'de> Deserialize<'de> for FunctionProfile {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let f = FunctionIn::deserialize(d)?;
+        let state = if f.instrumented {
+            let counters = f
+                .counters
+                .ok_or_else(|| D::Error::custom(format!("instrumented function {} has no `counters`", f.index)))?;
+            let blocks = f.blocks.len();
+            if let Some(p) = f.paths.iter().find(|p| p.blocks.iter().any(|&b| b as usize >= blocks)) {
+                return Err(D::Error::custom(format!(
+                    "path {} of function {} goes through a block it does not list",
+                    p.id.0, f.index
+                )));
+            }
+            FunctionState::Instrumented(PathProfile {
+                num_paths: f.num_paths,
+                counters,
+                cut_blocks: f.cut_blocks,
+                paths: f.paths,
+                edges: f.edges,
+                increments: f.increments,
+                increments_executed: f.increments_executed,
+                kipf: f.kipf,
+                ppp: f.ppp,
+                events: f.events,
+            })
+        } else {
+            if !f.paths.is_empty() || f.kipf.is_some() || f.ppp.is_some() || f.events.is_some() {
+                return Err(D::Error::custom(format!("function {} is not instrumented but has paths", f.index)));
+            }
+            FunctionState::Skipped { reason: f.skip_reason.unwrap_or_else(|| "no reason given".to_string()) }
+        };
+        Ok(FunctionProfile { index: f.index, name: f.name, blocks: f.blocks, state })
+    }
+}

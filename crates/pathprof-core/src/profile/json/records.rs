@@ -1,0 +1,124 @@
+//! A profile's records: the fields of the top level as written and as read.
+
+use super::{FORMAT, VERSION};
+use crate::profile::mode_fields::{in_order, ModeFieldsIn, ModeFieldsOut};
+use crate::profile::{EventCounts, FunctionProfile, KblInfo, ModuleInfo, PppInfo, Profile, SamplingInfo, U64};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// The fields of a profile, as written.
+#[derive(Serialize)]
+struct ProfileOut<'a> {
+    format: &'static str,
+    version: u32,
+    module: &'a ModuleInfo,
+    mode: &'a str,
+    args: &'a [String],
+    wall_seconds: f64,
+    bench_region_seconds: Option<f64>,
+    instrumentation_seconds: Option<f64>,
+    exit_code: i32,
+    trap: Option<&'a str>,
+    open_activations_at_exit: u64,
+    runs: u64,
+    path_executions: U64,
+    #[serde(flatten)]
+    mode_fields: ModeFieldsOut<'a>,
+    functions: &'a [FunctionProfile],
+}
+
+impl Serialize for Profile {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (mode, mode_fields) = self.mode.fields();
+        ProfileOut {
+            format: FORMAT,
+            version: VERSION,
+            module: &self.module,
+            mode,
+            args: &self.args,
+            wall_seconds: self.wall_seconds,
+            bench_region_seconds: self.bench_region_seconds,
+            instrumentation_seconds: self.instrumentation_seconds,
+            exit_code: self.exit_code,
+            trap: self.trap.as_deref(),
+            open_activations_at_exit: self.open_activations_at_exit,
+            runs: self.runs,
+            path_executions: self.path_executions,
+            mode_fields,
+            functions: &self.functions,
+        }
+        .serialize(s)
+    }
+}
+
+/// Profiles written before `runs` are of one run.
+fn one_run() -> u64 {
+    1
+}
+
+/// The fields of a profile, as read (`format` and `version` are checked before).
+#[derive(Deserialize)]
+struct ProfileIn {
+    module: ModuleInfo,
+    mode: String,
+    args: Vec<String>,
+    wall_seconds: f64,
+    bench_region_seconds: Option<f64>,
+    instrumentation_seconds: Option<f64>,
+    exit_code: i32,
+    trap: Option<String>,
+    open_activations_at_exit: u64,
+    #[serde(default = "one_run")]
+    runs: u64,
+    path_executions: U64,
+    #[serde(default)]
+    sampling: Option<SamplingInfo>,
+    #[serde(default)]
+    kbl: Option<KblInfo>,
+    #[serde(default)]
+    ppp: Option<PppInfo>,
+    #[serde(default)]
+    event_counting: Option<crate::profile::mode_fields::EventCounting>,
+    #[serde(default)]
+    events: Option<EventCounts>,
+    #[serde(default)]
+    mode_facts: Option<serde_json::Value>,
+    functions: Vec<FunctionProfile>,
+}
+
+impl<'de> Deserialize<'de> for Profile {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let p = ProfileIn::deserialize(d)?;
+        let fields = ModeFieldsIn {
+            sampling: p.sampling,
+            kbl: p.kbl,
+            ppp: p.ppp,
+            event_counting: p.event_counting,
+            events: p.events,
+            mode_facts: p.mode_facts,
+        };
+        let mode = fields.into_mode(&p.mode).map_err(serde::de::Error::custom)?;
+        let mut functions = p.functions;
+        for f in &mut functions {
+            let Some(profile) = f.profiled_mut() else { continue };
+            let Some(counts) = profile.events.take() else { continue };
+            let Some(e) = mode.events() else {
+                return Err(serde::de::Error::custom(format!("function {} has events in a {mode} profile", f.index)));
+            };
+            profile.events = Some(in_order(&e.names, counts).map_err(serde::de::Error::custom)?);
+        }
+        Ok(Profile {
+            module: p.module,
+            mode,
+            args: p.args,
+            wall_seconds: p.wall_seconds,
+            bench_region_seconds: p.bench_region_seconds,
+            instrumentation_seconds: p.instrumentation_seconds,
+            exit_code: p.exit_code,
+            trap: p.trap,
+            open_activations_at_exit: p.open_activations_at_exit,
+            runs: p.runs,
+            path_executions: p.path_executions,
+            functions,
+        })
+    }
+}

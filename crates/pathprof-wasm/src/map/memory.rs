@@ -1,0 +1,176 @@
+//! What the instrumented code wrote in the profiler's memory, read after the run (or while it runs):
+//! counter arrays with their pending loop and run counts, hash tables, preferential slots, event
+//! counters and the bursts of sampled loops.
+
+use super::{Counters, LoopBursts, LoopCounter, ProfileMap, RunCounter};
+use std::collections::HashMap;
+
+/// Path counts of one run, by original function index: `(path ID, count)` with `count > 0`.
+pub type RawCounts = HashMap<u32, Vec<(u64, u64)>>;
+
+/// Where one function's event counters lie in the profiler's memory ([`Counters::Events`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EventCounters {
+    pub function: u32,
+    pub offset: u32,
+    pub mask: u64,
+}
+
+impl EventCounters {
+    /// The function's event totals in `memory`: an entry per event of the map (`width`).
+    pub fn read(&self, memory: &[u8], width: usize) -> Vec<u64> {
+        let mut out = vec![0u64; width];
+        let mut at = self.offset as usize;
+        for (j, v) in out.iter_mut().enumerate() {
+            if self.mask >> j & 1 == 1 {
+                *v = le_u64(memory, at);
+                at += 8;
+            }
+        }
+        out
+    }
+}
+
+/// Where one function's array of counters lies in the profiler's memory: `len` little-endian `u64`
+/// counters at byte `offset`, indexed by path ID, and the slots of its loop and run counters, which
+/// hold the iterations not yet added to the array when the program stopped in the loop (a trap); or
+/// `len` preferential slots ([`Counters::Ppp`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArrayCounters {
+    pub function: u32,
+    pub offset: u32,
+    pub len: u64,
+    pub loop_counters: Vec<LoopCounter>,
+    pub run_counters: Vec<RunCounter>,
+    /// The array holds preferential slots.
+    pub slots: bool,
+}
+
+/// A function's hash table of paths in the profiler's memory ([`Counters::Table`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TableCounters {
+    pub function: u32,
+    pub offset: u32,
+    pub slots: u32,
+}
+
+impl TableCounters {
+    /// Adds the paths the table holds in `memory` to `counts`.
+    pub fn read(&self, memory: &[u8], counts: &mut RawCounts) {
+        let bytes = crate::abi::TABLE_SLOT_BYTES as usize;
+        let entry = counts.entry(self.function).or_default();
+        for i in 0..self.slots as usize {
+            let at = self.offset as usize + i * bytes;
+            let key = le_u64(memory, at);
+            if key != 0 {
+                entry.push((key - 1, le_u64(memory, at + 8)));
+            }
+        }
+    }
+}
+
+impl ArrayCounters {
+    /// Bytes of the array.
+    pub fn bytes(&self) -> u64 {
+        self.len * if self.slots { u64::from(crate::abi::PPP_SLOT_BYTES) } else { 8 }
+    }
+
+    /// Adds the function's counts in `memory` to `counts`, pending loop and run counts included.
+    pub fn read(&self, memory: &[u8], counts: &mut RawCounts) {
+        let word = |at: usize| le_u64(memory, at);
+        if self.slots {
+            let entry = counts.entry(self.function).or_default();
+            for i in 0..self.len as usize {
+                let at = self.offset as usize + i * crate::abi::PPP_SLOT_BYTES as usize;
+                let (id, count) = (word(at), word(at + crate::abi::PPP_SLOT_COUNT as usize));
+                if count > 0 {
+                    entry.push((id, count));
+                }
+            }
+            return;
+        }
+        let base = self.offset as usize;
+        let mut values: Vec<u64> = memory[base..base + 8 * self.len as usize]
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("chunks of 8")))
+            .collect();
+        // A loop counter's slot holds its path's pending count, a run counter's the run's length and
+        // then its path.
+        let word = |at: u32| le_u64(memory, at as usize);
+        let pending = self
+            .loop_counters
+            .iter()
+            .map(|l| (l.path, word(l.slot)))
+            .chain(self.run_counters.iter().map(|r| (word(r.slot + 8), word(r.slot))));
+        for (path, n) in pending {
+            if let Some(v) = usize::try_from(path).ok().and_then(|p| values.get_mut(p)) {
+                *v += n;
+            }
+        }
+        let entry = counts.entry(self.function).or_default();
+        entry.extend(values.into_iter().enumerate().filter(|&(_, c)| c > 0).map(|(id, c)| (id as u64, c)));
+    }
+}
+
+/// A sampled loop's count of the bursts its copy did not take, in `memory` (0 when the memory
+/// does not reach the slot).
+pub fn read_bursts(memory: &[u8], bursts: &LoopBursts) -> u64 {
+    let at = bursts.slot as usize;
+    if memory.len() < at + 8 {
+        return 0;
+    }
+    le_u64(memory, at)
+}
+
+/// The little-endian `u64` at byte `at` of `memory`.
+fn le_u64(memory: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(memory[at..at + 8].try_into().expect("8 bytes"))
+}
+
+impl ProfileMap {
+    /// Where the counter arrays lie: one per function counted in an array (a streamed function's
+    /// singles too).
+    pub fn arrays(&self) -> Vec<ArrayCounters> {
+        self.probed()
+            .filter_map(|(f, p)| {
+                let (offset, len, slots) = match p.counters {
+                    Counters::Ppp { offset, slots } => (offset, u64::from(slots), true),
+                    counters => (counters.array()?, p.plan.num_paths(), false),
+                };
+                Some(ArrayCounters {
+                    function: f.index,
+                    offset,
+                    len,
+                    loop_counters: p.loop_counters.clone(),
+                    run_counters: p.run_counters.clone(),
+                    slots,
+                })
+            })
+            .collect()
+    }
+
+    /// The hash tables of the functions that count in one ([`Counters::Table`]).
+    pub fn tables(&self) -> Vec<TableCounters> {
+        self.probed()
+            .filter_map(|(f, p)| match p.counters {
+                Counters::Table { offset, slots } => Some(TableCounters { function: f.index, offset, slots }),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Mode `events`: where the event counters lie, one set per function that has them.
+    pub fn event_counters(&self) -> Vec<EventCounters> {
+        self.probed()
+            .filter_map(|(f, p)| match p.counters {
+                Counters::Events { offset, mask, .. } => Some(EventCounters { function: f.index, offset, mask }),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Sampled mode: the loops that run a copy without probes, with their functions.
+    pub fn loop_bursts(&self) -> Vec<(u32, LoopBursts)> {
+        self.probed().flat_map(|(f, p)| p.loop_bursts.iter().map(move |&l| (f.index, l))).collect()
+    }
+}
