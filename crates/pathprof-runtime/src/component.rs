@@ -8,7 +8,7 @@
 //! exported memory.
 
 use crate::collect::{Collector, HostCall};
-use crate::run::{ending, open_profiled_frames, run_outcome, wasi_context, RunConfig, RunOutcome};
+use crate::outcome::{conclude, wasi_context, Ran, RunConfig, RunOutcome};
 use anyhow::{anyhow, bail, Result};
 use pathprof_wasm::abi::ATTACH_IMPORT;
 use pathprof_wasm::ProfileMap;
@@ -85,6 +85,33 @@ fn link<C: Collector>(linker: &mut Linker<Host<C>>) -> Result<()> {
     Ok(())
 }
 
+/// A component's imports are WASI's interfaces (`wasi:...`), whose versions Wasmtime checks when
+/// it links them.
+pub(crate) fn check_imports(bytes: &[u8]) -> Result<()> {
+    use wasmparser::Payload;
+    // Only the component's own imports: nested modules and components are its business.
+    let mut depth = 0usize;
+    for payload in wasmparser::Parser::new(0).parse_all(bytes) {
+        match payload {
+            Ok(Payload::ModuleSection { .. } | Payload::ComponentSection { .. }) => depth += 1,
+            Ok(Payload::End(_)) => depth = depth.saturating_sub(1),
+            Ok(Payload::ComponentImportSection(imports)) if depth == 0 => {
+                for import in imports {
+                    // A malformed section is reported when the component is read.
+                    let Ok(import) = import else { return Ok(()) };
+                    let name = import.name.name;
+                    if !name.starts_with("wasi:") {
+                        bail!("unknown component import: {name} (pathprof provides WASI preview 2)");
+                    }
+                }
+            }
+            Err(_) => return Ok(()),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// Runs a compiled component's `wasi:cli/run` in a fresh instance, with `collector` on the host's
 /// side of its probes.
 pub(crate) fn run<C: Collector>(
@@ -105,7 +132,7 @@ pub(crate) fn run<C: Collector>(
     link(&mut linker)?;
 
     let run_start = Instant::now();
-    let outcome = match Command::instantiate(&mut store, component, &linker) {
+    let entry = match Command::instantiate(&mut store, component, &linker) {
         Err(e) => Err(e),
         Ok(command) => {
             let host = store.data_mut();
@@ -122,15 +149,16 @@ pub(crate) fn run<C: Collector>(
             }
         }
     };
-    let wall_seconds = run_start.elapsed().as_secs_f64();
+    let ran = Ran {
+        entry,
+        wall_seconds: run_start.elapsed().as_secs_f64(),
+        bench_region_seconds: None,
+        results: Vec::new(),
+        pipes,
+    };
     let host = store.data_mut();
-    let output = host.collector.finish(host.memory.as_ref().map(ProfilerMemory::bytes));
-
     // Frames of the instrumented module: the one that exports the profiler's memory.
     let export = map.and_then(|m| m.memory_export.as_deref());
     let profiled = |f: &wasmtime::FrameInfo| export.is_some_and(|e| f.module().exports().any(|x| x.name() == e));
-    let (exit_code, trap, frames) = ending(outcome, profiled)?;
-    let output = output?;
-    let ended = (exit_code, trap, open_profiled_frames(map, frames));
-    Ok((run_outcome(ended, wall_seconds, None, Vec::new(), pipes), output))
+    conclude(&mut host.collector, host.memory.as_ref().map(ProfilerMemory::bytes), ran, map, profiled)
 }

@@ -1,7 +1,7 @@
 //! The program's entry point: `_start`, or an export named by `--invoke` with arguments parsed from
 //! the command line, its results formatted one per line.
 
-use crate::RunConfig;
+use crate::outcome::{NoEntry, RunConfig};
 use anyhow::{anyhow, bail, Result};
 use wasmtime::{Store, Val, ValType};
 
@@ -45,11 +45,6 @@ pub(crate) fn call_entry<T: 'static>(
         }
     }
 }
-
-/// The program could not be started (no entry point, bad `--invoke` arguments).
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct NoEntry(pub String);
 
 fn parse_val(ty: &ValType, s: &str) -> Result<Val> {
     let bad = || anyhow!("cannot read {s:?} as {ty}");

@@ -1,12 +1,14 @@
 //! Runs WebAssembly programs under an embedded Wasmtime — core modules with WASI preview 1,
 //! components with WASI preview 2 — and collects what their probes record.
 //!
-//! * [`run`](mod@run) — the engine, the program's environment and its ending: [`run_module`] keeps
-//!   only what every mode shares. The host provides the Sightglass imports `bench.start`/`bench.end`
-//!   (recording the wall time between them) and nothing else but WASI: the program sees only the
-//!   directories and environment variables granted in [`RunConfig`]. When the program traps or
-//!   calls `proc_exit`, what the probes recorded is read all the same, and the number of
-//!   activations still on the stack is taken from the trap's backtrace.
+//! * [`run`](mod@run) — the engine, compiling a program, and [`run_module`], which runs it with a
+//!   collector: it keeps only what every mode shares;
+//! * [`outcome`] — what both runners share: the program's environment and its ending. The program
+//!   sees only the directories and environment variables granted in [`RunConfig`]. When it traps
+//!   or calls `proc_exit`, what the probes recorded is read all the same, and the activations still
+//!   on the stack are taken from the trap's backtrace;
+//! * [`module`](mod@module) — core modules: WASI preview 1, and the Sightglass imports
+//!   `bench.start`/`bench.end` (recording the wall time between them);
 //! * [`component`](mod@component) — components: `wasi:cli/run` under the component model, and the
 //!   profiler's memory handed over by the component itself;
 //! * [`collect`] — the host's side of each way of recording path ends, one collector per mode;
@@ -15,6 +17,8 @@
 pub mod collect;
 mod component;
 mod entry;
+mod module;
+pub mod outcome;
 pub mod run;
 mod words;
 
@@ -24,6 +28,6 @@ pub use collect::stream::{
     ForestSettings, KsfFacts, StreamCollector, StreamConsumer, StreamEnd, StreamFolder, Streamed,
 };
 pub use collect::{Collector, HostCall, NoCollector};
-pub use entry::NoEntry;
-pub use run::{check_imports, compile, engine, run, run_module, Program, RunConfig, RunOutcome, TRAP_EXIT_CODE};
+pub use outcome::{NoEntry, RunConfig, RunOutcome, TRAP_EXIT_CODE};
+pub use run::{check_imports, compile, engine, run, run_module, Program};
 pub use wasmtime::{Engine, Module};

@@ -1,0 +1,108 @@
+//! Running a core module: WASI preview 1 and the Sightglass `bench` imports, with the collector's
+//! host import and the profiler's memory found by its export name.
+
+use crate::collect::Collector;
+use crate::entry::call_entry;
+use crate::outcome::{conclude, wasi_context, Ran, RunConfig, RunOutcome};
+use anyhow::{anyhow, Result};
+use pathprof_wasm::ProfileMap;
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+use wasmtime::{Caller, Engine, Linker, Module, Store};
+use wasmtime_wasi::p1::WasiP1Ctx;
+use wasmtime_wasi::WasiCtxBuilder;
+
+/// The store's data: the program's WASI context, the bench region, and the collector.
+struct Host<C> {
+    wasi: WasiP1Ctx,
+    bench_start: Option<Instant>,
+    bench_region: Option<Duration>,
+    collector: C,
+}
+
+fn unknown_import(module: &str, name: &str) -> anyhow::Error {
+    anyhow!("unknown import: {module}::{name} (pathprof provides WASI preview 1, bench.start and bench.end)")
+}
+
+/// Checks that a module imports only WASI preview 1 and the `bench` functions.
+pub(crate) fn check_imports(engine: &Engine, bytes: &[u8]) -> Result<()> {
+    let mut store = Store::new(engine, WasiCtxBuilder::new().build_p1());
+    let mut linker: Linker<WasiP1Ctx> = Linker::new(engine);
+    wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |c: &mut WasiP1Ctx| c)?;
+    let provided: HashSet<(String, String)> =
+        linker.iter(&mut store).map(|(module, name, _)| (module.to_string(), name.to_string())).collect();
+    for payload in wasmparser::Parser::new(0).parse_all(bytes) {
+        let Ok(wasmparser::Payload::ImportSection(imports)) = payload else { continue };
+        for import in imports.into_imports() {
+            // A malformed section is reported by the validation that follows.
+            let Ok(import) = import else { return Ok(()) };
+            let bench = import.module == "bench" && matches!(import.name, "start" | "end");
+            if !bench && !provided.contains(&(import.module.to_string(), import.name.to_string())) {
+                return Err(unknown_import(import.module, import.name));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs a compiled core module, with WASI preview 1 and the `bench` imports.
+pub(crate) fn run<C: Collector>(
+    engine: &Engine,
+    module: &Module,
+    map: Option<&ProfileMap>,
+    collector: C,
+    config: &RunConfig,
+) -> Result<(RunOutcome, C::Output)> {
+    let (mut wasi, pipes) = wasi_context(config)?;
+    let host = Host { wasi: wasi.build_p1(), bench_start: None, bench_region: None, collector };
+    let mut store = Store::new(engine, host);
+    let mut linker: Linker<Host<C>> = Linker::new(engine);
+    wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |h: &mut Host<C>| &mut h.wasi)?;
+    linker.func_wrap("bench", "start", |mut caller: Caller<'_, Host<C>>| {
+        caller.data_mut().bench_start = Some(Instant::now());
+    })?;
+    linker.func_wrap("bench", "end", |mut caller: Caller<'_, Host<C>>| {
+        let host = caller.data_mut();
+        if let Some(start) = host.bench_start.take() {
+            *host.bench_region.get_or_insert(Duration::ZERO) += start.elapsed();
+        }
+    })?;
+    let memory_export = map.and_then(|m| m.memory_export.as_deref());
+    C::link(&mut linker, |h: &mut Host<C>| &mut h.collector, memory_export)?;
+    for import in module.imports() {
+        if linker.get_by_import(&mut store, &import).is_none() {
+            return Err(unknown_import(import.module(), import.name()));
+        }
+    }
+    let profiler_memory = |instance: &wasmtime::Instance, store: &mut Store<Host<C>>| {
+        map.and_then(|m| m.memory_export.as_deref()).and_then(|name| instance.get_memory(store, name))
+    };
+
+    let run_start = Instant::now();
+    let mut results = Vec::new();
+    let (instance, entry) = match linker.instantiate(&mut store, module) {
+        Err(e) => (None, Err(e)),
+        Ok(instance) => {
+            match profiler_memory(&instance, &mut store) {
+                Some(m) => {
+                    let (data, host) = m.data_and_store_mut(&mut store);
+                    host.collector.start(Some(data))?;
+                }
+                None => store.data_mut().collector.start(None)?,
+            }
+            let r = call_entry(&mut store, &instance, config, &mut results);
+            (Some(instance), r)
+        }
+    };
+    let wall_seconds = run_start.elapsed().as_secs_f64();
+    let bench_region_seconds = store.data().bench_region.map(|d| d.as_secs_f64());
+    let ran = Ran { entry, wall_seconds, bench_region_seconds, results, pipes };
+    let memory = instance.as_ref().and_then(|i| profiler_memory(i, &mut store));
+    match memory {
+        Some(m) => {
+            let (data, host) = m.data_and_store_mut(&mut store);
+            conclude(&mut host.collector, Some(data), ran, map, |_| true)
+        }
+        None => conclude(&mut store.data_mut().collector, None, ran, map, |_| true),
+    }
+}

@@ -1,0 +1,183 @@
+//! What both runners share: what the program may see ([`RunConfig`]), its WASI context, and how a
+//! run ends — returned, trapped or `proc_exit` — with the activations it left open and what the
+//! collector read ([`RunOutcome`]).
+
+use crate::collect::Collector;
+use anyhow::{anyhow, bail, Result};
+use pathprof_wasm::ProfileMap;
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+use std::collections::HashSet;
+use std::path::PathBuf;
+use wasmtime::WasmBacktrace;
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{I32Exit, WasiCtxBuilder};
+
+/// Most output kept when capturing a program's stdout or stderr.
+const CAPTURE_LIMIT: usize = 256 << 20;
+
+/// Exit status reported when the program traps (as a process killed by `SIGABRT` would).
+pub const TRAP_EXIT_CODE: i32 = 134;
+
+/// What the program may see and how it is started.
+#[derive(Clone, Debug, Default)]
+pub struct RunConfig {
+    /// `(host directory, guest path)` pre-opened for the program.
+    pub dirs: Vec<(PathBuf, String)>,
+    pub env: Vec<(String, String)>,
+    /// `argv`, including the program name.
+    pub args: Vec<String>,
+    /// Exported function to call instead of `_start`; its arguments are `args[1..]`.
+    pub invoke: Option<String>,
+    /// Capture stdout and stderr (and give an empty stdin) instead of inheriting the host's.
+    pub capture_output: bool,
+    /// Seed of the program's random numbers (`random_get`), for runs that repeat exactly; without
+    /// it they come from the host's generator.
+    pub random_seed: Option<u64>,
+}
+
+/// The program could not be started (no entry point, bad `--invoke` arguments).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct NoEntry(pub String);
+
+/// How one run went.
+#[derive(Debug)]
+pub struct RunOutcome {
+    pub exit_code: i32,
+    pub trap: Option<String>,
+    /// Compile time of the module (0 when it was compiled before).
+    pub compile_seconds: f64,
+    /// Instantiation and execution.
+    pub wall_seconds: f64,
+    pub bench_region_seconds: Option<f64>,
+    /// The functions (indices of the original module) of the activations of profiled functions
+    /// still open when the program stopped, the innermost first.
+    pub open_frames: Vec<u32>,
+    /// Results of `--invoke`, formatted one per line.
+    pub results: Vec<String>,
+    /// Captured output, with [`RunConfig::capture_output`].
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+}
+
+/// The program's WASI context as `config` grants it, and the pipes that capture its output.
+pub(crate) fn wasi_context(config: &RunConfig) -> Result<(WasiCtxBuilder, Option<Pipes>)> {
+    let mut wasi = WasiCtxBuilder::new();
+    let pipes = if config.capture_output {
+        let out = MemoryOutputPipe::new(CAPTURE_LIMIT);
+        let err = MemoryOutputPipe::new(CAPTURE_LIMIT);
+        wasi.stdout(out.clone()).stderr(err.clone());
+        Some(Pipes { out, err })
+    } else {
+        wasi.inherit_stdio();
+        None
+    };
+    wasi.args(&config.args);
+    if let Some(seed) = config.random_seed {
+        // ChaCha12, the same stream on every host for a seed.
+        wasi.secure_random(StdRng::seed_from_u64(seed));
+        wasi.insecure_random(StdRng::seed_from_u64(seed.wrapping_add(1)));
+        wasi.insecure_random_seed(u128::from(seed));
+    }
+    for (k, v) in &config.env {
+        wasi.env(k, v);
+    }
+    for (host, guest) in &config.dirs {
+        wasi.preopened_dir(host, guest, wasmtime_wasi::FsPerms::ReadWrite)
+            .map_err(|e| anyhow!("cannot open directory {}: {e}", host.display()))?;
+    }
+    Ok((wasi, pipes))
+}
+
+/// The captured stdout and stderr of a run.
+pub(crate) struct Pipes {
+    out: MemoryOutputPipe,
+    err: MemoryOutputPipe,
+}
+
+/// How a run went up to the program's stop, as its runner saw it.
+pub(crate) struct Ran {
+    /// What the entry point returned.
+    pub entry: wasmtime::Result<()>,
+    /// Instantiation and execution.
+    pub wall_seconds: f64,
+    pub bench_region_seconds: Option<f64>,
+    /// Results of `--invoke`.
+    pub results: Vec<String>,
+    pub pipes: Option<Pipes>,
+}
+
+/// Ends a run, whatever its ending: `collector` reads what the probes recorded in the profiler's
+/// `memory`, and the ending gives the exit status, the trap, and the activations still open of the
+/// functions `map` profiles (the frames that `profiled_frame` accepts).
+pub(crate) fn conclude<C: Collector>(
+    collector: &mut C,
+    memory: Option<&mut [u8]>,
+    ran: Ran,
+    map: Option<&ProfileMap>,
+    profiled_frame: impl Fn(&wasmtime::FrameInfo) -> bool,
+) -> Result<(RunOutcome, C::Output)> {
+    let output = collector.finish(memory);
+    let (exit_code, trap, frames) = ending(ran.entry, profiled_frame)?;
+    let output = output?;
+    let (stdout, stderr) = match ran.pipes {
+        Some(p) => (p.out.contents().to_vec(), p.err.contents().to_vec()),
+        None => (Vec::new(), Vec::new()),
+    };
+    let outcome = RunOutcome {
+        exit_code,
+        trap,
+        compile_seconds: 0.0,
+        wall_seconds: ran.wall_seconds,
+        bench_region_seconds: ran.bench_region_seconds,
+        open_frames: open_profiled_frames(map, frames),
+        results: ran.results,
+        stdout,
+        stderr,
+    };
+    Ok((outcome, output))
+}
+
+/// How a run ended, from what its entry point returned: the exit status, the trap's message, and
+/// the functions of the frames still open (as the backtrace numbers them, innermost first) that
+/// `profiled_frame` accepts.
+fn ending(
+    outcome: wasmtime::Result<()>,
+    profiled_frame: impl Fn(&wasmtime::FrameInfo) -> bool,
+) -> Result<(i32, Option<String>, Vec<u32>)> {
+    Ok(match outcome {
+        Ok(()) => (0, None, Vec::new()),
+        Err(e) if e.downcast_ref::<NoEntry>().is_some() => bail!("{e}"),
+        Err(e) => {
+            let frames: Vec<u32> = e
+                .downcast_ref::<WasmBacktrace>()
+                .map(|bt| bt.frames().iter().filter(|f| profiled_frame(f)).map(|f| f.func_index()).collect())
+                .unwrap_or_default();
+            if let Some(exit) = e.downcast_ref::<I32Exit>() {
+                (exit.0, None, frames)
+            } else {
+                let msg = match e.downcast_ref::<wasmtime::Trap>() {
+                    Some(t) => t.to_string(),
+                    None => format!("{e:#}").lines().next().unwrap_or_default().to_string(),
+                };
+                (TRAP_EXIT_CODE, Some(msg), frames)
+            }
+        }
+    })
+}
+
+/// The open frames of profiled functions, as indices of the original module.
+fn open_profiled_frames(map: Option<&ProfileMap>, frames: Vec<u32>) -> Vec<u32> {
+    let Some(map) = map else { return frames };
+    // Frames report indices of the instrumented module, which has one more function when the
+    // profiler calls a host function.
+    let shift = u32::from(map.sink.import().is_some());
+    let profiled: HashSet<u32> = map.probed().map(|(f, _)| f.index).collect();
+    let first_defined = map.functions.first().map_or(0, |f| f.index);
+    frames
+        .iter()
+        .filter(|&&i| i >= first_defined + shift && profiled.contains(&(i - shift)))
+        .map(|&i| i - shift)
+        .collect()
+}
