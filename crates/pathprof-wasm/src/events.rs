@@ -423,6 +423,15 @@ impl BodyEvents {
     }
 }
 
+/// A function's events as the instrumenter counts them: where they occur, which occur at all
+/// (`mask`), and for path decoding [EVT23 §4.2] every path's vector (a row per path ID, a column per
+/// event of `mask`) when its paths are few enough for a table.
+pub(crate) struct FunctionEvents {
+    pub body: BodyEvents,
+    pub mask: u64,
+    pub rows: Option<Vec<u64>>,
+}
+
 /// The entries of `vector` that `mask` selects, in order.
 pub fn columns(vector: &[u64], mask: u64) -> impl Iterator<Item = u64> + '_ {
     vector.iter().enumerate().filter(move |(j, _)| mask >> j & 1 == 1).map(|(_, &x)| x)

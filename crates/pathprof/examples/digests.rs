@@ -13,9 +13,10 @@
 //! without their times (every field whose name ends in `_seconds`), and only for the deterministic
 //! modes (timer sampling is not). Mode `trace` is the instrumentation of `pathprof hpp`; `ppp` modes
 //! take the paths of a `bl` run as the interesting ones. Programs run as `pathprof bench` runs them:
-//! their folder pre-opened as `.`, their file name as their only argument.
+//! their folder pre-opened as `.`, their file name as their only argument, and their random numbers
+//! seeded.
 
-use pathprof::profiler::ProfiledModule;
+use pathprof::profiled::ProfiledModule;
 use pathprof::{Inputs, Interesting, Mode, Prepared, RunConfig};
 use pathprof_core::plan::ExtraCuts;
 use pathprof_core::PlanOptions;
@@ -42,7 +43,7 @@ const MODES: &[&str] = &[
 
 /// Modes whose profiles repeat from run to run.
 fn deterministic(mode: &str) -> bool {
-    !(mode.starts_with("pep") && !mode.starts_with("pep:every"))
+    !mode.starts_with("pep") || mode.starts_with("pep:every")
 }
 
 fn sha(bytes: &[u8]) -> String {
@@ -80,9 +81,10 @@ fn main() -> anyhow::Result<()> {
                 dirs: vec![(folder, ".".to_string())],
                 args: vec![wasm.file_name().unwrap().to_string_lossy().into_owned()],
                 capture_output: true,
+                random_seed: Some(1),
                 ..RunConfig::default()
             };
-            let bl = pathprof::profile(&bytes, &Mode::Bl, &config)?;
+            let bl = pathprof::profile(&bytes, &Mode::parse("bl")?, &config)?;
             let mut interesting = Interesting::default();
             interesting.add("bl", &bl.functions);
             for spec in MODES {

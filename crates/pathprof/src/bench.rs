@@ -23,14 +23,17 @@
 //! §6.3–6.4], as `pathprof compare`), which gives the overhead/accuracy trade-off of each sampling
 //! in one run.
 
-use crate::modes::ppp::Interesting;
-use crate::modes::{Mode, ModeFacts, ModeRun};
-use crate::profiler::{Inputs, Prepared};
+use crate::inputs::{Inputs, Interesting};
+use crate::modes::bl::Bl;
+use crate::modes::none::Uninstrumented;
+use crate::modes::{Mode, ModeRun, Setting};
+use crate::profiler::Prepared;
 use anyhow::{bail, Context, Result};
 use pathprof_core::accuracy::{compare_functions, Accuracy, HOT_THRESHOLD};
 use pathprof_core::profile::FunctionProfile;
 use pathprof_runtime::RunConfig;
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -77,9 +80,13 @@ pub struct ModeFigures {
     /// Median of this mode over median of `bl`, when `bl` is among the modes (not for `bl` itself).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vs_bl: Option<f64>,
-    /// `kbl` modes: nodes of the run's k-slab forest (the largest over the runs).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ksf_nodes: Option<u64>,
+    /// The figures the mode gives of each run (`kbl` modes: `ksf_nodes`, the nodes of the run's
+    /// k-slab forest), the largest over the runs, by key.
+    #[serde(flatten)]
+    pub figures: BTreeMap<&'static str, u64>,
+    /// The labels of `figures`, by key.
+    #[serde(skip)]
+    pub figure_labels: BTreeMap<&'static str, &'static str>,
     /// `pep` modes: accuracy of the sampled profiles against the exact one, median over the runs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub accuracy: Option<AccuracyFigures>,
@@ -213,14 +220,15 @@ struct Variant<'a> {
     code_bytes: usize,
     times: Vec<f64>,
     host_bytes: u64,
-    ksf_nodes: u64,
+    /// The largest of each figure of the runs, with its label.
+    figures: BTreeMap<&'static str, (&'static str, u64)>,
     /// `pep` modes: each run's accuracy against the exact profile.
     accuracy: Vec<Accuracy>,
 }
 
 impl Variant<'_> {
-    fn mode(&self) -> Mode {
-        self.prepared.mode
+    fn mode(&self) -> &Mode {
+        &self.prepared.mode
     }
 }
 
@@ -285,7 +293,7 @@ pub fn bench(dir: &Path, options: &BenchOptions, mut progress: impl FnMut(&Progr
         progress(&figures);
         report.programs.push(figures);
     }
-    for mode in modes.iter().filter(|m| **m != Mode::None).map(Mode::to_string) {
+    for mode in modes.iter().filter(|m| !m.is_baseline()).map(Mode::to_string) {
         let figures: Vec<(&ModeFigures, &str)> = report
             .programs
             .iter()
@@ -352,12 +360,12 @@ fn bench_program(
     };
     let config = RunConfig { dirs, args, capture_output: true, ..RunConfig::default() };
     // Sampled profiles are compared with an exact one of the same program (the corpus's programs are
-    // deterministic: every run takes the same paths), and `ppp` takes the paths of an exact one as
-    // its interesting paths: that of one more `bl` run before the measured ones for `ppp`, else
-    // of a measured `bl` run when `bl` is among the modes.
-    let sampled = modes.iter().any(|m| matches!(m, Mode::Pep(..)));
-    let preferential = modes.iter().any(|m| matches!(m, Mode::Ppp { .. }));
-    let exact = match (sampled && !modes.contains(&Mode::Bl)) || preferential {
+    // deterministic: every run takes the same paths), and modes that take interesting paths take
+    // those of an exact one: that of one more `bl` run before the measured ones for them, else of a
+    // measured `bl` run when `bl` is among the modes.
+    let sampled = modes.iter().any(|m| m.sampled());
+    let preferential = modes.iter().any(|m| m.accepts(Setting::Interesting));
+    let exact = match (sampled && !modes.iter().any(|m| m.is::<Bl>())) || preferential {
         true => Some(exact_profile(engine, &bytes, &config, name, status)?),
         false => None,
     };
@@ -367,10 +375,11 @@ fn bench_program(
         interesting
     });
     let mut variants = Vec::new();
-    for &mode in std::iter::once(&Mode::None).chain(modes.iter().filter(|m| **m != Mode::None)) {
-        let ppp = matches!(mode, Mode::Ppp { .. });
-        let inputs = Inputs { interesting: interesting.as_ref().filter(|_| ppp), ..Inputs::default() };
-        let prepared = Prepared::new(&bytes, name, &mode, &inputs)?;
+    let baseline = Mode::new(Uninstrumented);
+    for mode in std::iter::once(&baseline).chain(modes.iter().filter(|m| !m.is_baseline())) {
+        let takes = mode.accepts(Setting::Interesting);
+        let inputs = Inputs { interesting: interesting.as_ref().filter(|_| takes), ..Inputs::default() };
+        let prepared = Prepared::new(&bytes, name, mode, &inputs)?;
         let code_bytes = prepared.code_size()?;
         let (_, compile_seconds) = pathprof_runtime::compile(engine, &prepared.code)?;
         variants.push(Variant {
@@ -379,7 +388,7 @@ fn bench_program(
             code_bytes,
             times: Vec::new(),
             host_bytes: 0,
-            ksf_nodes: 0,
+            figures: BTreeMap::new(),
             accuracy: Vec::new(),
         });
     }
@@ -387,13 +396,12 @@ fn bench_program(
 
     let none = &variants[0];
     let none_median = median(&none.times);
-    let bl_median = variants.iter().find(|v| v.mode() == Mode::Bl).map(|v| median(&v.times));
+    let bl_median = variants.iter().find(|v| v.mode().is::<Bl>()).map(|v| median(&v.times));
     let modes = variants[1..]
         .iter()
         .map(|v| {
             // The counter arrays in the profiler's memory, and what the host kept.
             let counter_bytes: u64 = v.prepared.map.as_ref().map_or(0, |m| m.arrays().iter().map(|a| a.bytes()).sum());
-            let kbl = matches!(v.mode(), Mode::Kbl(_));
             ModeFigures {
                 mode: v.mode().to_string(),
                 runs: v.times.len(),
@@ -405,8 +413,9 @@ fn bench_program(
                 compile_ratio: v.compile_seconds / none.compile_seconds,
                 code_growth: v.code_bytes as f64 / none.code_bytes.max(1) as f64,
                 profiler_memory_bytes: counter_bytes + v.host_bytes,
-                vs_bl: bl_median.filter(|_| v.mode() != Mode::Bl).map(|b| median(&v.times) / b),
-                ksf_nodes: kbl.then_some(v.ksf_nodes),
+                vs_bl: bl_median.filter(|_| !v.mode().is::<Bl>()).map(|b| median(&v.times) / b),
+                figures: v.figures.iter().map(|(&key, &(_, value))| (key, value)).collect(),
+                figure_labels: v.figures.iter().map(|(&key, &(label, _))| (key, label)).collect(),
                 accuracy: AccuracyFigures::median_of(&v.accuracy),
             }
         })
@@ -431,9 +440,9 @@ fn exact_profile(
     name: &str,
     status: ExitStatus,
 ) -> Result<Vec<FunctionProfile>> {
-    let prepared = Prepared::new(bytes, name, &Mode::Bl, &Inputs::default())?;
+    let prepared = Prepared::new(bytes, name, &Mode::new(Bl), &Inputs::default())?;
     let run = prepared.run(engine, config)?;
-    completed(&run, name, Mode::Bl, status)?;
+    completed(&run, name, &prepared.mode, status)?;
     profiles(&prepared, &run, name)
 }
 
@@ -442,7 +451,7 @@ fn exact_profile(
 struct ExitStatus(i32);
 
 /// Fails unless the run exited with the program's status, without a trap.
-fn completed(run: &ModeRun, name: &str, mode: Mode, status: ExitStatus) -> Result<()> {
+fn completed(run: &ModeRun, name: &str, mode: &Mode, status: ExitStatus) -> Result<()> {
     let out = &run.outcome;
     if out.exit_code != status.0 || out.trap.is_some() {
         bail!("{name} in mode {mode}: exit {} {}", out.exit_code, out.trap.as_deref().unwrap_or_default());
@@ -452,7 +461,7 @@ fn completed(run: &ModeRun, name: &str, mode: Mode, status: ExitStatus) -> Resul
 
 /// The function profiles of a run.
 fn profiles(prepared: &Prepared, run: &ModeRun, name: &str) -> Result<Vec<FunctionProfile>> {
-    run.functions(prepared.map.as_ref()).with_context(|| format!("{name} in mode {}", prepared.mode))
+    prepared.functions(run).with_context(|| format!("{name} in mode {}", prepared.mode))
 }
 
 /// Programs whose median run is shorter than this run once unmeasured before each measured run (all
@@ -470,7 +479,7 @@ fn measure(
 ) -> Result<()> {
     let start = Instant::now();
     let mut reference: Option<(Vec<u8>, Vec<u8>)> = None;
-    let sampled = variants.iter().any(|v| matches!(v.mode(), Mode::Pep(..)));
+    let sampled = variants.iter().any(|v| v.mode().sampled());
     // `pep` runs that wait for the exact profile (those before `bl`'s first run).
     let mut pending: Vec<(usize, ModeRun)> = Vec::new();
     for round in 0.. {
@@ -515,13 +524,14 @@ fn measure(
             }
             v.times.push(out.bench_region_seconds.unwrap_or(out.wall_seconds));
             v.host_bytes = run.host_bytes;
-            if let ModeFacts::Kbl { info, .. } = &run.facts {
-                v.ksf_nodes = v.ksf_nodes.max(info.ksf_nodes.0);
+            for f in &run.figures {
+                let (_, value) = v.figures.entry(f.key).or_insert((f.label, 0));
+                *value = (*value).max(f.value);
             }
-            match v.mode() {
-                Mode::Bl if sampled && exact.is_none() => exact = Some(profiles(&v.prepared, &run, name)?),
-                Mode::Pep(..) => pending.push((i, run)),
-                _ => {}
+            if v.mode().is::<Bl>() && sampled && exact.is_none() {
+                exact = Some(profiles(&v.prepared, &run, name)?);
+            } else if v.mode().sampled() {
+                pending.push((i, run));
             }
         }
         if let Some(exact) = &exact {

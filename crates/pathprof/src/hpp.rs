@@ -25,7 +25,7 @@
 //! callee (a `call` of it, or an indirect call); one that matches none (a callee reached through a
 //! function the instrumenter left alone) is counted and returns to no known address.
 
-use crate::profiler::ProfiledModule;
+use crate::profiled::ProfiledModule;
 use anyhow::{bail, Context, Result};
 use pathprof_core::dag::DagEdgeKind;
 use pathprof_core::hpp::stack::StackStats;

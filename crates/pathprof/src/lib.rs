@@ -6,6 +6,9 @@
 //! (`pathprof_runtime`) → profile (`pathprof_core::profile`) → report (the `pathprof` command).
 //!
 //! * [`modes`] — the modes, their grammar, and the one registry of their parts in every layer;
+//! * [`inputs`] — what a mode may be given besides its settings (edge profile, interesting paths,
+//!   events);
+//! * [`profiled`] — the core module profiled in a program (a module, or one of a component's);
 //! * [`profiler`] — a module instrumented for a mode, run, and turned into a profile;
 //! * [`bench`] — each mode's overhead against the uninstrumented program, side by side;
 //! * [`view`] — what reports show: hottest paths and sequences, labels and source lines;
@@ -14,19 +17,23 @@
 //! * [`export`] — profiles in other tools' formats: folded stacks and flame graphs, pprof,
 //!   speedscope;
 //! * [`hpp`] — the hardware path profiler simulated on a run's branches [PPP07 ch. 5];
+//! * [`render`] — profiles and figures laid out for people (text, HTML) and tools (JSON);
 //! * [`files`] — reading modules and profiles, writing files whole.
 
 pub mod bench;
 pub mod export;
 pub mod files;
 pub mod hpp;
+pub mod inputs;
 pub mod merge;
 pub mod modes;
+pub mod profiled;
 pub mod profiler;
+pub mod render;
 pub mod source;
 pub mod view;
 
-pub use modes::ppp::Interesting;
-pub use modes::{Mode, ModeFacts, ModeFlags, ModeRun};
+pub use inputs::{Inputs, Interesting};
+pub use modes::{Mode, ModeFlags, ModeRun, Registry};
 pub use pathprof_runtime::RunConfig;
-pub use profiler::{profile, profile_with, Inputs, Prepared};
+pub use profiler::{profile, profile_with, Prepared};

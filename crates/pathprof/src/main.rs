@@ -1,5 +1,5 @@
 //! `pathprof`: the command-line interface. One module per subcommand in [`cli`]; the reports they
-//! print are laid out in [`render`]; everything else is the `pathprof` library's.
+//! print are laid out by the library's `render`, and everything else is the library's too.
 
 /// The instrumenter's per-function analyses allocate many small vectors on several threads, where
 /// mimalloc is markedly faster than the system allocator (docs/PERFORMANCE.md).
@@ -7,7 +7,6 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod cli;
-mod render;
 
 use clap::{Parser, Subcommand};
 

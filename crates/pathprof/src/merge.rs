@@ -6,34 +6,30 @@
 //! paths of `ppp` profiles are those of the union. Counts are added exactly; a sum past 2^64 − 1
 //! is an error, not a wrapped or saturated count.
 
-use crate::modes::ppp;
+use crate::modes::{sum as add, ModeKind, Registry};
 use anyhow::{bail, Context, Result};
-use pathprof_core::profile::{
-    residual, EdgeCount, EventCounts, FunctionProfile, FunctionState, KipfNodeProfile, PathProfile, Profile,
-    ProfileMode, SamplingInfo, U64,
-};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-
-/// `a + b`, or an error naming what overflowed.
-fn add(a: u64, b: u64, what: &str) -> Result<u64> {
-    a.checked_add(b).with_context(|| format!("{what} add up past 2^64 - 1"))
-}
+use pathprof_core::profile::{EdgeCount, FunctionProfile, FunctionState, PathProfile, Profile, U64};
+use std::collections::BTreeMap;
 
 /// The profiles `profiles` (each with the name it was given by) added up, in order: the first
-/// gives the module's path, the arguments, the exit code and the trap.
-pub fn merge(profiles: &[(String, Profile)]) -> Result<Profile> {
+/// gives the module's path, the arguments, the exit code and the trap. Their mode's kind, which
+/// `registry` knows, adds up what the mode measured.
+pub fn merge(registry: &Registry, profiles: &[(String, Profile)]) -> Result<Profile> {
     let Some(((first_name, first), rest)) = profiles.split_first() else {
         bail!("nothing to merge");
     };
+    let Some(kind) = registry.kind(first.mode.name()) else {
+        bail!("cannot merge {first_name}: no mode {} is known", first.mode);
+    };
     let mut out = first.clone();
     for (name, p) in rest {
-        add_profile(&mut out, p).with_context(|| format!("cannot merge {name} into {first_name}"))?;
+        add_profile(kind, &mut out, p).with_context(|| format!("cannot merge {name} into {first_name}"))?;
     }
     Ok(out)
 }
 
-/// Adds `p` to `out`.
-fn add_profile(out: &mut Profile, p: &Profile) -> Result<()> {
+/// Adds `p` to `out`, both profiles of mode `kind`'s.
+fn add_profile(kind: &dyn ModeKind, out: &mut Profile, p: &Profile) -> Result<()> {
     if p.module.sha256 != out.module.sha256 {
         bail!("it is a profile of another module ({}, SHA-256 {})", p.module.path, short(&p.module.sha256));
     }
@@ -43,14 +39,11 @@ fn add_profile(out: &mut Profile, p: &Profile) -> Result<()> {
     if p.functions.len() != out.functions.len() {
         bail!("it lists {} functions, not {}", p.functions.len(), out.functions.len());
     }
-    let mode = add_mode(&out.mode, &p.mode)?;
+    let mode = kind.merge(&out.mode, &p.mode)?;
     for (mine, theirs) in out.functions.iter_mut().zip(&p.functions) {
-        add_function(mine, theirs).with_context(|| format!("function {}", theirs.index))?;
+        add_function(kind, mine, theirs).with_context(|| format!("function {}", theirs.index))?;
     }
-    out.mode = match mode {
-        ProfileMode::Ppp(x) => ProfileMode::Ppp(ppp::info(&x.interesting_from, &out.functions)),
-        mode => mode,
-    };
+    out.mode = kind.after_merge(mode, &out.functions);
     out.runs = add(out.runs, p.runs, "the runs")?;
     out.path_executions = U64(add(out.path_executions.0, p.path_executions.0, "the path executions")?);
     out.open_activations_at_exit = add(out.open_activations_at_exit, p.open_activations_at_exit, "open activations")?;
@@ -70,81 +63,9 @@ fn short(sha: &str) -> &str {
     sha.get(..12).unwrap_or(sha)
 }
 
-/// The mode of the sum of two profiles in modes `a` and `b`, or why they do not add up. The summary
-/// of a PPP profile is left to be recomputed from the summed functions.
-fn add_mode(a: &ProfileMode, b: &ProfileMode) -> Result<ProfileMode> {
-    Ok(match (a, b) {
-        (ProfileMode::None, ProfileMode::None) => ProfileMode::None,
-        (ProfileMode::Bl, ProfileMode::Bl) => ProfileMode::Bl,
-        (ProfileMode::Pep(x), ProfileMode::Pep(y)) => {
-            let settings = |s: &SamplingInfo| (s.samples, s.stride, s.every, s.tick_ms, s.function_copies);
-            if settings(x) != settings(y) {
-                bail!("it was sampled with other settings");
-            }
-            let mut s = x.clone();
-            s.ticks = add(x.ticks, y.ticks, "the timer ticks")?;
-            s.samples_taken = add(x.samples_taken, y.samples_taken, "the samples")?;
-            ProfileMode::Pep(s)
-        }
-        (ProfileMode::Kbl(x), ProfileMode::Kbl(y)) => {
-            if (x.k, x.max_nodes, x.ksf_node_bytes) != (y.k, y.max_nodes, y.ksf_node_bytes) {
-                bail!("its forests were built with k = {} and another bound or layout (here k = {})", y.k, x.k);
-            }
-            let mut k = x.clone();
-            k.stream_items = U64(add(x.stream_items.0, y.stream_items.0, "the stream items")?);
-            k.ksf_nodes = U64(add(x.ksf_nodes.0, y.ksf_nodes.0, "the k-SF nodes")?);
-            k.sibling_scans = U64(add(x.sibling_scans.0, y.sibling_scans.0, "the sibling scans")?);
-            k.dropped = U64(add(x.dropped.0, y.dropped.0, "the dropped path IDs")?);
-            k.stream_handovers = U64(add(x.stream_handovers.0, y.stream_handovers.0, "the stream hand-overs")?);
-            k.stream_wait_seconds = x.stream_wait_seconds + y.stream_wait_seconds;
-            ProfileMode::Kbl(k)
-        }
-        (ProfileMode::Ppp(x), ProfileMode::Ppp(y)) => {
-            if (&x.interesting_from, x.interesting) != (&y.interesting_from, y.interesting) {
-                bail!("its interesting paths come from other profiles");
-            }
-            ProfileMode::Ppp(x.clone())
-        }
-        (ProfileMode::Events(x), ProfileMode::Events(y)) => {
-            if (x.strategy, x.cut, &x.names, &x.alloc_functions, &x.user_events)
-                != (y.strategy, y.cut, &y.names, &y.alloc_functions, &y.user_events)
-            {
-                bail!("it counted other events or counted them otherwise");
-            }
-            let mut e = x.clone();
-            e.totals = add_events(&x.totals, &y.totals)?;
-            e.undercount_bound = add_bounds(&x.undercount_bound, &y.undercount_bound)?;
-            e.overcount_bound = add_bounds(&x.overcount_bound, &y.overcount_bound)?;
-            ProfileMode::Events(e)
-        }
-        _ => bail!("it is a {b} profile, not a {a} one"),
-    })
-}
-
-/// Event counts of the same events added up.
-fn add_events(a: &EventCounts, b: &EventCounts) -> Result<EventCounts> {
-    let names: Vec<&str> = a.names().collect();
-    if names != b.names().collect::<Vec<_>>() {
-        bail!("it counted other events");
-    }
-    let mut out = a.clone();
-    for ((name, x), y) in out.0.iter_mut().zip(b.values()) {
-        x.0 = add(x.0, y, &format!("the counts of event {name}"))?;
-    }
-    Ok(out)
-}
-
-/// Bounds that one of the runs may lack.
-fn add_bounds(a: &Option<EventCounts>, b: &Option<EventCounts>) -> Result<Option<EventCounts>> {
-    Ok(match (a, b) {
-        (Some(a), Some(b)) => Some(add_events(a, b)?),
-        (a, b) => a.clone().or_else(|| b.clone()),
-    })
-}
-
 /// Adds function `b` to `a`: both skipped for the same reason, or both instrumented alike. A
 /// profile lists the blocks of the functions that ran in its run: the sum, of those that ran in any.
-fn add_function(a: &mut FunctionProfile, b: &FunctionProfile) -> Result<()> {
+fn add_function(kind: &dyn ModeKind, a: &mut FunctionProfile, b: &FunctionProfile) -> Result<()> {
     if a.index != b.index {
         bail!("its functions differ");
     }
@@ -155,7 +76,10 @@ fn add_function(a: &mut FunctionProfile, b: &FunctionProfile) -> Result<()> {
     }
     match (&mut a.state, &b.state) {
         (FunctionState::Skipped { reason: x }, FunctionState::Skipped { reason: y }) if x == y => Ok(()),
-        (FunctionState::Instrumented(x), FunctionState::Instrumented(y)) => add_paths(x, y),
+        (FunctionState::Instrumented(x), FunctionState::Instrumented(y)) => {
+            add_paths(x, y)?;
+            kind.merge_function(x, y)
+        }
         _ => bail!("it was instrumented in one profile and not in the other, or skipped for another reason"),
     }
 }
@@ -184,51 +108,5 @@ fn add_paths(a: &mut PathProfile, b: &PathProfile) -> Result<()> {
     }
     a.edges = edges.into_iter().map(|((from, to), c)| EdgeCount { from, to, count: U64(c) }).collect();
     a.increments_executed = U64(add(a.increments_executed.0, b.increments_executed.0, "the executed increments")?);
-    match (&mut a.kipf, &b.kipf) {
-        (Some(x), Some(y)) if x.k == y.k => add_forest(&mut x.roots, &y.roots)?,
-        (None, None) => {}
-        _ => bail!("its k-iteration path forests differ in k"),
-    }
-    match (&mut a.events, &b.events) {
-        (Some(x), Some(y)) => *x = add_events(x, y)?,
-        (None, None) => {}
-        _ => bail!("one profile has its events and the other not"),
-    }
-    match (&mut a.ppp, &b.ppp) {
-        (Some(x), Some(y)) => {
-            if (x.interesting, x.range) != (y.interesting, y.range) {
-                bail!("its interesting paths differ");
-            }
-            if (x.untested.len() as u64, y.untested.len() as u64) != (x.untested_edges, y.untested_edges) {
-                bail!("a profile lacks the list of its untested edges (written by an older pathprof)");
-            }
-            (x.residual_paths, x.residual_executions) =
-                residual(&a.paths).context("the residual executions add up past 2^64 - 1")?;
-            let untested: BTreeSet<_> = x.untested.iter().chain(&y.untested).copied().collect();
-            x.untested = untested.into_iter().collect();
-            x.untested_edges = x.untested.len() as u64;
-        }
-        (None, None) => {}
-        _ => bail!("one profile has preferential paths and the other not"),
-    }
-    Ok(())
-}
-
-/// Adds forest `b` to `a`: nodes of the same sequence of paths add their counts.
-fn add_forest(a: &mut Vec<KipfNodeProfile>, b: &[KipfNodeProfile]) -> Result<()> {
-    let mut at: HashMap<U64, usize> = a.iter().enumerate().map(|(i, x)| (x.path, i)).collect();
-    for node in b {
-        match at.get(&node.path) {
-            Some(&i) => {
-                let mine = &mut a[i];
-                mine.count = U64(add(mine.count.0, node.count.0, "k-IPF counts")?);
-                add_forest(&mut mine.children, &node.children)?;
-            }
-            None => {
-                at.insert(node.path, a.len());
-                a.push(node.clone());
-            }
-        }
-    }
     Ok(())
 }

@@ -5,32 +5,17 @@
 //! profile is built only when asked for.
 
 use crate::files::sha256_hex;
-use crate::modes::ppp::Interesting;
-use crate::modes::{pep, Given, Mode, ModeRun};
+use crate::inputs::Inputs;
+use crate::modes::{Given, Mode, ModeRun};
+use crate::profiled::ProfiledModule;
 use anyhow::{bail, Context, Result};
-use pathprof_core::profile::{ModuleInfo as ProfileModule, Profile, U64};
+use pathprof_core::profile::{FunctionProfile, ModuleInfo as ProfileModule, Profile, U64};
 use pathprof_runtime::{Engine, Program, RunConfig};
-use pathprof_wasm::abi::HostCalls;
-use pathprof_wasm::component::{ComponentInfo, CoreModule};
+use pathprof_wasm::component::ComponentInfo;
 use pathprof_wasm::debuginfo::LineTable;
-use pathprof_wasm::events::{EventSet, EventSpec};
 use pathprof_wasm::{InstrumentOptions, ModuleInfo, ProfileMap};
 use std::collections::HashSet;
 use std::time::Instant;
-
-/// What instrumenting may take besides the module and the mode.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Inputs<'a> {
-    /// A profile of the same module: its edge frequencies place the increments on cold edges.
-    pub edge_profile: Option<&'a Profile>,
-    /// Mode `ppp`: the paths that are interesting.
-    pub interesting: Option<&'a Interesting>,
-    /// Mode `events`: the events to count (every built-in class when `None`).
-    pub events: Option<&'a EventSpec>,
-    /// For a component: the index of the core module to profile, instead of the program's module
-    /// found as [`ComponentInfo::program`] finds it.
-    pub core_module: Option<u32>,
-}
 
 /// Profiles the program `module` in `mode`, as `config` runs it: its profile records the module as
 /// `config`'s program name (`args[0]`).
@@ -45,54 +30,6 @@ pub fn profile_with(module: &[u8], mode: &Mode, inputs: &Inputs, config: &RunCon
     let engine = pathprof_runtime::engine()?;
     let run = prepared.run(&engine, config)?;
     prepared.profile(&run, config)
-}
-
-/// The core module that pathprof profiles in a program: the program itself when it is a module, or
-/// the program's module of a component (`pathprof_wasm::component`).
-pub struct ProfiledModule<'a> {
-    pub bytes: &'a [u8],
-    /// For a component: what it holds, and which of its modules this is.
-    pub component: Option<(ComponentInfo, CoreModule)>,
-}
-
-impl<'a> ProfiledModule<'a> {
-    /// The profiled module of `program`, a module or a component: for a component, core module
-    /// `choice` when given, else the program's module.
-    pub fn of(program: &'a [u8], choice: Option<u32>) -> Result<ProfiledModule<'a>> {
-        if !pathprof_wasm::component::is_component(program) {
-            if choice.is_some() {
-                bail!("a core module is chosen in a component; this is a module");
-            }
-            return Ok(ProfiledModule { bytes: program, component: None });
-        }
-        let info = ComponentInfo::read(program)?;
-        let module = match choice {
-            None => info.program()?.clone(),
-            Some(index) => info.modules.iter().find(|m| m.index == index).cloned().ok_or_else(|| {
-                let indices: Vec<String> = info.modules.iter().map(|m| m.index.to_string()).collect();
-                anyhow::anyhow!(
-                    "the component defines no core module {index} at its top level (it defines {})",
-                    if indices.is_empty() { "none".to_string() } else { indices.join(", ") }
-                )
-            })?,
-        };
-        Ok(ProfiledModule { bytes: &program[module.range.clone()], component: Some((info, module)) })
-    }
-
-    /// Instruments the module with `options` and gives the program to run (the instrumented module,
-    /// or the component around it) with its map.
-    pub fn instrument(&self, program: &[u8], options: &InstrumentOptions) -> Result<pathprof_wasm::Instrumented> {
-        let Some((info, module)) = &self.component else { return Ok(pathprof_wasm::instrument(program, options)?) };
-        let options = InstrumentOptions { host_calls: HostCalls::Table, ..options.clone() };
-        let mut inst = pathprof_wasm::instrument(self.bytes, &options)?;
-        inst.bytes = pathprof_wasm::component::rewrite(program, info, module, &inst)?;
-        Ok(inst)
-    }
-
-    /// The index of the module in its component.
-    pub fn core_module(&self) -> Option<u32> {
-        self.component.as_ref().map(|(_, m)| m.index)
-    }
 }
 
 /// A module made ready to run in one mode.
@@ -119,15 +56,11 @@ impl<'a> Prepared<'a> {
         let profiled =
             ProfiledModule::of(original, inputs.core_module).with_context(|| format!("cannot profile {path}"))?;
         let info = ModuleInfo::read(profiled.bytes).with_context(|| format!("cannot profile {path}"))?;
-        match (mode, inputs.interesting) {
-            (Mode::Ppp { .. }, None) => {
-                bail!("mode ppp needs the profiles whose paths are interesting (--interesting)")
-            }
-            (Mode::Ppp { .. }, _) | (_, None) => {}
-            (_, Some(_)) => bail!("interesting paths apply to mode ppp only"),
-        }
         let (code, map, instrumentation_seconds) = match mode.sink() {
-            None => (original.to_vec(), None, None),
+            None => {
+                mode.check(&inputs.given())?;
+                (original.to_vec(), None, None)
+            }
             Some(_) => {
                 let options = instrument_options(original, &profiled, mode, inputs)?;
                 let t = Instant::now();
@@ -137,7 +70,7 @@ impl<'a> Prepared<'a> {
             }
         };
         Ok(Prepared {
-            mode: *mode,
+            mode: mode.clone(),
             original,
             profiled,
             path: path.to_string(),
@@ -165,10 +98,19 @@ impl<'a> Prepared<'a> {
         self.mode.run(engine, module, self.map.as_ref(), config)
     }
 
+    /// The function profiles of a run: its counts decoded with the map, and what the mode adds to
+    /// them.
+    pub fn functions(&self, run: &ModeRun) -> Result<Vec<FunctionProfile>> {
+        let Some(map) = &self.map else { return Ok(Vec::new()) };
+        let mut functions = map.function_profiles(&run.counts)?;
+        self.mode.attach(run, map, &mut functions)?;
+        Ok(functions)
+    }
+
     /// The profile of a run, with source lines from the module's DWARF.
     pub fn profile(&self, run: &ModeRun, config: &RunConfig) -> Result<Profile> {
-        let mut functions = run.functions(self.map.as_ref())?;
-        let mode = run.profile_mode(&functions, self.map.as_ref(), &self.given);
+        let mut functions = self.functions(run)?;
+        let mode = self.mode.profile_mode(run, &functions, self.map.as_ref(), &self.given)?;
         // A profile is as large as what ran: the blocks of functions without paths, and the names
         // of the instrumented ones that did not run, are the module's (`instrument --map` lists
         // them), not the run's. Skipped functions keep their names, which reports list, and so do
@@ -228,44 +170,25 @@ impl<'a> Prepared<'a> {
     }
 }
 
-/// Instrumentation options for `mode`, with the edge frequencies of an edge profile, the
-/// interesting paths and the events when `inputs` has them: `program` is the program given (which
-/// profiles name by its digest), `profiled` the core module profiled in it, which the profiles
-/// given must have profiled too.
+/// Instrumentation options for `mode`, with the edge frequencies of an edge profile and what else
+/// `inputs` gives the mode: `program` is the program given (which profiles name by its digest),
+/// `profiled` the core module profiled in it, which the profiles given must have profiled too.
 pub fn instrument_options(
     program: &[u8],
     profiled: &ProfiledModule,
     mode: &Mode,
     inputs: &Inputs,
 ) -> Result<InstrumentOptions> {
-    let module = profiled.bytes;
-    let other_core_module = |what: &str, theirs: Option<u32>| match (theirs, profiled.core_module()) {
-        (Some(t), Some(o)) if t != o => bail!("{what} profiles core module {t} of the component, not {o}"),
-        _ => Ok(()),
-    };
     let Some(sink) = mode.sink() else { bail!("mode {mode} has no probes") };
+    mode.check(&inputs.given())?;
     let mut options = InstrumentOptions::with_sink(sink);
-    options.function_copies = matches!(mode, Mode::Pep(_, pep::Copies::Functions));
-    mode.plan(&mut options.plan);
     if let Some(profile) = inputs.edge_profile {
         if profile.module.sha256 != sha256_hex(program) {
             bail!("the edge profile is a profile of another module ({})", profile.module.path);
         }
-        other_core_module("the edge profile", profile.module.core_module)?;
+        profiled.check_same_core_module("the edge profile", profile.module.core_module)?;
         options.edge_profile = profile.functions.iter().map(|f| (f.index, f.paths().to_vec())).collect();
     }
-    if let Some(interesting) = inputs.interesting {
-        other_core_module("the interesting paths' profile", interesting.core_module)?;
-        options.interesting = interesting.paths.clone();
-    }
-    match (mode, inputs.events) {
-        (Mode::Events(_), spec) => {
-            let names = ModuleInfo::read(module)?.names;
-            let set = EventSet::new(spec.unwrap_or(&EventSpec::default()), &names)?;
-            options.events = Some(set);
-        }
-        (_, Some(_)) => bail!("events apply to mode events only"),
-        (_, None) => {}
-    }
+    mode.instrument(&mut options, profiled, inputs)?;
     Ok(options)
 }

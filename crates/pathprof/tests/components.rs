@@ -7,7 +7,7 @@
 mod common;
 
 use common::{component_of, fails_cleanly, pathprof};
-use pathprof::profiler::ProfiledModule;
+use pathprof::profiled::ProfiledModule;
 use pathprof::{Mode, Prepared, RunConfig};
 use pathprof_core::profile::Profile;
 use pathprof_runtime::CountCollector;

@@ -181,7 +181,7 @@ fn bad_event_options_are_refused() {
         (&["--mode", "events", "--event", "x=i32.frobnicate"], "--event x: no operator \"i32.frobnicate\""),
         (&["--mode", "events", "--event", "x"], "expected NAME=OPERATOR"),
         (&["--mode", "events", "--events", "load,load"], "event \"load\" is given twice"),
-        (&["--mode", "bl", "--events", "load"], "apply to --mode events only"),
+        (&["--mode", "bl", "--events", "load"], "--events, --alloc-fn and --event do not apply to --mode bl"),
         (&["--mode", "bl", "--strategy", "pd"], "--strategy does not apply to --mode bl"),
         (&["--mode", "events:pd", "--cut", "none"], "give them either in the mode or as flags"),
         (&["--mode", "events", "--strategy", "fast"], "--strategy fast: the strategy is pc, pd or dec"),

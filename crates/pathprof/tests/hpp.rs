@@ -38,7 +38,7 @@ fn roomy() -> HppSettings {
 
 /// The descriptors of the paths of a `bl` run of `bytes`, with their counts.
 fn oracle(bytes: &[u8], config: &RunConfig) -> BTreeMap<Descriptor, u64> {
-    let prepared = Prepared::new(bytes, "program", &Mode::Bl, &Inputs::default()).unwrap();
+    let prepared = Prepared::new(bytes, "program", &Mode::parse("bl").unwrap(), &Inputs::default()).unwrap();
     let engine = pathprof_runtime::engine().unwrap();
     let run = prepared.run(&engine, config).unwrap();
     let profile = prepared.profile(&run, config).unwrap();

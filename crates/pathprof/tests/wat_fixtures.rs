@@ -513,7 +513,8 @@ fn hash_counted_paths_are_exact_beyond_the_table() {
     // The table held most of the paths it has slots for; the host counted the others, and no more.
     let bytes = wat::parse_str(many_hashed_paths(rounds)).unwrap();
     let prepared =
-        pathprof::Prepared::new(&bytes, "m.wasm", &pathprof::Mode::Bl, &pathprof::Inputs::default()).unwrap();
+        pathprof::Prepared::new(&bytes, "m.wasm", &pathprof::Mode::parse("bl").unwrap(), &pathprof::Inputs::default())
+            .unwrap();
     let config = pathprof::RunConfig { args: vec!["m.wasm".into()], capture_output: true, ..Default::default() };
     let run = prepared.run(&pathprof_runtime::engine().unwrap(), &config).unwrap();
     let host_entries = run.host_bytes / 16;

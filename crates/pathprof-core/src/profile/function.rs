@@ -1,7 +1,7 @@
 //! One function of a profile: its blocks, and either its path profile or why it was left as it
 //! was.
 
-use super::{Endpoint, EventCounts, KipfProfile, U64};
+use super::{CounterKind, Endpoint, EventCounts, KipfProfile, U64};
 use serde::{Deserialize, Serialize};
 
 /// One defined function of the module (imports are not listed).
@@ -22,49 +22,6 @@ pub enum FunctionState {
     Instrumented(PathProfile),
     /// Left as it was, for this reason (e.g. `"uses exception handling"`).
     Skipped { reason: String },
-}
-
-/// Where the paths of an instrumented function were recorded.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CounterKind {
-    /// A dense array of `u64` counters in the profiler's memory, indexed by path ID.
-    Array,
-    /// An exact hash table on the host, for functions with too many paths for an array.
-    Hash,
-    /// Sampled path ends (mode `pep`).
-    Sampled,
-    /// The k-BLPP stream of path IDs (mode `kbl`).
-    Stream,
-    /// Slots of the interesting paths, indexed by their preferential ID and checked against their
-    /// Ball–Larus ID, and the host's hash table for the others (mode `ppp`).
-    Ppp,
-    /// Event counters in the profiler's memory, a `u64` per event that occurs in the function (modes
-    /// `events:pd`, where path ends add their paths' event vectors, and `events:dec`): no paths.
-    Events,
-}
-
-impl CounterKind {
-    /// Every kind, as docs/profile-format.md lists them.
-    pub const ALL: [CounterKind; 6] = [
-        CounterKind::Array,
-        CounterKind::Hash,
-        CounterKind::Sampled,
-        CounterKind::Stream,
-        CounterKind::Ppp,
-        CounterKind::Events,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            CounterKind::Array => "array",
-            CounterKind::Hash => "hash",
-            CounterKind::Sampled => "sampled",
-            CounterKind::Stream => "stream",
-            CounterKind::Ppp => "ppp",
-            CounterKind::Events => "events",
-        }
-    }
 }
 
 /// The path profile of one instrumented function.

@@ -12,6 +12,8 @@ mod json;
 mod kipf;
 mod mode;
 mod mode_fields;
+#[cfg(test)]
+mod testing;
 mod wire;
 
 pub use function::*;

@@ -1,5 +1,6 @@
 //! How a run was profiled: [`ProfileMode`], one variant per profiling mode, each with the facts
-//! that mode adds to the profile.
+//! that mode adds to the profile, and [`CounterKind`], where a function's paths were recorded (which
+//! the mode decides).
 
 use super::U64;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -51,31 +52,78 @@ impl ProfileMode {
         }
     }
 
+    /// Whether the run had probes: every mode but `none`.
+    pub fn has_probes(&self) -> bool {
+        match self {
+            ProfileMode::None => false,
+            ProfileMode::Bl
+            | ProfileMode::Pep(_)
+            | ProfileMode::Kbl(_)
+            | ProfileMode::Ppp(_)
+            | ProfileMode::Events(_)
+            | ProfileMode::Extension(_) => true,
+        }
+    }
+
+    /// Whether the profile lists the paths that ran: not without probes, nor for events counted
+    /// without paths (`pd` adds each path's events at its end, `dec` counts none).
+    pub fn lists_paths(&self) -> bool {
+        match self {
+            ProfileMode::None => false,
+            ProfileMode::Events(e) => e.strategy == EventStrategy::Pc,
+            ProfileMode::Bl
+            | ProfileMode::Pep(_)
+            | ProfileMode::Kbl(_)
+            | ProfileMode::Ppp(_)
+            | ProfileMode::Extension(_) => true,
+        }
+    }
+
     pub fn sampling(&self) -> Option<&SamplingInfo> {
         match self {
             ProfileMode::Pep(s) => Some(s),
-            _ => None,
+            ProfileMode::None
+            | ProfileMode::Bl
+            | ProfileMode::Kbl(_)
+            | ProfileMode::Ppp(_)
+            | ProfileMode::Events(_)
+            | ProfileMode::Extension(_) => None,
         }
     }
 
     pub fn kbl(&self) -> Option<&KblInfo> {
         match self {
             ProfileMode::Kbl(k) => Some(k),
-            _ => None,
+            ProfileMode::None
+            | ProfileMode::Bl
+            | ProfileMode::Pep(_)
+            | ProfileMode::Ppp(_)
+            | ProfileMode::Events(_)
+            | ProfileMode::Extension(_) => None,
         }
     }
 
     pub fn ppp(&self) -> Option<&PppInfo> {
         match self {
             ProfileMode::Ppp(p) => Some(p),
-            _ => None,
+            ProfileMode::None
+            | ProfileMode::Bl
+            | ProfileMode::Pep(_)
+            | ProfileMode::Kbl(_)
+            | ProfileMode::Events(_)
+            | ProfileMode::Extension(_) => None,
         }
     }
 
     pub fn events(&self) -> Option<&EventsInfo> {
         match self {
             ProfileMode::Events(e) => Some(e),
-            _ => None,
+            ProfileMode::None
+            | ProfileMode::Bl
+            | ProfileMode::Pep(_)
+            | ProfileMode::Kbl(_)
+            | ProfileMode::Ppp(_)
+            | ProfileMode::Extension(_) => None,
         }
     }
 }
@@ -267,4 +315,47 @@ pub struct EventsInfo {
     /// After a trap under `dec`: the most events counted that did not occur (the rest of the
     /// stretch that trapped). The true totals lie between `totals - overcount_bound` and `totals`.
     pub overcount_bound: Option<EventCounts>,
+}
+
+/// Where the paths of an instrumented function were recorded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CounterKind {
+    /// A dense array of `u64` counters in the profiler's memory, indexed by path ID.
+    Array,
+    /// An exact hash table on the host, for functions with too many paths for an array.
+    Hash,
+    /// Sampled path ends (mode `pep`).
+    Sampled,
+    /// The k-BLPP stream of path IDs (mode `kbl`).
+    Stream,
+    /// Slots of the interesting paths, indexed by their preferential ID and checked against their
+    /// Ball–Larus ID, and the host's hash table for the others (mode `ppp`).
+    Ppp,
+    /// Event counters in the profiler's memory, a `u64` per event that occurs in the function (modes
+    /// `events:pd`, where path ends add their paths' event vectors, and `events:dec`): no paths.
+    Events,
+}
+
+impl CounterKind {
+    /// Every kind, as docs/profile-format.md lists them.
+    pub const ALL: [CounterKind; 6] = [
+        CounterKind::Array,
+        CounterKind::Hash,
+        CounterKind::Sampled,
+        CounterKind::Stream,
+        CounterKind::Ppp,
+        CounterKind::Events,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CounterKind::Array => "array",
+            CounterKind::Hash => "hash",
+            CounterKind::Sampled => "sampled",
+            CounterKind::Stream => "stream",
+            CounterKind::Ppp => "ppp",
+            CounterKind::Events => "events",
+        }
+    }
 }

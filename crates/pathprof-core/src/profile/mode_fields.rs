@@ -159,3 +159,6 @@ impl EventCounting {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;

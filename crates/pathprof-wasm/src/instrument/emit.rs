@@ -2,10 +2,9 @@
 //! that probes read and write.
 //!
 //! The register `r` holds the ID of the path so far: set at a path's start, incremented on chords
-//! [BL96], read where the path ends by the function's [sink](super::sink), whose code the emitter
-//! calls ([`Emitter::count`], [`Emitter::count_exit`]).
+//! [BL96], read where the path ends by the function's [sink](super::sink), whose code the walk
+//! emits through the emitter.
 
-use super::sink::{PathEnd, PathSink, Sink};
 use crate::map::{LoopCounter, RunCounter};
 use wasm_encoder::{Function, Instruction, MemArg};
 
@@ -51,9 +50,10 @@ pub(crate) struct Emitter<'f> {
     pub import: u32,
     /// Byte offset of the `br_table` increment tables.
     pub tables_base: u64,
-    pub sink: Sink,
     /// The first of the sink's own locals ([`PathSink::locals`]).
     pub first_sink_local: u32,
+    /// Byte offset of the array that loop and run counters add to (see [`loops`](super::loops)).
+    pub array: u32,
     /// Local of the first loop counter; the others follow.
     pub first_loop_local: u32,
     pub loops: &'f [LoopCounter],
@@ -209,23 +209,5 @@ impl Emitter<'_> {
         self.f.instruction(&Instruction::I32Const(self.func_index as i32));
         self.r_as_i64();
         self.f.instruction(&Instruction::Call(self.import));
-    }
-
-    /// Code at the function's entry: the sink's.
-    pub fn enter(&mut self) {
-        let sink = self.sink;
-        sink.enter(self);
-    }
-
-    /// Records the path whose ID is in `r`.
-    pub fn count(&mut self) {
-        let sink = self.sink;
-        sink.record(self, PathEnd::Header);
-    }
-
-    /// Records the path whose ID is in `r`, which ends at the function's exit.
-    pub fn count_exit(&mut self) {
-        let sink = self.sink;
-        sink.record(self, PathEnd::Exit);
     }
 }

@@ -30,7 +30,7 @@
 //! sites, spent on loop counters first, then on the deepest loops.
 
 use super::emit::{Emitter, Inc};
-use super::{FuncProbe, Layout};
+use super::layout::Layout;
 use crate::cfg::{FuncCfg, SiteKind};
 use crate::map::{LoopCounter, RunCounter};
 use pathprof_core::dag::{Dag, DagEdgeKind};
@@ -65,6 +65,8 @@ pub(crate) struct LoopPlan {
     pub runs: Vec<RunCounter>,
     /// The counters that the calls of each block flush (see `RUN_BIT`).
     pub flush_at: Vec<u8>,
+    /// Byte offset of the function's array of counters, which the counters add to.
+    pub array: u32,
 }
 
 impl LoopPlan {
@@ -78,11 +80,14 @@ impl LoopPlan {
             header_run: vec![None; blocks],
             runs: Vec::new(),
             flush_at: vec![0; blocks],
+            array: 0,
         }
     }
 
-    /// The plan with its counters' slots moved from 0 to the layout's next free bytes.
-    pub fn place(mut self, layout: &mut Layout) -> LoopPlan {
+    /// The plan with its counters' slots moved from 0 to the layout's next free bytes, adding to the
+    /// array at byte `array`.
+    pub fn place(mut self, layout: &mut Layout, array: u32) -> LoopPlan {
+        self.array = array;
         let base = layout.counters as u32;
         let slots =
             self.runs.iter_mut().map(|r| (&mut r.slot, 16)).chain(self.loops.iter_mut().map(|l| (&mut l.slot, 8)));
@@ -264,7 +269,7 @@ pub(crate) fn plan_loops(fcfg: &FuncCfg, plan: &FunctionPlan) -> LoopPlan {
             flush_at[b] |= 1 << bit;
         }
     }
-    LoopPlan { header_edge, edge_counted, header_loop, loops, header_run, runs, flush_at }
+    LoopPlan { header_edge, edge_counted, header_loop, loops, header_run, runs, flush_at, array: 0 }
 }
 
 /// The blocks reachable from `h` (itself included), and how many calls they make.
@@ -317,13 +322,13 @@ fn short_way_around(dag: &Dag, out: &Adjacency, h: u32, seen: &mut [bool]) -> bo
     found
 }
 
-impl FuncProbe {
-    /// The loop counter that `edge`, counted as `how`, takes one off: its header bumps that counter at
-    /// its start, and the edge is not the way around.
-    pub fn unbumped_by(&self, edge: u32, how: HeaderEdge) -> Option<usize> {
-        match (how, self.fcfg.cfg.edges()[edge as usize].to) {
+impl LoopPlan {
+    /// The loop counter that CFG edge `edge` (of `fcfg`), counted as `how`, takes one off: its
+    /// header bumps that counter at its start, and the edge is not the way around.
+    pub fn unbumped_by(&self, fcfg: &FuncCfg, edge: u32, how: HeaderEdge) -> Option<usize> {
+        match (how, fcfg.cfg.edges()[edge as usize].to) {
             (HeaderEdge::Around(_), _) | (_, Succ::Exit | Succ::Throw) => None,
-            (_, Succ::Block(h)) => self.counting.header_loop[h as usize],
+            (_, Succ::Block(h)) => self.header_loop[h as usize],
         }
     }
 }
@@ -365,7 +370,7 @@ impl Emitter<'_> {
             HeaderEdge::Constant(k) => self.add_to_counter(k, &[Instruction::I64Const(1)]),
             HeaderEdge::Dynamic => {
                 self.add(inc);
-                self.count();
+                self.count_in_array(self.array);
             }
         }
     }
@@ -394,7 +399,7 @@ impl Emitter<'_> {
                     self.add_to_counter(k, &[Instruction::I64Const(1)]);
                 } else {
                     self.add(taken);
-                    self.count();
+                    self.count_in_array(self.array);
                 }
                 self.f.instruction(&Instruction::End);
                 self.f.instruction(&Instruction::LocalGet(self.s));
@@ -430,7 +435,7 @@ impl Emitter<'_> {
 
     /// Adds run counter `j`'s pending run to its path's counter and empties its slot.
     fn flush_run_counter(&mut self, j: usize) {
-        let offset = self.array_offset();
+        let offset = self.array;
         let id = self.run_path(j);
         self.flush_mirrored(self.first_run_local + j as u32, self.runs[j].slot, |e, n| {
             e.f.instruction(&Instruction::I32Const(0));

@@ -4,10 +4,10 @@
 //! the normal one, and the one of an exception leaving a function that may throw.
 
 use super::emit::{Emitter, Inc};
+use super::probes::FuncProbe;
 use super::sections::FunctionShift;
-use super::sink::{PathSink, Sink};
+use super::sink::{PathEnd, PathSink};
 use super::switch::{Back, Plain, Relabel, Resumed};
-use super::FuncProbe;
 use crate::cfg::OPCODE_IF;
 use crate::cfg::{SiteKind, Special};
 use crate::module::ModuleInfo;
@@ -54,7 +54,7 @@ impl BodyContext<'_> {
         // The resumed function's point, a parameter after the locals.
         let point_param = num_locals;
         num_locals += u32::from(resumed);
-        let reg_ty = if p.bits == 32 { ValType::I32 } else { ValType::I64 };
+        let reg_ty = if p.registers.bits == 32 { ValType::I32 } else { ValType::I64 };
         let r = num_locals;
         let s = num_locals + 1;
         let a = num_locals + 2;
@@ -85,16 +85,16 @@ impl BodyContext<'_> {
             f: &mut f,
             r,
             // The preferential register is the preferential sink's first local.
-            q: matches!(p.sink, Sink::Ppp(_)).then_some(first_sink_local),
+            q: p.sink.reads_preferential_register().then_some(first_sink_local),
             s,
             a,
-            bits: p.bits,
+            bits: p.registers.bits,
             memory: self.info.num_memories,
             func_index: index,
             import: self.info.num_imported_funcs,
             tables_base: self.tables_base,
-            sink: p.sink,
             first_sink_local,
+            array: p.counting.array,
             first_loop_local: num_locals + 3,
             loops: &p.counting.loops,
             first_run_local,
@@ -124,9 +124,10 @@ impl BodyContext<'_> {
         } else {
             e.f.instruction(&Instruction::Block(p.wrapper));
         }
-        e.enter();
-        e.set(p.entry_inc);
-        e.add_events(&p.entry_events);
+        let (sink, registers) = (&p.sink, &p.registers);
+        sink.enter(&mut e);
+        e.set(registers.entry);
+        sink.stretch(&mut e, &p.entry_events);
         if let Some(sw) = switches {
             e.open_wrappers(&sw.entry);
             e.dispatch_if_resuming(&sw.entry);
@@ -174,7 +175,7 @@ impl BodyContext<'_> {
             let mut after = None;
             while let Some(&(_, b)) = starts.next_if(|&&(op, _)| op == i) {
                 next = Some(b as usize);
-                if p.cut.get(b as usize).copied().unwrap_or(false) {
+                if registers.cut.get(b as usize).copied().unwrap_or(false) {
                     after = Some(b);
                 }
             }
@@ -204,35 +205,35 @@ impl BodyContext<'_> {
             match site {
                 Some(SiteKind::Edge(edge)) => match p.counting.header_edge[*edge as usize] {
                     Some(how) => {
-                        e.count_edge(how, p.edge_inc[*edge as usize]);
-                        if let Some(l) = p.unbumped_by(*edge, how) {
+                        e.count_edge(how, registers.edge[*edge as usize]);
+                        if let Some(l) = p.counting.unbumped_by(&p.fcfg, *edge, how) {
                             e.unbump_loop(l);
                         }
                     }
-                    None => e.add(p.edge_inc[*edge as usize]),
+                    None => e.add(registers.edge[*edge as usize]),
                 },
                 Some(SiteKind::Cond(t, nt)) => match p.counting.header_edge[*t as usize] {
-                    Some(how) => e.count_cond(how, p.edge_inc[*t as usize], p.edge_inc[*nt as usize]),
+                    Some(how) => e.count_cond(how, registers.edge[*t as usize], registers.edge[*nt as usize]),
                     None => {
                         // The edge into the code right after the operator (`if`'s then-arm, `br_if`'s
                         // fall-through) corrects an increment added before it for the other edge.
                         let (before, after) = if opcode == OPCODE_IF { (*nt, *t) } else { (*t, *nt) };
-                        let before = p.edge_inc[before as usize];
+                        let before = registers.edge[before as usize];
                         e.add(before);
-                        correction = p.edge_inc[after as usize].minus(before);
+                        correction = registers.edge[after as usize].minus(before);
                     }
                 },
                 Some(SiteKind::Table(entries)) => {
-                    if let Some(&off) = p.tables.get(&i) {
+                    if let Some(&off) = registers.tables.get(&i) {
                         // The entries are the table's targets, then its default.
                         e.add_from_table(off, entries.len() as u32 - 1);
                     }
                 }
                 // After the call, once it has returned.
-                Some(SiteKind::Returned(edge)) => correction = p.edge_inc[*edge as usize],
+                Some(SiteKind::Returned(edge)) => correction = registers.edge[*edge as usize],
                 Some(SiteKind::TailCall(edge)) => {
-                    e.add(p.edge_inc[*edge as usize]);
-                    e.count_exit();
+                    e.add(registers.edge[*edge as usize]);
+                    sink.record(&mut e, PathEnd::Exit);
                     e.flush_loops();
                 }
                 None => {}
@@ -266,13 +267,13 @@ impl BodyContext<'_> {
             } else if last {
                 e.f.instruction(&Instruction::End);
                 e.flush_loops();
-                e.count_exit();
+                sink.record(&mut e, PathEnd::Exit);
                 if throws {
                     e.f.instruction(&Instruction::Return);
                     e.f.instruction(&Instruction::End);
                     // The throw edge carries no increment: `r` is the ID of the path that threw.
                     e.flush_loops();
-                    e.count_exit();
+                    sink.record(&mut e, PathEnd::Exit);
                     e.f.instruction(&Instruction::ThrowRef);
                 }
                 if both.is_some() {
@@ -307,7 +308,13 @@ impl BodyContext<'_> {
                             Some(r) => Back::TailCall { func: r.plain, locals: point_param },
                             None => Back::Branch { throws },
                         };
-                        e.instrumented_point(o, point, back, |e| e.count(), |e| e.set(p.start_inc[b as usize]));
+                        e.instrumented_point(
+                            o,
+                            point,
+                            back,
+                            |e| sink.record(e, PathEnd::Header),
+                            |e| e.set(registers.start[b as usize]),
+                        );
                         block = next.unwrap_or(block);
                         i += 1;
                         continue;
@@ -317,15 +324,15 @@ impl BodyContext<'_> {
             }
             e.add(correction);
             if let Some(v) = stretch {
-                e.add_events(v);
+                sink.stretch(&mut e, v);
             }
             if let Some(b) = after {
                 if let Some(j) = p.counting.header_run[b as usize] {
                     e.count_run(j);
                 } else if !p.counting.edge_counted[b as usize] {
-                    e.count();
+                    sink.record(&mut e, PathEnd::Header);
                 }
-                e.set(p.start_inc[b as usize]);
+                e.set(registers.start[b as usize]);
                 if let Some(l) = p.counting.header_loop[b as usize] {
                     e.bump_loop(l, &[Instruction::I64Const(1)]);
                 }
@@ -370,13 +377,13 @@ impl BodyContext<'_> {
             q: None,
             s: u32::MAX,
             a: u32::MAX,
-            bits: p.bits,
+            bits: p.registers.bits,
             memory: self.info.num_memories,
             func_index: self.info.num_imported_funcs + k as u32,
             import: self.info.num_imported_funcs,
             tables_base: self.tables_base,
-            sink: p.sink,
             first_sink_local: u32::MAX,
+            array: u32::MAX,
             first_loop_local: u32::MAX,
             loops: &[],
             first_run_local: u32::MAX,

@@ -75,7 +75,12 @@ impl Counters {
     pub fn array(self) -> Option<u32> {
         match self {
             Counters::Array { offset } | Counters::Stream { singles: Some(offset) } => Some(offset),
-            _ => None,
+            Counters::Stream { singles: None }
+            | Counters::Table { .. }
+            | Counters::Hash
+            | Counters::Sampled
+            | Counters::Ppp { .. }
+            | Counters::Events { .. } => None,
         }
     }
 }

@@ -1,20 +1,18 @@
 //! `pathprof bench`: each mode's overhead (and, for `pep`, accuracy) against the uninstrumented
 //! programs of a Sightglass-style corpus, side by side in one run.
 
-use crate::render;
 use anyhow::{bail, Result};
 use pathprof::bench::{bench, BenchOptions};
 use pathprof::files::write_atomically;
-use pathprof::Mode;
+use pathprof::render;
+use pathprof::Registry;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct Args {
     /// Folder of programs (searched recursively for `.wasm` files).
     corpus: PathBuf,
-    /// Modes to compare with `none`, comma-separated, each as for `run --mode`: bl, pep[:S[:T]],
-    /// pep:every:N, kbl[:K], ppp[:slots], events[:STRATEGY[:CUT]].
-    #[arg(long, default_value = "bl", value_delimiter = ',')]
+    #[arg(long, default_value = "bl", value_delimiter = ',', help = modes_help())]
     modes: Vec<String>,
     /// Least number of runs per mode.
     #[arg(long, default_value_t = 5)]
@@ -45,7 +43,7 @@ pub fn run(a: Args) -> Result<i32> {
         bail!("--min-seconds must be a number of seconds, at least 0");
     }
     let options = BenchOptions {
-        modes: Mode::parse_list(&a.modes)?,
+        modes: Registry::built_in().parse_list(&a.modes)?,
         min_runs: a.runs.max(1),
         max_runs: a.max_runs.max(a.runs),
         spread: a.spread,
@@ -66,4 +64,9 @@ pub fn run(a: Args) -> Result<i32> {
         write_atomically(&path, serde_json::to_string_pretty(&result)?.as_bytes())?;
     }
     Ok(0)
+}
+
+/// The help of `--modes`.
+fn modes_help() -> String {
+    format!("Modes to compare with none, comma-separated, each as for `run --mode`: {}", Registry::built_in().grammar())
 }

@@ -1,9 +1,9 @@
 //! `pathprof compare`: the accuracy of a sampled profile against an exact one of the same module
 //! [PEP05 §6.3–6.4].
 
-use crate::render;
 use anyhow::{bail, Result};
 use pathprof::files::read_profile;
+use pathprof::render;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]

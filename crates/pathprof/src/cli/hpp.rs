@@ -1,9 +1,9 @@
 //! `pathprof hpp`: the hardware path profiler [PPP07 ch. 5] simulated on a run's branches.
 
-use crate::render;
 use anyhow::{bail, Result};
 use pathprof::files::{check_output_dir, write_atomically};
 use pathprof::hpp::{simulate, HppSettings, TableBranches};
+use pathprof::render;
 use pathprof_core::hpp::{Extend, HptConfig, IndexFn, Mapping, Metric, Replacement, SimulatorOptions};
 use std::path::PathBuf;
 

@@ -3,8 +3,9 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use pathprof::files::{read_module, read_profile, write_atomically};
-use pathprof::profiler::{instrument_options, ProfiledModule};
-use pathprof::{Inputs, Mode};
+use pathprof::profiled::ProfiledModule;
+use pathprof::profiler::instrument_options;
+use pathprof::{Inputs, Registry};
 use pathprof_wasm::debuginfo::LineTable;
 use std::path::PathBuf;
 
@@ -17,8 +18,7 @@ pub struct Args {
     /// Where to write the map (default: OUTPUT with `.map.json` appended).
     #[arg(long)]
     map: Option<PathBuf>,
-    /// Profiling mode whose probes to write: bl, pep[:S[:T]], pep:every:N, kbl[:K] or ppp.
-    #[arg(long, default_value = "bl")]
+    #[arg(long, default_value = "bl", help = super::mode_help())]
     mode: String,
     /// A previous profile of the same module, as for `run`.
     #[arg(long, value_name = "PROFILE")]
@@ -34,14 +34,14 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Result<i32> {
-    let mode = Mode::parse(&a.mode)?;
-    if mode.sink().is_none() {
-        bail!("--mode none has no probes to write");
+    let mode = Registry::built_in().parse(&a.mode)?;
+    if mode.is_baseline() {
+        bail!("--mode {mode} has no probes to write");
     }
     let bytes = read_module(&a.input)?;
     let edge_profile = a.edge_profile.as_deref().map(read_profile).transpose()?;
-    let interesting = super::run::interesting_paths(&bytes, &mode, &a.interesting)?;
-    let events = a.events.spec(&mode)?;
+    let interesting = super::run::interesting_paths(&bytes, &a.interesting)?;
+    let events = a.events.spec()?;
     let inputs = Inputs {
         edge_profile: edge_profile.as_ref(),
         interesting: interesting.as_ref(),

@@ -22,7 +22,7 @@ pub fn run(a: Args) -> Result<i32> {
         .iter()
         .map(|path| Ok((path.display().to_string(), read_profile(path)?)))
         .collect::<Result<Vec<_>>>()?;
-    let merged = pathprof::merge::merge(&profiles)?;
+    let merged = pathprof::merge::merge(&pathprof::Registry::built_in(), &profiles)?;
     write_atomically(&a.output, merged.to_json().as_bytes())?;
     eprintln!(
         "pathprof: {} runs of {} merged into {}: {} path executions",

@@ -9,3 +9,8 @@ pub mod instrument;
 pub mod merge;
 pub mod report;
 pub mod run;
+
+/// The help of every `--mode`: the grammar of the modes the registry knows.
+pub fn mode_help() -> String {
+    format!("Profiling mode: {}", pathprof::Registry::built_in().grammar())
+}

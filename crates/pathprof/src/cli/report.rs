@@ -1,8 +1,8 @@
 //! `pathprof report`: the hot paths of a profile, as text or JSON.
 
-use crate::render;
 use anyhow::{bail, Result};
 use pathprof::files::{check_output_dir, read_profile, write_atomically};
+use pathprof::render;
 use pathprof::source::SourceFiles;
 use pathprof::view::{event_index, matches, untested, Rank};
 use std::io::Write;
@@ -99,7 +99,7 @@ pub fn run(a: Args) -> Result<i32> {
     if a.json {
         render::json::write(&mut out, &p, a.top, a.function.as_deref(), rank)?;
     } else {
-        render::paths::text(&mut out, &p, a.top, a.function.as_deref(), rank)?;
+        render::paths::text(&mut out, &pathprof::Registry::built_in(), &p, a.top, a.function.as_deref(), rank)?;
     }
     Ok(0)
 }

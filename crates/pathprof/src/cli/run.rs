@@ -1,19 +1,18 @@
 //! `pathprof run`: instrument a module for a mode, run it, write its profile, print its hot paths.
 
-use crate::render;
 use anyhow::{anyhow, bail, Result};
 use pathprof::files::{check_output_dir, read_module, read_profile, write_atomically};
+use pathprof::modes::Setting;
+use pathprof::render;
 use pathprof::view::Rank;
-use pathprof::{Inputs, Interesting, Mode, ModeFlags, Prepared, RunConfig};
+use pathprof::{Inputs, Interesting, ModeFlags, Prepared, Registry, RunConfig};
 use pathprof_wasm::events::EventSpec;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Profiling mode: none, bl, pep[:S[:T]], pep:every:N, kbl[:K], ppp[:slots] or
-    /// events[:STRATEGY[:CUT]].
-    #[arg(long, default_value = "bl")]
+    #[arg(long, default_value = "bl", help = super::mode_help())]
     mode: String,
     /// Where to write the profile.
     #[arg(short = 'o', long = "output", default_value = "pathprof.json")]
@@ -120,17 +119,21 @@ pub fn run(a: Args) -> Result<i32> {
         strategy: a.strategy,
         cut: a.cut,
     };
-    let mode = Mode::with_flags(&a.mode, &flags)?;
-    if a.edge_profile.is_some() && mode == Mode::None {
-        bail!("--edge-profile does not apply to --mode none");
-    }
+    let registry = Registry::built_in();
+    let inputs = [
+        (a.edge_profile.is_some(), Setting::EdgeProfile),
+        (!a.interesting.is_empty(), Setting::Interesting),
+        (a.events.given(), Setting::Events),
+    ];
+    let given: Vec<Setting> = inputs.iter().filter_map(|&(given, s)| given.then_some(s)).collect();
+    let mode = registry.with_flags(&a.mode, &flags, &given)?;
     check_output_dir(&a.output)?;
     let config = a.program.config()?;
     let engine = pathprof_runtime::engine()?;
     let bytes = a.program.module(&engine)?;
     let edge_profile = a.edge_profile.as_deref().map(read_profile).transpose()?;
-    let interesting = interesting_paths(&bytes, &mode, &a.interesting)?;
-    let events = a.events.spec(&mode)?;
+    let interesting = interesting_paths(&bytes, &a.interesting)?;
+    let events = a.events.spec()?;
     let inputs = Inputs {
         edge_profile: edge_profile.as_ref(),
         interesting: interesting.as_ref(),
@@ -146,7 +149,7 @@ pub fn run(a: Args) -> Result<i32> {
     }
     if !a.quiet {
         let mut err = std::io::stderr().lock();
-        render::paths::text(&mut err, &profile, a.top, None, Rank::Cost)?;
+        render::paths::text(&mut err, &registry, &profile, a.top, None, Rank::Cost)?;
         writeln!(err, "profile written to {}", a.output.display())?;
     }
     Ok(run.outcome.exit_code)
@@ -169,14 +172,15 @@ pub struct EventArgs {
 }
 
 impl EventArgs {
+    /// Whether events are asked for.
+    pub fn given(&self) -> bool {
+        self.list.is_some() || !self.alloc_fns.is_empty() || !self.user.is_empty()
+    }
+
     /// The events asked for; `None` when none were (every built-in class, in mode `events`).
-    pub fn spec(&self, mode: &Mode) -> Result<Option<EventSpec>> {
-        let given = self.list.is_some() || !self.alloc_fns.is_empty() || !self.user.is_empty();
-        if !given {
+    pub fn spec(&self) -> Result<Option<EventSpec>> {
+        if !self.given() {
             return Ok(None);
-        }
-        if !matches!(mode, Mode::Events(_)) {
-            bail!("--events, --alloc-fn and --event apply to --mode events only");
         }
         let user = self.user.iter().map(|u| EventSpec::parse_user(u)).collect::<Result<Vec<_>, _>>()?;
         let list = self.list.as_ref().map(|l| l.iter().map(|e| e.trim().to_string()).collect());
@@ -184,16 +188,10 @@ impl EventArgs {
     }
 }
 
-/// The interesting paths of the profiles `files` (mode `ppp`, which needs one at least; no other
-/// mode takes any).
-pub fn interesting_paths(module: &[u8], mode: &Mode, files: &[PathBuf]) -> Result<Option<Interesting>> {
-    match (mode, files.is_empty()) {
-        (Mode::Ppp { .. }, true) => {
-            bail!("--mode ppp needs --interesting PROFILE (the profiles whose executed paths are interesting)")
-        }
-        (Mode::Ppp { .. }, false) => {}
-        (_, true) => return Ok(None),
-        (_, false) => bail!("--interesting does not apply to --mode {mode}"),
+/// The interesting paths of the profiles `files`, when some are given.
+pub fn interesting_paths(module: &[u8], files: &[PathBuf]) -> Result<Option<Interesting>> {
+    if files.is_empty() {
+        return Ok(None);
     }
     let profiles = files.iter().map(|f| Ok((f.display().to_string(), read_profile(f)?))).collect::<Result<Vec<_>>>()?;
     Interesting::of(module, &profiles).map(Some)

@@ -15,17 +15,29 @@
 //! (`auto`, the default), so that every function fits a dense array or table. Cut or not, the totals
 //! are the same. The runtime's collector is `count`; the arithmetic is `pathprof_core::events`.
 
-use super::{ModeFacts, ModeFlags, ModeRun};
+use super::mode::{sum, Given, Mode, ModeKind, ModeRun, ProfilingMode, Report};
+use super::setting::{ModeFlags, Setting};
+use crate::inputs::Inputs;
+use crate::mode_identity;
+use crate::profiled::ProfiledModule;
+use crate::render;
 use anyhow::{bail, Result};
 use pathprof_core::events::{max_path_vector, totals};
-use pathprof_core::profile::{EventCounts, EventStrategy, EventsInfo, FunctionProfile, PathCut};
+use pathprof_core::profile::{
+    EventCounts, EventStrategy, EventsInfo, FunctionProfile, PathCut, PathProfile, Profile, ProfileMode,
+};
 use pathprof_core::PlanOptions;
 use pathprof_runtime::{Engine, Program, RunConfig, RunOutcome};
-use pathprof_wasm::events::EventSpec;
+use pathprof_wasm::events::{EventSet, EventSpec};
 use pathprof_wasm::map::Counters;
-use pathprof_wasm::{ProfileMap, SinkKind};
+use pathprof_wasm::{InstrumentOptions, ModuleInfo, ProfileMap, SinkKind};
 use std::collections::HashMap;
 use std::fmt;
+use std::io::Write;
+
+/// Mode `events`' kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Events;
 
 /// How events are counted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,7 +62,7 @@ fn cut(name: &str) -> Option<PathCut> {
 }
 
 /// Reads what follows `events:` in `spec` (`STRATEGY[:CUT]`), or nothing.
-pub(crate) fn parse(spec: &str, settings: Option<&str>) -> Result<EventSettings> {
+fn parse(spec: &str, settings: Option<&str>) -> Result<EventSettings> {
     let Some(settings) = settings else { return Ok(DEFAULT) };
     let (s, c) = match settings.split_once(':') {
         Some((s, c)) => (s, Some(c)),
@@ -75,17 +87,125 @@ fn checked(settings: EventSettings) -> Result<EventSettings> {
     Ok(settings)
 }
 
-/// Writes the mode in its shortest form.
-pub(crate) fn fmt(f: &mut fmt::Formatter<'_>, settings: &EventSettings) -> fmt::Result {
-    match (settings.strategy, settings.cut) {
-        (EventStrategy::Pc, PathCut::Auto) => f.write_str("events"),
-        (s, PathCut::Auto) | (s @ EventStrategy::Dec, _) => write!(f, "events:{}", s.name()),
-        (s, c) => write!(f, "events:{}:{}", s.name(), c.name()),
+/// What an `events` run measured besides its paths: the event totals of the functions with event
+/// counters, by function (an entry per event of the map).
+struct EventCounters(HashMap<u32, Vec<u64>>);
+
+impl ModeKind for Events {
+    fn name(&self) -> &'static str {
+        "events"
+    }
+
+    fn forms(&self) -> &'static [&'static str] {
+        &["events[:STRATEGY[:CUT]]"]
+    }
+
+    fn parse(&self, spec: &str, settings: Option<&str>) -> Option<Result<Mode>> {
+        Some(parse(spec, settings).map(Mode::new))
+    }
+
+    fn merge(&self, a: &ProfileMode, b: &ProfileMode) -> Result<ProfileMode> {
+        let (ProfileMode::Events(x), ProfileMode::Events(y)) = (a, b) else { bail!("it is not an events profile") };
+        if (x.strategy, x.cut, &x.names, &x.alloc_functions, &x.user_events)
+            != (y.strategy, y.cut, &y.names, &y.alloc_functions, &y.user_events)
+        {
+            bail!("it counted other events or counted them otherwise");
+        }
+        let mut e = x.clone();
+        e.totals = add_events(&x.totals, &y.totals)?;
+        e.undercount_bound = add_bounds(&x.undercount_bound, &y.undercount_bound)?;
+        e.overcount_bound = add_bounds(&x.overcount_bound, &y.overcount_bound)?;
+        Ok(ProfileMode::Events(e))
+    }
+
+    fn merge_function(&self, a: &mut PathProfile, b: &PathProfile) -> Result<()> {
+        match (&mut a.events, &b.events) {
+            (Some(x), Some(y)) => *x = add_events(x, y)?,
+            (None, None) => {}
+            _ => bail!("one profile has its events and the other not"),
+        }
+        Ok(())
+    }
+
+    /// The totals, and the functions ranked by every operator executed (or the first event); no
+    /// paths follow when none ran (events counted without paths).
+    fn report(&self, mut out: &mut dyn Write, p: &Profile, top: usize, function: Option<&str>) -> Result<Report> {
+        let Some(info) = p.mode.events() else { return Ok(Report::Paths) };
+        render::events::summary(&mut out, p)?;
+        let by = info.names.iter().position(|n| n == "instr").unwrap_or(0);
+        if !info.names.is_empty() {
+            render::events::functions(&mut out, p, by, top, function)?;
+        }
+        Ok(match p.functions.iter().all(|f| f.paths().is_empty()) {
+            true => Report::Done,
+            false => Report::Paths,
+        })
     }
 }
 
+impl ProfilingMode for EventSettings {
+    fn kind(&self) -> &'static dyn ModeKind {
+        &Events
+    }
+
+    /// Writes the mode in its shortest form.
+    fn write(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.strategy, self.cut) {
+            (EventStrategy::Pc, PathCut::Auto) => f.write_str("events"),
+            (s, PathCut::Auto) | (s @ EventStrategy::Dec, _) => write!(f, "events:{}", s.name()),
+            (s, c) => write!(f, "events:{}:{}", s.name(), c.name()),
+        }
+    }
+
+    fn accepts(&self, setting: Setting) -> bool {
+        matches!(setting, Setting::Strategy | Setting::Cut | Setting::Events | Setting::EdgeProfile)
+    }
+
+    fn with_flags(&self, flags: &ModeFlags) -> Result<Mode> {
+        with_flags(*self, flags).map(Mode::new)
+    }
+
+    /// The sink of a strategy.
+    fn sink(&self) -> Option<SinkKind> {
+        Some(match self.strategy {
+            EventStrategy::Pc => SinkKind::Count,
+            EventStrategy::Pd => SinkKind::Decode,
+            EventStrategy::Dec => SinkKind::Direct,
+        })
+    }
+
+    fn instrument(&self, options: &mut InstrumentOptions, profiled: &ProfiledModule, inputs: &Inputs) -> Result<()> {
+        plan(self, &mut options.plan);
+        let names = ModuleInfo::read(profiled.bytes)?.names;
+        options.events = Some(EventSet::new(inputs.events.unwrap_or(&EventSpec::default()), &names)?);
+        Ok(())
+    }
+
+    fn run(&self, engine: &Engine, program: &Program, map: Option<&ProfileMap>, config: &RunConfig) -> Result<ModeRun> {
+        super::bl::run_counted(engine, program, map, config, |counters| Box::new(EventCounters(counters)))
+    }
+
+    fn attach(&self, run: &ModeRun, map: &ProfileMap, functions: &mut [FunctionProfile]) -> Result<()> {
+        attach(functions, map, &run.facts::<EventCounters>()?.0);
+        Ok(())
+    }
+
+    fn profile_mode(
+        &self,
+        run: &ModeRun,
+        functions: &[FunctionProfile],
+        map: Option<&ProfileMap>,
+        given: &Given,
+    ) -> Result<ProfileMode> {
+        let Some(map) = map else { bail!("an events run has its map") };
+        Ok(ProfileMode::Events(info(*self, given.events.as_ref(), functions, map, &run.outcome)))
+    }
+
+    mode_identity!();
+}
+
 /// `settings` with the settings of `pathprof run`'s flags.
-pub(crate) fn with_flags(settings: EventSettings, flags: &ModeFlags) -> Result<EventSettings> {
+fn with_flags(settings: EventSettings, flags: &ModeFlags) -> Result<EventSettings> {
     let mut out = settings;
     if let Some(s) = &flags.strategy {
         out.strategy = strategy(s).ok_or_else(|| anyhow::anyhow!("--strategy {s}: the strategy is pc, pd or dec"))?;
@@ -96,17 +216,8 @@ pub(crate) fn with_flags(settings: EventSettings, flags: &ModeFlags) -> Result<E
     checked(out)
 }
 
-/// The sink of a strategy.
-pub(crate) fn sink(settings: &EventSettings) -> SinkKind {
-    match settings.strategy {
-        EventStrategy::Pc => SinkKind::Count,
-        EventStrategy::Pd => SinkKind::Decode,
-        EventStrategy::Dec => SinkKind::Direct,
-    }
-}
-
 /// Where paths are cut (direct counting has no paths to cut).
-pub(crate) fn plan(settings: &EventSettings, plan: &mut PlanOptions) {
+fn plan(settings: &EventSettings, plan: &mut PlanOptions) {
     if settings.strategy == EventStrategy::Dec {
         return;
     }
@@ -117,17 +228,6 @@ pub(crate) fn plan(settings: &EventSettings, plan: &mut PlanOptions) {
     }
 }
 
-/// Runs a module instrumented to count events.
-pub(crate) fn run(
-    engine: &Engine,
-    module: &Program,
-    map: &ProfileMap,
-    config: &RunConfig,
-    settings: EventSettings,
-) -> Result<ModeRun> {
-    super::bl::run_counted(engine, module, map, config, |counters| ModeFacts::Events { settings, counters })
-}
-
 /// The event vectors of a function's blocks.
 fn block_vectors(f: &FunctionProfile) -> Vec<Vec<u64>> {
     f.blocks.iter().map(|b| b.events.clone()).collect()
@@ -135,7 +235,7 @@ fn block_vectors(f: &FunctionProfile) -> Vec<Vec<u64>> {
 
 /// Every instrumented function's event totals: read from its event counters, or computed from its
 /// path counts.
-pub(crate) fn attach(functions: &mut [FunctionProfile], map: &ProfileMap, counters: &HashMap<u32, Vec<u64>>) {
+fn attach(functions: &mut [FunctionProfile], map: &ProfileMap, counters: &HashMap<u32, Vec<u64>>) {
     let width = map.events.len();
     let counted: HashMap<u32, Counters> = map.probed().map(|(f, p)| (f.index, p.counters)).collect();
     for f in functions.iter_mut() {
@@ -155,7 +255,7 @@ pub(crate) fn attach(functions: &mut [FunctionProfile], map: &ProfileMap, counte
 
 /// What the profile says of an `events` run: how it counted, its totals, and how far they can be
 /// off when the run stopped with activations open.
-pub(crate) fn info(
+fn info(
     settings: EventSettings,
     spec: Option<&EventSpec>,
     functions: &[FunctionProfile],
@@ -208,4 +308,25 @@ pub(crate) fn info(
         undercount_bound: bound(under),
         overcount_bound: bound(over),
     }
+}
+
+/// Event counts of the same events added up.
+fn add_events(a: &EventCounts, b: &EventCounts) -> Result<EventCounts> {
+    let names: Vec<&str> = a.names().collect();
+    if names != b.names().collect::<Vec<_>>() {
+        bail!("it counted other events");
+    }
+    let mut out = a.clone();
+    for ((name, x), y) in out.0.iter_mut().zip(b.values()) {
+        x.0 = sum(x.0, y, &format!("the counts of event {name}"))?;
+    }
+    Ok(out)
+}
+
+/// Bounds that one of the runs may lack.
+fn add_bounds(a: &Option<EventCounts>, b: &Option<EventCounts>) -> Result<Option<EventCounts>> {
+    Ok(match (a, b) {
+        (Some(a), Some(b)) => Some(add_events(a, b)?),
+        (a, b) => a.clone().or_else(|| b.clone()),
+    })
 }

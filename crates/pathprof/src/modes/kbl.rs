@@ -5,13 +5,15 @@
 //! that end one path per activation); the runtime's collector is `stream`; the forests are
 //! `pathprof_core::kpath`.
 
-use super::{ModeFacts, ModeFlags, ModeRun};
+use super::mode::{sum, Given, Mode, ModeKind, ModeRun, ProfilingMode, RunFigure};
+use super::setting::{ModeFlags, Setting};
+use crate::mode_identity;
 use anyhow::{bail, Result};
 use pathprof_core::kpath::{Kipf, KipfNode, NODE_BYTES};
-use pathprof_core::profile::{FunctionProfile, KblInfo, KipfNodeProfile, KipfProfile, U64};
+use pathprof_core::profile::{FunctionProfile, KblInfo, KipfNodeProfile, KipfProfile, PathProfile, ProfileMode, U64};
 use pathprof_runtime::{Engine, ForestSettings, Program, RunConfig, StreamCollector};
 use pathprof_wasm::abi::STREAM_CAPACITY;
-use pathprof_wasm::ProfileMap;
+use pathprof_wasm::{ProfileMap, SinkKind};
 use std::collections::HashMap;
 use std::fmt;
 
@@ -20,8 +22,109 @@ pub const MAX_K: usize = 64;
 /// `K` when the mode does not give it.
 pub const DEFAULT_K: usize = 4;
 
+/// Mode `kbl`'s kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Kbl;
+
+/// A `kbl` mode: the longest sequences of paths, and the bound on the forest's nodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KblMode(pub ForestSettings);
+
+/// What a `kbl` run measured: how the forest was built, and the forest.
+struct KblFacts {
+    info: KblInfo,
+    kipf: Kipf,
+}
+
+impl ModeKind for Kbl {
+    fn name(&self) -> &'static str {
+        "kbl"
+    }
+
+    fn forms(&self) -> &'static [&'static str] {
+        &["kbl[:K]"]
+    }
+
+    fn parse(&self, spec: &str, settings: Option<&str>) -> Option<Result<Mode>> {
+        Some(parse(spec, settings).map(|s| Mode::new(KblMode(s))))
+    }
+
+    fn merge(&self, a: &ProfileMode, b: &ProfileMode) -> Result<ProfileMode> {
+        let (ProfileMode::Kbl(x), ProfileMode::Kbl(y)) = (a, b) else { bail!("it is not a kbl profile") };
+        if (x.k, x.max_nodes, x.ksf_node_bytes) != (y.k, y.max_nodes, y.ksf_node_bytes) {
+            bail!("its forests were built with k = {} and another bound or layout (here k = {})", y.k, x.k);
+        }
+        let mut k = x.clone();
+        k.stream_items = U64(sum(x.stream_items.0, y.stream_items.0, "the stream items")?);
+        k.ksf_nodes = U64(sum(x.ksf_nodes.0, y.ksf_nodes.0, "the k-SF nodes")?);
+        k.sibling_scans = U64(sum(x.sibling_scans.0, y.sibling_scans.0, "the sibling scans")?);
+        k.dropped = U64(sum(x.dropped.0, y.dropped.0, "the dropped path IDs")?);
+        k.stream_handovers = U64(sum(x.stream_handovers.0, y.stream_handovers.0, "the stream hand-overs")?);
+        k.stream_wait_seconds = x.stream_wait_seconds + y.stream_wait_seconds;
+        Ok(ProfileMode::Kbl(k))
+    }
+
+    fn merge_function(&self, a: &mut PathProfile, b: &PathProfile) -> Result<()> {
+        match (&mut a.kipf, &b.kipf) {
+            (Some(x), Some(y)) if x.k == y.k => add_forest(&mut x.roots, &y.roots),
+            (None, None) => Ok(()),
+            _ => bail!("its k-iteration path forests differ in k"),
+        }
+    }
+}
+
+impl ProfilingMode for KblMode {
+    fn kind(&self) -> &'static dyn ModeKind {
+        &Kbl
+    }
+
+    fn write(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0.k {
+            DEFAULT_K => f.write_str("kbl"),
+            k => write!(f, "kbl:{k}"),
+        }
+    }
+
+    fn accepts(&self, setting: Setting) -> bool {
+        matches!(setting, Setting::K | Setting::MaxNodes | Setting::EdgeProfile)
+    }
+
+    fn with_flags(&self, flags: &ModeFlags) -> Result<Mode> {
+        let ForestSettings { k, max_nodes } = self.0;
+        let k = flags.k.map_or(k, usize::from);
+        Ok(Mode::new(KblMode(ForestSettings { k, max_nodes: flags.max_nodes.or(max_nodes) })))
+    }
+
+    fn sink(&self) -> Option<SinkKind> {
+        Some(SinkKind::Stream)
+    }
+
+    fn run(&self, engine: &Engine, program: &Program, map: Option<&ProfileMap>, config: &RunConfig) -> Result<ModeRun> {
+        let Some(map) = map else { bail!("an instrumented run needs the map of its module") };
+        run(engine, program, map, config, self.0)
+    }
+
+    fn attach(&self, run: &ModeRun, _: &ProfileMap, functions: &mut [FunctionProfile]) -> Result<()> {
+        let facts = run.facts::<KblFacts>()?;
+        attach_kipf(functions, &facts.kipf, facts.info.k);
+        Ok(())
+    }
+
+    fn profile_mode(
+        &self,
+        run: &ModeRun,
+        _: &[FunctionProfile],
+        _: Option<&ProfileMap>,
+        _: &Given,
+    ) -> Result<ProfileMode> {
+        Ok(ProfileMode::Kbl(run.facts::<KblFacts>()?.info.clone()))
+    }
+
+    mode_identity!();
+}
+
 /// Reads what follows `kbl:` in `spec` (`K`), or nothing.
-pub(crate) fn parse(spec: &str, k: Option<&str>) -> Result<ForestSettings> {
+fn parse(spec: &str, k: Option<&str>) -> Result<ForestSettings> {
     let k = match k {
         None => DEFAULT_K,
         Some(k) => match k.parse::<usize>() {
@@ -32,29 +135,16 @@ pub(crate) fn parse(spec: &str, k: Option<&str>) -> Result<ForestSettings> {
     Ok(ForestSettings { k, max_nodes: None })
 }
 
-/// Writes the mode in its shortest form.
-pub(crate) fn fmt(f: &mut fmt::Formatter<'_>, settings: &ForestSettings) -> fmt::Result {
-    match settings.k {
-        DEFAULT_K => f.write_str("kbl"),
-        k => write!(f, "kbl:{k}"),
-    }
-}
-
-/// `settings` with the settings of `pathprof run`'s flags.
-pub(crate) fn with_flags(settings: ForestSettings, flags: &ModeFlags) -> ForestSettings {
-    ForestSettings { k: flags.k.map_or(settings.k, usize::from), max_nodes: flags.max_nodes.or(settings.max_nodes) }
-}
-
 /// Runs a module instrumented to stream its paths.
-pub(crate) fn run(
+fn run(
     engine: &Engine,
-    module: &Program,
+    program: &Program,
     map: &ProfileMap,
     config: &RunConfig,
     settings: ForestSettings,
 ) -> Result<ModeRun> {
     let collector = StreamCollector::new(map, settings)?;
-    let (outcome, streamed) = pathprof_runtime::run_module(engine, module, Some(map), collector, config)?;
+    let (outcome, streamed) = pathprof_runtime::run_module(engine, program, Some(map), collector, config)?;
     let f = streamed.ksf;
     let info = KblInfo {
         k: settings.k,
@@ -69,12 +159,14 @@ pub(crate) fn run(
     };
     // The stream buffers of the host, and the forest's nodes.
     let host_bytes = 8 * u64::from(STREAM_CAPACITY) + (f.nodes * NODE_BYTES) as u64;
-    Ok(ModeRun { outcome, counts: streamed.counts, facts: ModeFacts::Kbl { info, kipf: streamed.kipf }, host_bytes })
+    let figures = vec![RunFigure { key: "ksf_nodes", label: "k-SF nodes", value: f.nodes as u64 }];
+    let facts = Box::new(KblFacts { info, kipf: streamed.kipf });
+    Ok(ModeRun { outcome, counts: streamed.counts, facts, host_bytes, figures })
 }
 
 /// Gives every function its part of the run's k-IPF (labels are `function << 32 | path ID`), cut to
 /// sequences of at most `k` paths.
-pub(crate) fn attach_kipf(functions: &mut [FunctionProfile], kipf: &Kipf, k: usize) {
+fn attach_kipf(functions: &mut [FunctionProfile], kipf: &Kipf, k: usize) {
     fn convert(n: &KipfNode, depth: usize) -> KipfNodeProfile {
         let children = if depth > 1 { n.children.iter().map(|c| convert(c, depth - 1)).collect() } else { Vec::new() };
         KipfNodeProfile { path: U64(n.path & 0xffff_ffff), count: U64(n.count), children }
@@ -107,4 +199,23 @@ pub(crate) fn attach_kipf(functions: &mut [FunctionProfile], kipf: &Kipf, k: usi
         roots.sort_by_key(|r| r.path);
         profile.kipf = Some(KipfProfile { k, roots });
     }
+}
+
+/// Adds forest `b` to `a`: nodes of the same sequence of paths add their counts.
+fn add_forest(a: &mut Vec<KipfNodeProfile>, b: &[KipfNodeProfile]) -> Result<()> {
+    let mut at: HashMap<U64, usize> = a.iter().enumerate().map(|(i, x)| (x.path, i)).collect();
+    for node in b {
+        match at.get(&node.path) {
+            Some(&i) => {
+                let mine = &mut a[i];
+                mine.count = U64(sum(mine.count.0, node.count.0, "k-IPF counts")?);
+                add_forest(&mut mine.children, &node.children)?;
+            }
+            None => {
+                at.insert(node.path, a.len());
+                a.push(node.clone());
+            }
+        }
+    }
+    Ok(())
 }

@@ -3,11 +3,15 @@
 //! every N-th path end is taken. The instrumenter's sink is `sample`; the runtime's collector is
 //! `sample`; the accuracy metrics of sampled profiles are `pathprof_core::accuracy`.
 
-use super::{ModeFacts, ModeFlags, ModeRun};
+use super::mode::{sum, Given, Mode, ModeKind, ModeRun, ProfilingMode};
+use super::setting::{ModeFlags, Setting};
+use crate::inputs::Inputs;
+use crate::mode_identity;
+use crate::profiled::ProfiledModule;
 use anyhow::{bail, Result};
-use pathprof_core::profile::SamplingInfo;
+use pathprof_core::profile::{FunctionProfile, ProfileMode, SamplingInfo};
 use pathprof_runtime::{Engine, Program, RunConfig, SampleCollector, Sampling};
-use pathprof_wasm::ProfileMap;
+use pathprof_wasm::{InstrumentOptions, ProfileMap, SinkKind};
 use std::fmt;
 use std::time::Duration;
 
@@ -32,8 +36,93 @@ pub enum Copies {
     Functions,
 }
 
+/// Mode `pep`'s kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pep;
+
+/// A `pep` mode: how it samples, and what runs between samples.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PepMode {
+    pub sampling: Sampling,
+    pub copies: Copies,
+}
+
+impl ModeKind for Pep {
+    fn name(&self) -> &'static str {
+        "pep"
+    }
+
+    fn forms(&self) -> &'static [&'static str] {
+        &["pep[:S[:T]][:dup]", "pep:every:N"]
+    }
+
+    fn parse(&self, spec: &str, settings: Option<&str>) -> Option<Result<Mode>> {
+        Some(parse(spec, settings).map(|(sampling, copies)| Mode::new(PepMode { sampling, copies })))
+    }
+
+    fn merge(&self, a: &ProfileMode, b: &ProfileMode) -> Result<ProfileMode> {
+        let (ProfileMode::Pep(x), ProfileMode::Pep(y)) = (a, b) else { bail!("it is not a pep profile") };
+        let settings = |s: &SamplingInfo| (s.samples, s.stride, s.every, s.tick_ms, s.function_copies);
+        if settings(x) != settings(y) {
+            bail!("it was sampled with other settings");
+        }
+        let mut s = x.clone();
+        s.ticks = sum(x.ticks, y.ticks, "the timer ticks")?;
+        s.samples_taken = sum(x.samples_taken, y.samples_taken, "the samples")?;
+        Ok(ProfileMode::Pep(s))
+    }
+}
+
+impl ProfilingMode for PepMode {
+    fn kind(&self) -> &'static dyn ModeKind {
+        &Pep
+    }
+
+    fn write(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_mode(f, &self.sampling, self.copies)
+    }
+
+    fn accepts(&self, setting: Setting) -> bool {
+        matches!(setting, Setting::Samples | Setting::Stride | Setting::Every | Setting::TickMs | Setting::EdgeProfile)
+    }
+
+    fn with_flags(&self, flags: &ModeFlags) -> Result<Mode> {
+        Ok(Mode::new(PepMode { sampling: with_flags(self.sampling, flags, self.copies)?, copies: self.copies }))
+    }
+
+    fn sink(&self) -> Option<SinkKind> {
+        Some(SinkKind::Sample { buffer: self.sampling.sample_buffer() })
+    }
+
+    fn instrument(&self, options: &mut InstrumentOptions, _: &ProfiledModule, _: &Inputs) -> Result<()> {
+        options.function_copies = self.copies == Copies::Functions;
+        Ok(())
+    }
+
+    fn run(&self, engine: &Engine, program: &Program, map: Option<&ProfileMap>, config: &RunConfig) -> Result<ModeRun> {
+        let Some(map) = map else { bail!("an instrumented run needs the map of its module") };
+        run(engine, program, map, config, self.sampling, self.copies)
+    }
+
+    fn profile_mode(
+        &self,
+        run: &ModeRun,
+        _: &[FunctionProfile],
+        _: Option<&ProfileMap>,
+        _: &Given,
+    ) -> Result<ProfileMode> {
+        Ok(ProfileMode::Pep(run.facts::<SamplingInfo>()?.clone()))
+    }
+
+    fn sampled(&self) -> bool {
+        true
+    }
+
+    mode_identity!();
+}
+
 /// Reads what follows `pep:` in `spec` (`S`, `S:T` or `every:N`, then `:dup` or not), or nothing.
-pub(crate) fn parse(spec: &str, settings: Option<&str>) -> Result<(Sampling, Copies)> {
+fn parse(spec: &str, settings: Option<&str>) -> Result<(Sampling, Copies)> {
     let (settings, copies) = match settings {
         Some("dup") => (None, Copies::Functions),
         Some(s) => match s.strip_suffix(":dup") {
@@ -74,7 +163,7 @@ fn parse_sampling(spec: &str, settings: Option<&str>) -> Result<Sampling> {
 }
 
 /// Writes the sampling in its shortest form.
-pub(crate) fn fmt(f: &mut fmt::Formatter<'_>, sampling: &Sampling, copies: Copies) -> fmt::Result {
+fn write_mode(f: &mut fmt::Formatter<'_>, sampling: &Sampling, copies: Copies) -> fmt::Result {
     let (default_samples, default_stride, _) = default_timer();
     match *sampling {
         Sampling::Timer { samples, stride, .. } if (samples, stride) == (default_samples, default_stride) => {
@@ -91,7 +180,7 @@ pub(crate) fn fmt(f: &mut fmt::Formatter<'_>, sampling: &Sampling, copies: Copie
 }
 
 /// `sampling` with the settings of `pathprof run`'s flags.
-pub(crate) fn with_flags(sampling: Sampling, flags: &ModeFlags, copies: Copies) -> Result<Sampling> {
+fn with_flags(sampling: Sampling, flags: &ModeFlags, copies: Copies) -> Result<Sampling> {
     if flags.samples == Some(0) || flags.stride == Some(0) || flags.every == Some(0) {
         bail!("--samples, --stride and --every must be positive");
     }
@@ -124,16 +213,16 @@ pub(crate) fn with_flags(sampling: Sampling, flags: &ModeFlags, copies: Copies) 
 }
 
 /// Runs a module instrumented to sample its paths.
-pub(crate) fn run(
+fn run(
     engine: &Engine,
-    module: &Program,
+    program: &Program,
     map: &ProfileMap,
     config: &RunConfig,
     sampling: Sampling,
     copies: Copies,
 ) -> Result<ModeRun> {
     let collector = SampleCollector::new(map, sampling)?;
-    let (outcome, sampled) = pathprof_runtime::run_module(engine, module, Some(map), collector, config)?;
+    let (outcome, sampled) = pathprof_runtime::run_module(engine, program, Some(map), collector, config)?;
     let (default_samples, default_stride, default_tick) = default_timer();
     let (samples, stride, every, tick) = match sampling {
         Sampling::Timer { samples, stride, tick } => (samples, stride, None, tick),
@@ -151,5 +240,5 @@ pub(crate) fn run(
     // The host keeps the samples in a hash table, as `bl` does its counts.
     let entries: usize = sampled.counts.values().map(Vec::len).sum();
     let host_bytes = super::bl::HASH_ENTRY_BYTES * entries as u64;
-    Ok(ModeRun { outcome, counts: sampled.counts, facts: ModeFacts::Pep(info), host_bytes })
+    Ok(ModeRun { outcome, counts: sampled.counts, facts: Box::new(info), host_bytes, figures: Vec::new() })
 }

@@ -6,61 +6,154 @@
 //! whose paths are all interesting and `hash` for those with none); the runtime's collector is
 //! `count`.
 
-use super::{ModeFacts, ModeRun};
-use crate::files::sha256_hex;
-use anyhow::{bail, Result};
-use pathprof_core::profile::{FunctionProfile, PathCount, PppInfo, Profile, U64};
+use super::mode::{Given, Mode, ModeKind, ModeRun, ProfilingMode, Report};
+use super::setting::Setting;
+use crate::inputs::Inputs;
+use crate::mode_identity;
+use crate::profiled::ProfiledModule;
+use crate::render::group;
+use anyhow::{bail, Context, Result};
+use pathprof_core::profile::{residual, FunctionProfile, PathProfile, PppInfo, Profile, ProfileMode, U64};
 use pathprof_runtime::{Engine, Program, RunConfig};
-use pathprof_wasm::ProfileMap;
-use std::collections::HashMap;
+use pathprof_wasm::{InstrumentOptions, ProfileMap, SinkKind};
+use std::collections::BTreeSet;
+use std::fmt;
+use std::io::Write;
 
-/// Profiles whose executed paths are the interesting ones, each with the name it was given by.
-#[derive(Clone, Debug, Default)]
-pub struct Interesting {
-    pub names: Vec<String>,
-    /// The executed paths of every function, by index, from all the profiles.
-    pub paths: HashMap<u32, Vec<PathCount>>,
-    /// For a component: the core module the profiles profiled.
-    pub core_module: Option<u32>,
+/// Mode `ppp`'s kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ppp;
+
+/// A `ppp` mode: with `slots_everywhere`, slots in every function with interesting and residual
+/// paths, as the thesis has them; without, only in those whose paths are too many for an array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PppMode {
+    pub slots_everywhere: bool,
 }
 
-impl Interesting {
-    /// The interesting paths of `profiles` (`(name, profile)`), which must be profiles of the module
-    /// `module`.
-    pub fn of(module: &[u8], profiles: &[(String, Profile)]) -> Result<Interesting> {
-        let sha = sha256_hex(module);
-        let mut out = Interesting::default();
-        for (name, profile) in profiles {
-            if profile.module.sha256 != sha {
-                bail!("{name} is a profile of another module ({})", profile.module.path);
-            }
-            if !out.names.is_empty() && profile.module.core_module != out.core_module {
-                bail!("{name} profiles another core module of the component than {}", out.names[0]);
-            }
-            out.core_module = profile.module.core_module;
-            out.add(name, &profile.functions);
-        }
-        Ok(out)
+impl ModeKind for Ppp {
+    fn name(&self) -> &'static str {
+        "ppp"
     }
 
-    /// Adds the executed paths of `functions`, from a profile named `name`.
-    pub fn add(&mut self, name: &str, functions: &[FunctionProfile]) {
-        self.names.push(name.to_string());
-        for f in functions {
-            let executed = f.paths().iter().filter(|p| p.count.0 > 0).cloned();
-            self.paths.entry(f.index).or_default().extend(executed);
+    fn forms(&self) -> &'static [&'static str] {
+        &["ppp[:slots]"]
+    }
+
+    fn parse(&self, _: &str, settings: Option<&str>) -> Option<Result<Mode>> {
+        let slots_everywhere = match settings {
+            None => false,
+            Some("slots") => true,
+            Some(_) => return None,
+        };
+        Some(Ok(Mode::new(PppMode { slots_everywhere })))
+    }
+
+    fn merge(&self, a: &ProfileMode, b: &ProfileMode) -> Result<ProfileMode> {
+        let (ProfileMode::Ppp(x), ProfileMode::Ppp(y)) = (a, b) else { bail!("it is not a ppp profile") };
+        if (&x.interesting_from, x.interesting) != (&y.interesting_from, y.interesting) {
+            bail!("its interesting paths come from other profiles");
         }
+        Ok(a.clone())
+    }
+
+    /// The summary of the residual paths, recomputed from the summed functions.
+    fn after_merge(&self, mode: ProfileMode, functions: &[FunctionProfile]) -> ProfileMode {
+        match mode {
+            ProfileMode::Ppp(x) => ProfileMode::Ppp(info(&x.interesting_from, functions)),
+            other => other,
+        }
+    }
+
+    fn merge_function(&self, a: &mut PathProfile, b: &PathProfile) -> Result<()> {
+        let (Some(x), Some(y)) = (&mut a.ppp, &b.ppp) else {
+            return match (&a.ppp, &b.ppp) {
+                (None, None) => Ok(()),
+                _ => bail!("one profile has preferential paths and the other not"),
+            };
+        };
+        if (x.interesting, x.range) != (y.interesting, y.range) {
+            bail!("its interesting paths differ");
+        }
+        if (x.untested.len() as u64, y.untested.len() as u64) != (x.untested_edges, y.untested_edges) {
+            bail!("a profile lacks the list of its untested edges (written by an older pathprof)");
+        }
+        (x.residual_paths, x.residual_executions) =
+            residual(&a.paths).context("the residual executions add up past 2^64 - 1")?;
+        let untested: BTreeSet<_> = x.untested.iter().chain(&y.untested).copied().collect();
+        x.untested = untested.into_iter().collect();
+        x.untested_edges = x.untested.len() as u64;
+        Ok(())
+    }
+
+    /// How many paths were interesting, and how many others ran.
+    fn report(&self, out: &mut dyn Write, p: &Profile, _: usize, _: Option<&str>) -> Result<Report> {
+        if let Some(ppp) = p.mode.ppp() {
+            writeln!(
+                out,
+                "  {} interesting paths (from {}); {} residual paths ran, {} times (`report --untested`)",
+                group(ppp.interesting.0),
+                ppp.interesting_from.join(", "),
+                group(ppp.residual_paths.0),
+                group(ppp.residual_executions.0)
+            )?;
+        }
+        Ok(Report::Paths)
     }
 }
 
-/// Runs a module instrumented with preferential counts.
-pub(crate) fn run(engine: &Engine, module: &Program, map: &ProfileMap, config: &RunConfig) -> Result<ModeRun> {
-    super::bl::run_counted(engine, module, map, config, |_| ModeFacts::Ppp)
+impl ProfilingMode for PppMode {
+    fn kind(&self) -> &'static dyn ModeKind {
+        &Ppp
+    }
+
+    fn write(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.slots_everywhere { "ppp:slots" } else { "ppp" })
+    }
+
+    fn accepts(&self, setting: Setting) -> bool {
+        matches!(setting, Setting::Interesting | Setting::EdgeProfile)
+    }
+
+    fn sink(&self) -> Option<SinkKind> {
+        Some(SinkKind::Preferential { slots_everywhere: self.slots_everywhere })
+    }
+
+    fn instrument(&self, options: &mut InstrumentOptions, profiled: &ProfiledModule, inputs: &Inputs) -> Result<()> {
+        let Some(interesting) = inputs.interesting else {
+            bail!("--mode {self} needs --interesting PROFILE (the profiles whose executed paths are interesting)")
+        };
+        profiled.check_same_core_module("the interesting paths' profile", interesting.core_module)?;
+        options.interesting = interesting.paths.clone();
+        Ok(())
+    }
+
+    fn run(&self, engine: &Engine, program: &Program, map: Option<&ProfileMap>, config: &RunConfig) -> Result<ModeRun> {
+        super::bl::run_counted(engine, program, map, config, |_| Box::new(()))
+    }
+
+    fn profile_mode(
+        &self,
+        _: &ModeRun,
+        functions: &[FunctionProfile],
+        _: Option<&ProfileMap>,
+        given: &Given,
+    ) -> Result<ProfileMode> {
+        Ok(ProfileMode::Ppp(info(&given.interesting_from, functions)))
+    }
+
+    mode_identity!();
+}
+
+impl fmt::Display for PppMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write(f)
+    }
 }
 
 /// What the profile says of a `ppp` run over all its functions: the interesting paths, and the
 /// residual ones that ran.
-pub(crate) fn info(interesting_from: &[String], functions: &[FunctionProfile]) -> PppInfo {
+fn info(interesting_from: &[String], functions: &[FunctionProfile]) -> PppInfo {
     let per_function = functions.iter().filter_map(|f| f.ppp());
     let (mut interesting, mut residual_paths, mut residual_executions) = (0u64, 0u64, 0u64);
     for f in per_function {

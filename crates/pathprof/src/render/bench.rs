@@ -2,14 +2,15 @@
 //! over the programs (docs/PERFORMANCE.md).
 
 use super::truncate;
+use crate::bench::{AccuracyRange, BenchReport, ProgramFigures, MIN_TIMED_SECONDS};
+use crate::modes::Mode;
 use anyhow::Result;
-use pathprof::bench::{AccuracyRange, BenchReport, ProgramFigures, MIN_TIMED_SECONDS};
-use pathprof::Mode;
+use std::collections::BTreeMap;
 use std::io::Write;
 
 /// Header of the `bench` table.
 pub fn header(out: &mut impl Write, modes: &[Mode]) -> Result<()> {
-    let modes: Vec<&Mode> = modes.iter().filter(|m| **m != Mode::None).collect();
+    let modes: Vec<&Mode> = modes.iter().filter(|m| !m.is_baseline()).collect();
     write!(out, "{:<40} {:>5} {:>10} {:>6}", "program", "runs", "none ms", "±")?;
     for m in &modes {
         write!(
@@ -80,11 +81,17 @@ pub fn summary(out: &mut impl Write, r: &BenchReport, timed_from: f64) -> Result
 }
 
 /// What the table rows leave out, as a line under a program's row (nothing when there is nothing to
-/// add): each mode's median over `bl`'s, each `kbl` mode's k-slab-forest nodes, and each `pep` mode's
-/// accuracy.
+/// add): each mode's median over `bl`'s, the figures modes give of their runs (a `kbl` mode's
+/// k-slab-forest nodes), and each sampled mode's accuracy.
 pub fn details(out: &mut impl Write, p: &ProgramFigures) -> Result<()> {
     let vs_bl: Vec<String> = p.modes.iter().filter_map(|m| Some(format!("{} {:.3}", m.mode, m.vs_bl?))).collect();
-    let ksf: Vec<String> = p.modes.iter().filter_map(|m| Some(format!("{} {}", m.mode, m.ksf_nodes?))).collect();
+    // Each figure's values over the modes that give it, in the order of the labels.
+    let mut figures: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for m in &p.modes {
+        for (key, value) in &m.figures {
+            figures.entry(m.figure_labels[key]).or_default().push(format!("{} {value}", m.mode));
+        }
+    }
     let accuracy: Vec<String> = p
         .modes
         .iter()
@@ -103,8 +110,8 @@ pub fn details(out: &mut impl Write, p: &ProgramFigures) -> Result<()> {
     if !vs_bl.is_empty() {
         parts.push(format!("vs bl: {}", vs_bl.join(", ")));
     }
-    if !ksf.is_empty() {
-        parts.push(format!("k-SF nodes: {}", ksf.join(", ")));
+    for (label, values) in &figures {
+        parts.push(format!("{label}: {}", values.join(", ")));
     }
     if !accuracy.is_empty() {
         parts.push(format!("accuracy (paths / relative / absolute overlap, %): {}", accuracy.join(", ")));

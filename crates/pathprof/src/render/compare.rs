@@ -2,8 +2,8 @@
 //! and for the functions with the most branch flow.
 
 use super::{group, truncate};
+use crate::view::function_label;
 use anyhow::Result;
-use pathprof::view::function_label;
 use pathprof_core::accuracy::{compare_functions, Accuracy};
 use pathprof_core::profile::Profile;
 use std::io::Write;

@@ -3,8 +3,8 @@
 //! JSON.
 
 use super::{group, truncate};
+use crate::view::{function_label, functions_by_event, hottest_by_event, source_lines};
 use anyhow::Result;
-use pathprof::view::{function_label, functions_by_event, hottest_by_event, source_lines};
 use pathprof_core::profile::{EventCounts, EventStrategy, Profile};
 use std::io::Write;
 

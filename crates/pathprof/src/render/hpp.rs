@@ -1,7 +1,7 @@
 //! The figures of `pathprof hpp`: the run, the path stack, each table's overlap and hits, the branch
 //! queue's cost, and a sweep's table and plot.
 
-use pathprof::hpp::{HppReport, HppRun};
+use crate::hpp::{HppReport, HppRun};
 use pathprof_core::hpp::TableReport;
 use std::io::{self, Write};
 

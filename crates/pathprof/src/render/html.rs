@@ -5,11 +5,11 @@
 
 use super::source::place;
 use super::{block_list, group, group_wide, share};
+use crate::export::{flame_graph, folded_paths, Drawing};
+use crate::source::{path_steps, SourceFiles};
+use crate::view::{function_cost, function_label, hottest, matches, path_cost, path_ops, total_cost, Rank};
 use anyhow::Result;
 use base64::Engine as _;
-use pathprof::export::{flame_graph, folded_paths, Drawing};
-use pathprof::source::{path_steps, SourceFiles};
-use pathprof::view::{function_cost, function_label, hottest, matches, path_cost, path_ops, total_cost, Rank};
 use pathprof_core::profile::Profile;
 use std::fmt::Write;
 

@@ -1,10 +1,10 @@
 //! Hot paths (and, for a `kbl` profile, the forests' shape and hottest sequences) as JSON, with every
 //! block's byte range and source line (docs/profile-format.md).
 
-use anyhow::Result;
-use pathprof::view::{
+use crate::view::{
     fraction, hottest, hottest_sequences, kipf_k, path_cost, path_ops, program_stats, shown_functions, total_cost, Rank,
 };
+use anyhow::Result;
 use pathprof_core::profile::{Endpoint, FunctionProfile, KipfStats, Profile, U64};
 use serde::Serialize;
 use std::io::Write;

@@ -3,8 +3,8 @@
 //! source lines.
 
 use super::{group, truncate};
+use crate::view::{function_label, hottest_sequences, kipf_k, program_stats, shown_functions, source_lines};
 use anyhow::Result;
-use pathprof::view::{function_label, hottest_sequences, kipf_k, program_stats, shown_functions, source_lines};
 use pathprof_core::profile::{FunctionProfile, KipfStats, Profile, U64};
 use std::io::Write;
 

@@ -1,5 +1,5 @@
 //! Rendering profiles and figures for people (text) and tools (JSON): what to show is computed by
-//! the library ([`pathprof::view`], [`pathprof::bench`]); these modules only lay it out.
+//! the library ([`crate::view`], [`crate::bench`]); these modules only lay it out.
 //!
 //! * [`paths`] — a profile's summary and hot paths;
 //! * [`kipf`] — a `kbl` profile's forests and hottest sequences of paths;
@@ -27,7 +27,7 @@ use pathprof_core::profile::{FunctionProfile, PathCount};
 
 /// `x` as a percentage of `of` (0 when `of` is 0).
 pub fn share(x: u128, of: u128) -> f64 {
-    100.0 * pathprof::view::fraction(x, of)
+    100.0 * crate::view::fraction(x, of)
 }
 
 /// `n` with its digits in groups of three: `1,234,567`.
@@ -53,7 +53,7 @@ pub fn group_wide(n: u128) -> String {
 pub fn path_columns(f: &FunctionProfile, path: &PathCount) -> String {
     format!(
         "{:<32} {:>6}  {:<13} {}",
-        truncate(&pathprof::view::function_label(f), 32),
+        truncate(&crate::view::function_label(f), 32),
         format!("#{}", path.id),
         format!("{}→{}", path.start, path.end),
         block_list(&path.blocks).join(" ")

@@ -1,16 +1,25 @@
 //! A profile's summary and its hot paths, as text.
 
 use super::{group, group_wide};
+use crate::modes::{Registry, Report};
+use crate::view::{function_label, hottest, path_cost, path_ops, total_cost, Rank};
 use anyhow::Result;
-use pathprof::view::{function_label, hottest, path_cost, path_ops, total_cost, Rank};
-use pathprof_core::profile::{EventStrategy, Profile, ProfileMode};
+use pathprof_core::profile::Profile;
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
 use std::io::Write;
 
-/// Prints a summary and the hot paths, ranked by `rank`, then the functions left uninstrumented.
-pub fn text(out: &mut impl Write, p: &Profile, top: usize, function: Option<&str>, rank: Rank) -> Result<()> {
-    summary_and_paths(out, p, top, function, rank)?;
+/// Prints a summary, what the profile's mode adds to it (its kind in `registry`), and the hot paths
+/// ranked by `rank`, then the functions left uninstrumented.
+pub fn text(
+    out: &mut impl Write,
+    registry: &Registry,
+    p: &Profile,
+    top: usize,
+    function: Option<&str>,
+    rank: Rank,
+) -> Result<()> {
+    summary_and_paths(out, registry, p, top, function, rank)?;
     skipped(out, p)
 }
 
@@ -43,7 +52,14 @@ fn skipped(out: &mut impl Write, p: &Profile) -> Result<()> {
     Ok(())
 }
 
-fn summary_and_paths(out: &mut impl Write, p: &Profile, top: usize, function: Option<&str>, rank: Rank) -> Result<()> {
+fn summary_and_paths(
+    out: &mut impl Write,
+    registry: &Registry,
+    p: &Profile,
+    top: usize,
+    function: Option<&str>,
+    rank: Rank,
+) -> Result<()> {
     let instrumented = p.functions.iter().filter(|f| f.is_instrumented()).count();
     let skipped = p.functions.len() - instrumented;
     let distinct: usize = p.functions.iter().map(|f| f.paths().len()).sum();
@@ -70,12 +86,11 @@ fn summary_and_paths(out: &mut impl Write, p: &Profile, top: usize, function: Op
             p.open_activations_at_exit
         )?;
     }
-    if p.mode == ProfileMode::None {
+    if !p.mode.has_probes() {
         writeln!(out, "  uninstrumented run: no paths")?;
         return Ok(());
     }
-    // Event counting by decoding or directly lists no paths.
-    let pathless = p.mode.events().is_some_and(|e| e.strategy != EventStrategy::Pc);
+    let pathless = !p.mode.lists_paths();
     if pathless {
         writeln!(out, "  {instrumented} functions instrumented, {skipped} skipped")?;
     } else {
@@ -98,24 +113,8 @@ fn summary_and_paths(out: &mut impl Write, p: &Profile, top: usize, function: Op
             group_wide(executed)
         )?;
     }
-    if let Some(ppp) = p.mode.ppp() {
-        writeln!(
-            out,
-            "  {} interesting paths (from {}); {} residual paths ran, {} times (`report --untested`)",
-            group(ppp.interesting.0),
-            ppp.interesting_from.join(", "),
-            group(ppp.residual_paths.0),
-            group(ppp.residual_executions.0)
-        )?;
-    }
-    if let Some(info) = p.mode.events() {
-        super::events::summary(out, p)?;
-        // Functions ranked by every operator executed, or the first event.
-        let by = info.names.iter().position(|n| n == "instr").unwrap_or(0);
-        if !info.names.is_empty() {
-            super::events::functions(out, p, by, top, function)?;
-        }
-        if p.functions.iter().all(|f| f.paths().is_empty()) {
+    if let Some(kind) = registry.kind(p.mode.name()) {
+        if kind.report(out, p, top, function)? == Report::Done {
             return Ok(());
         }
     }

@@ -1,9 +1,9 @@
 //! Hot paths as the source lines they run, with the lines' text (`report --source`).
 
 use super::{group, group_wide, share};
+use crate::source::{path_steps, SourceFiles};
+use crate::view::{function_label, hottest, path_cost, total_cost, Rank};
 use anyhow::Result;
-use pathprof::source::{path_steps, SourceFiles};
-use pathprof::view::{function_label, hottest, path_cost, total_cost, Rank};
 use pathprof_core::profile::Profile;
 use std::collections::BTreeSet;
 use std::io::Write;

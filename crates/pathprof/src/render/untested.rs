@@ -2,8 +2,8 @@
 //! run, then every untested path with its function, count, blocks and source lines, as text or JSON.
 
 use super::group;
+use crate::view::{source_lines, Untested};
 use anyhow::Result;
-use pathprof::view::{source_lines, Untested};
 use pathprof_core::profile::Profile;
 use std::io::Write;
 

@@ -100,6 +100,14 @@ impl<'de> Deserialize<'de> for Profile {
         let mut functions = p.functions;
         for f in &mut functions {
             let Some(profile) = f.profiled_mut() else { continue };
+            let foreign = match (&profile.kipf, &profile.ppp) {
+                (Some(_), _) if mode.kbl().is_none() => Some("a k-iteration path forest"),
+                (_, Some(_)) if mode.ppp().is_none() => Some("preferential paths"),
+                _ => None,
+            };
+            if let Some(what) = foreign {
+                return Err(serde::de::Error::custom(format!("function {} has {what} in a {mode} profile", f.index)));
+            }
             let Some(counts) = profile.events.take() else { continue };
             let Some(e) = mode.events() else {
                 return Err(serde::de::Error::custom(format!("function {} has events in a {mode} profile", f.index)));

@@ -1,9 +1,10 @@
 use super::{nesting_depth, ReadError, MAX_DEPTH};
+use crate::profile::testing::{bl, instrumented, profile};
 use crate::profile::*;
 
 #[test]
 fn profiles_are_written_a_field_per_line_and_compact_below() {
-    let p = profile(ProfileMode::Bl, vec![instrumented(2, CounterKind::Array)]);
+    let p = bl();
     let text = p.to_json();
     let compact = serde_json::to_string(&p).unwrap();
     let layered: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -30,184 +31,9 @@ fn nesting_depth_skips_strings() {
     assert!(matches!(Profile::from_json(&deep), Err(ReadError::TooDeep)));
 }
 
-fn profile(mode: ProfileMode, functions: Vec<FunctionProfile>) -> Profile {
-    Profile {
-        module: ModuleInfo {
-            path: "m.wasm".into(),
-            sha256: "00".into(),
-            size: 8,
-            code_section_size: 0,
-            core_module: None,
-        },
-        mode,
-        args: vec!["m.wasm".into()],
-        wall_seconds: 0.5,
-        bench_region_seconds: None,
-        instrumentation_seconds: Some(0.1),
-        exit_code: 0,
-        trap: None,
-        open_activations_at_exit: 0,
-        runs: 1,
-        path_executions: U64(3),
-        functions,
-    }
-}
-
-fn instrumented(index: u32, counters: CounterKind) -> FunctionProfile {
-    FunctionProfile {
-        index,
-        name: Some("f".into()),
-        blocks: vec![BlockInfo {
-            id: 0,
-            offset: 10,
-            end: 12,
-            line: None,
-            loop_header: false,
-            landing: false,
-            ops: 3,
-            events: vec![],
-        }],
-        state: FunctionState::Instrumented(PathProfile {
-            num_paths: U64(1),
-            counters,
-            cut_blocks: vec![],
-            paths: vec![PathCount {
-                id: U64(0),
-                count: U64(3),
-                start: Endpoint::Entry,
-                end: Endpoint::Exit,
-                blocks: vec![0],
-                branches: 0,
-                interesting: None,
-            }],
-            edges: vec![EdgeCount { from: 0, to: Endpoint::Exit, count: U64(3) }],
-            increments: 0,
-            increments_executed: U64(0),
-            kipf: None,
-            ppp: None,
-            events: None,
-        }),
-    }
-}
-
-fn skipped(index: u32) -> FunctionProfile {
-    FunctionProfile {
-        index,
-        name: None,
-        blocks: vec![],
-        state: FunctionState::Skipped { reason: "uses exception handling".into() },
-    }
-}
-
-#[test]
-fn every_mode_and_function_state_reads_back() {
-    let sampling = SamplingInfo {
-        samples: 64,
-        stride: 17,
-        every: None,
-        tick_ms: 0.25,
-        ticks: 9,
-        samples_taken: 3,
-        function_copies: true,
-    };
-    let kbl = KblInfo {
-        k: 4,
-        stream_items: U64(5),
-        ksf_nodes: U64(2),
-        ksf_node_bytes: 16,
-        sibling_scans: U64(1),
-        max_nodes: None,
-        dropped: U64(0),
-        stream_handovers: U64(3),
-        stream_wait_seconds: 0.5,
-    };
-    for (mode, counters) in [
-        (ProfileMode::Bl, CounterKind::Array),
-        (ProfileMode::Bl, CounterKind::Hash),
-        (ProfileMode::Pep(sampling), CounterKind::Sampled),
-        (ProfileMode::Kbl(kbl), CounterKind::Stream),
-    ] {
-        let p = profile(mode, vec![skipped(1), instrumented(2, counters)]);
-        let text = p.to_json();
-        assert_eq!(Profile::from_json(&text).unwrap(), p, "{text}");
-    }
-    let none = profile(ProfileMode::None, vec![]);
-    assert_eq!(Profile::from_json(&none.to_json()).unwrap(), none);
-    let info = PppInfo {
-        interesting_from: vec!["test.json".into()],
-        interesting: U64(1),
-        residual_paths: U64(1),
-        residual_executions: U64(4),
-    };
-    let mut f = instrumented(2, CounterKind::Ppp);
-    if let FunctionState::Instrumented(p) = &mut f.state {
-        p.paths[0].interesting = Some(false);
-        p.ppp = Some(Box::new(PppFunction {
-            interesting: 1,
-            range: 1,
-            delta: Some(1.0),
-            residual_paths: 1,
-            residual_executions: U64(3),
-            untested_edges: 1,
-            untested: vec![EdgeKey { from: 0, to: Endpoint::Exit }],
-        }));
-    }
-    let ppp = profile(ProfileMode::Ppp(info), vec![f]);
-    assert_eq!(Profile::from_json(&ppp.to_json()).unwrap(), ppp);
-    let events = profile(ProfileMode::Events(events_info()), vec![skipped(1), with_events(2)]);
-    let text = events.to_json();
-    assert_eq!(Profile::from_json(&text).unwrap(), events, "{text}");
-    // Event counts are objects in the order of the events.
-    assert!(text.contains("\"events\": {\n    \"load\": 5,\n    \"alloc\": 1\n  }"), "{text}");
-}
-
-fn events_info() -> EventsInfo {
-    let names = vec!["load".to_string(), "alloc".to_string()];
-    EventsInfo {
-        strategy: EventStrategy::Pd,
-        cut: PathCut::Merges,
-        totals: EventCounts::new(&names, &[5, 1]),
-        undercount_bound: Some(EventCounts::new(&names, &[2, 0])),
-        overcount_bound: None,
-        names,
-        alloc_functions: vec!["malloc".into()],
-        user_events: vec![("adds".into(), vec!["i32.add".into()])],
-    }
-}
-
-fn with_events(index: u32) -> FunctionProfile {
-    let mut f = instrumented(index, CounterKind::Events);
-    f.blocks[0].events = vec![5, 1];
-    if let FunctionState::Instrumented(p) = &mut f.state {
-        p.paths.clear();
-        p.edges.clear();
-        p.events = Some(EventCounts::new(&["load".into(), "alloc".into()], &[5, 1]));
-    }
-    f
-}
-
-#[test]
-fn events_profiles_name_their_events_in_order() {
-    let text = profile(ProfileMode::Events(events_info()), vec![with_events(2)]).to_json();
-    let edit = |from: &str, to: &str| {
-        assert!(text.contains(from), "{from} in {text}");
-        Profile::from_json(&text.replacen(from, to, 1)).unwrap_err().to_string()
-    };
-    // Totals that lack an event, or name one the profile does not count.
-    assert!(edit("\"load\": 5,\n    \"alloc\"", "\"lode\": 5,\n    \"alloc\"").contains("not a pathprof"));
-    assert!(edit("\"alloc\": 1\n  }", "\"alloc\": 1, \"x\": 2\n  }").contains("not a pathprof"));
-    // Read in any order, they come back in the order of the events.
-    let swapped = text.replacen("\"load\": 5,\n    \"alloc\": 1", "\"alloc\": 1,\n    \"load\": 5", 1);
-    assert_ne!(swapped, text);
-    assert_eq!(Profile::from_json(&swapped).unwrap().to_json(), text);
-    // An events profile without its facts, or another mode with them.
-    assert!(edit("\"mode\": \"events\"", "\"mode\": \"bl\"").contains("not a pathprof"));
-    assert!(edit("\"event_counting\"", "\"event_countin\"").contains("not a pathprof"));
-}
-
 #[test]
 fn versions_1_to_3_read() {
-    let p = profile(ProfileMode::Bl, vec![instrumented(2, CounterKind::Array)]);
+    let p = bl();
     for old in [1, 2, 3] {
         let text = p.to_json().replacen("\"version\": 4", &format!("\"version\": {old}"), 1);
         assert!(text.contains(&format!("\"version\": {old}")));
@@ -219,7 +45,7 @@ fn versions_1_to_3_read() {
 
 #[test]
 fn contradictory_profiles_are_refused() {
-    let text = profile(ProfileMode::Bl, vec![instrumented(2, CounterKind::Array)]).to_json();
+    let text = bl().to_json();
     let edit = |from: &str, to: &str| {
         assert!(text.contains(from), "{from} in {text}");
         Profile::from_json(&text.replacen(from, to, 1)).unwrap_err().to_string()

@@ -1,7 +1,7 @@
 //! The array sink: `count[r]++` in a dense array of little-endian `u64` counters in the profiler's
 //! memory, one per path ID [BL96]. Loop and run counters add to the same array.
 
-use super::{PathEnd, PathSink};
+use super::path_sink::{PathEnd, PathSink};
 use crate::instrument::emit::Emitter;
 use wasm_encoder::{Instruction, MemArg};
 
@@ -13,12 +13,17 @@ pub(crate) struct ArraySink {
 
 impl PathSink for ArraySink {
     fn record(&self, e: &mut Emitter, _: PathEnd) {
-        e.r_as_i32();
-        e.add_in_array(self.offset, &[Instruction::I64Const(1)]);
+        e.count_in_array(self.offset);
     }
 }
 
 impl Emitter<'_> {
+    /// `counter[r] += 1` in the array at `offset`.
+    pub fn count_in_array(&mut self, offset: u32) {
+        self.r_as_i32();
+        self.add_in_array(offset, &[Instruction::I64Const(1)]);
+    }
+
     /// `counter[id] += value` in the array at `offset`, for the path ID (`i32`) on the stack.
     pub fn add_in_array(&mut self, offset: u32, value: &[Instruction]) {
         let arg = MemArg { offset: offset as u64, align: 3, memory_index: self.memory };
@@ -34,17 +39,10 @@ impl Emitter<'_> {
         self.f.instruction(&Instruction::I64Store(arg));
     }
 
-    /// `counter[path] += value on the stack`, at a constant address, in the function's array.
+    /// `counter[path] += value on the stack`, at a constant address, in the array that loop and run
+    /// counters add to.
     pub fn add_to_counter(&mut self, path: u64, value: &[Instruction]) {
-        let offset = u64::from(self.array_offset()) + 8 * path;
+        let offset = u64::from(self.array) + 8 * path;
         self.add_to_word64(offset, value);
-    }
-
-    /// The byte offset of the function's array; only functions with an array sink count in one.
-    pub fn array_offset(&self) -> u32 {
-        match self.sink {
-            super::Sink::Array(a) => a.offset,
-            _ => unreachable!("only functions counted in an array have loop and run counters"),
-        }
     }
 }

@@ -3,7 +3,7 @@
 //! function), and a path end adds the row of the path in the register to the function's event
 //! counters. Path counts themselves are not kept: the events are.
 
-use super::{PathEnd, PathSink};
+use super::path_sink::{PathEnd, PathSink};
 use crate::instrument::emit::Emitter;
 use wasm_encoder::{Instruction, MemArg};
 

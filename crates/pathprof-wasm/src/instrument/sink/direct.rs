@@ -3,7 +3,7 @@
 //! event vector to the function's event counters where it starts (see
 //! [`BodyEvents`](crate::events::BodyEvents)).
 
-use super::{PathEnd, PathSink};
+use super::path_sink::{PathEnd, PathSink};
 use crate::events::columns;
 use crate::instrument::emit::Emitter;
 use wasm_encoder::Instruction;
@@ -18,16 +18,12 @@ pub(crate) struct DirectSink {
 
 impl PathSink for DirectSink {
     fn record(&self, _: &mut Emitter, _: PathEnd) {}
-}
 
-impl Emitter<'_> {
-    /// Adds `vector` (an entry per event of the module) to the function's event counters, when it
-    /// counts them directly.
-    pub fn add_events(&mut self, vector: &[u64]) {
-        let super::Sink::Direct(sink) = self.sink else { return };
-        for (rank, v) in columns(vector, sink.mask).enumerate() {
+    /// Adds `vector` (an entry per event of the module) to the function's event counters.
+    fn stretch(&self, e: &mut Emitter, vector: &[u64]) {
+        for (rank, v) in columns(vector, self.mask).enumerate() {
             if v > 0 {
-                self.add_to_word64(u64::from(sink.counters) + 8 * rank as u64, &[Instruction::I64Const(v as i64)]);
+                e.add_to_word64(u64::from(self.counters) + 8 * rank as u64, &[Instruction::I64Const(v as i64)]);
             }
         }
     }

@@ -2,7 +2,7 @@
 //! which counts it exactly in a hash table keyed by function and path ID. For functions whose paths
 //! are too many for an array in the profiler's memory.
 
-use super::{PathEnd, PathSink};
+use super::path_sink::{PathEnd, PathSink};
 use crate::instrument::emit::Emitter;
 
 /// A function whose paths the host counts.

@@ -26,6 +26,7 @@ mod array;
 mod decode;
 mod direct;
 mod hash;
+mod path_sink;
 mod ppp;
 mod sample;
 mod stream;
@@ -34,16 +35,21 @@ mod table;
 pub(crate) use array::ArraySink;
 pub(crate) use decode::DecodeSink;
 pub(crate) use direct::DirectSink;
+pub(crate) use path_sink::{PathEnd, PathSink};
 pub(crate) use ppp::PppSink;
 pub(crate) use sample::SampleSink;
 pub(crate) use stream::StreamSink;
 pub(crate) use table::TableSink;
 
 use super::emit::Emitter;
-use super::{InstrumentOptions, Layout, Planned};
+use super::layout::Layout;
+use super::registers::register_bits;
 use crate::abi::{SampleBufferLayout, StreamLayout, PPP_HOLE, PPP_SLOT_BYTES, TABLE_SLOTS, TABLE_SLOT_BYTES};
+use crate::cfg::FuncCfg;
+use crate::events::FunctionEvents;
 use crate::map::{Counters, SinkLayout};
 use pathprof_core::dag::DagEdgeKind;
+use pathprof_core::ppp::PppPlan;
 use pathprof_core::profile::{Endpoint, PathCount};
 use pathprof_core::regen;
 use pathprof_core::FunctionPlan;
@@ -61,7 +67,7 @@ pub enum SinkKind {
     Sample { buffer: Option<u32> },
     /// The stream of path IDs of k-BLPP, drained by the host when full.
     Stream,
-    /// Exact counts with the interesting paths of [`InstrumentOptions::interesting`] in compact
+    /// Exact counts with the interesting paths of [`InstrumentOptions::interesting`](crate::InstrumentOptions::interesting) in compact
     /// slots, checked against their Ball–Larus IDs, and the residual paths in the host's table. With
     /// `slots_everywhere`, every function with interesting and residual paths counts in slots, as in
     /// [PPP07 §3.3]; without, only those whose paths are too many for a dense array (that Ball–Larus
@@ -71,7 +77,7 @@ pub enum SinkKind {
     /// host's table.
     Preferential { slots_everywhere: bool },
     /// Event counting by path decoding (`pd`) [EVT23 §4.2], for the events of
-    /// [`InstrumentOptions::events`]: a path end adds its path's event vector to the function's event
+    /// [`InstrumentOptions::events`](crate::InstrumentOptions::events): a path end adds its path's event vector to the function's event
     /// counters. A function whose table of vectors does not fit in the profiler's memory counts its
     /// paths as [`SinkKind::Count`] does, its events computed from them after the run.
     Decode,
@@ -84,28 +90,6 @@ pub enum SinkKind {
     /// leaves by: the stream is the program's branches in order, for the hardware path profiler's
     /// simulator (`hpp`).
     Trace,
-}
-
-/// Which path end a sink records.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum PathEnd {
-    /// At a loop header or cut block, inside the activation.
-    Header,
-    /// At the function's exit (a return, the end of the body, a tail call): the last path of the
-    /// activation.
-    Exit,
-}
-
-/// What one function's path ends do.
-pub(crate) trait PathSink {
-    /// Locals the sink's code uses (the emitter declares them; [`Emitter::sink_local`] names them).
-    fn locals(&self) -> &'static [ValType] {
-        &[]
-    }
-    /// Code at the function's entry.
-    fn enter(&self, _e: &mut Emitter) {}
-    /// Code that records the path whose ID is in the register.
-    fn record(&self, e: &mut Emitter, end: PathEnd);
 }
 
 /// The sink of one function.
@@ -132,6 +116,10 @@ impl PathSink for Sink {
 
     fn record(&self, e: &mut Emitter, end: PathEnd) {
         self.inner().record(e, end)
+    }
+
+    fn stretch(&self, e: &mut Emitter, vector: &[u64]) {
+        self.inner().stretch(e, vector)
     }
 }
 
@@ -182,14 +170,53 @@ impl Sink {
     pub(crate) fn wants_function_copies(&self) -> bool {
         matches!(self, Sink::Sample(SampleSink { buffer: Some(_), .. }))
     }
-}
 
-/// The width of a function's path register: 32 bits when its IDs fit.
-pub(crate) fn register_bits(plan: &FunctionPlan) -> u32 {
-    if plan.num_paths() <= 1 << 32 {
-        32
-    } else {
-        64
+    /// Whether the function has a path register: every sink but direct event counting's.
+    pub(crate) fn counts_paths(&self) -> bool {
+        !matches!(self, Sink::Direct(_))
+    }
+
+    /// Whether the function's path ends read the preferential register too.
+    pub(crate) fn reads_preferential_register(&self) -> bool {
+        matches!(self, Sink::Ppp(_))
+    }
+
+    /// Whether the function adds its events where stretches of straight-line code start.
+    pub(crate) fn counts_stretches(&self) -> bool {
+        matches!(self, Sink::Direct(_))
+    }
+
+    /// The function's array of counters, which its loop and run counters add to, when it counts
+    /// in one.
+    pub(crate) fn array(&self) -> Option<ArraySink> {
+        match self {
+            Sink::Array(a) => Some(*a),
+            Sink::Table(_)
+            | Sink::Hash
+            | Sink::Sample(_)
+            | Sink::Stream(_)
+            | Sink::Ppp(_)
+            | Sink::Decode(_)
+            | Sink::Direct(_) => None,
+        }
+    }
+
+    /// Moves the function's preferential slots, numbered from the first slot until every array is
+    /// placed, to `base`; whether it has any.
+    pub(crate) fn place_slots(&mut self, base: u32) -> bool {
+        match self {
+            Sink::Ppp(s) => {
+                s.offset += base;
+                true
+            }
+            Sink::Array(_)
+            | Sink::Table(_)
+            | Sink::Hash
+            | Sink::Sample(_)
+            | Sink::Stream(_)
+            | Sink::Decode(_)
+            | Sink::Direct(_) => false,
+        }
     }
 }
 
@@ -207,7 +234,105 @@ impl SinkKind {
     fn sample_buffer(self) -> Option<SampleBufferLayout> {
         match self {
             SinkKind::Sample { buffer } => buffer.map(SampleBufferLayout::new),
-            _ => None,
+            SinkKind::Count
+            | SinkKind::Stream
+            | SinkKind::Preferential { .. }
+            | SinkKind::Decode
+            | SinkKind::Direct
+            | SinkKind::Trace => None,
+        }
+    }
+
+    /// Why a function cannot have this sink before it is planned: the trace's simulator does not
+    /// model exceptions caught within a frame (a branch within it; one that leaves a function is a
+    /// return to it).
+    pub(crate) fn refuses(self, fcfg: &FuncCfg) -> Option<String> {
+        match self {
+            SinkKind::Trace if !fcfg.cfg.landings().is_empty() => {
+                Some("catches exceptions, which the hardware path profiler does not simulate".into())
+            }
+            SinkKind::Trace
+            | SinkKind::Count
+            | SinkKind::Sample { .. }
+            | SinkKind::Stream
+            | SinkKind::Preferential { .. }
+            | SinkKind::Decode
+            | SinkKind::Direct => None,
+        }
+    }
+
+    /// Most paths of a function with this sink: a streamed path ID has 32 bits (`function << 32 |
+    /// path ID`), and more paths are cut, as `bl` cuts beyond 64 bits.
+    pub(crate) fn max_paths(self) -> Option<u64> {
+        match self {
+            SinkKind::Stream | SinkKind::Trace => Some(STREAM_MAX_PATHS),
+            SinkKind::Count
+            | SinkKind::Sample { .. }
+            | SinkKind::Preferential { .. }
+            | SinkKind::Decode
+            | SinkKind::Direct => None,
+        }
+    }
+
+    /// The preferential numbering of a function planned as `plan` whose interesting paths are
+    /// `interesting`, for the sink that counts them apart; `array_max_paths` bounds its slots.
+    pub(crate) fn preferential_plan(
+        self,
+        plan: &FunctionPlan,
+        interesting: &[PathCount],
+        array_max_paths: u64,
+    ) -> Result<Option<PppPlan>, String> {
+        match self {
+            SinkKind::Preferential { .. } => {
+                let ids = interesting_ids(plan, interesting);
+                Ok(Some(PppPlan::build(plan, ids, array_max_paths).map_err(|e| e.to_string())?))
+            }
+            SinkKind::Count
+            | SinkKind::Sample { .. }
+            | SinkKind::Stream
+            | SinkKind::Decode
+            | SinkKind::Direct
+            | SinkKind::Trace => Ok(None),
+        }
+    }
+
+    /// Whether a function planned as `plan` (with its preferential numbering `ppp`) counts in an
+    /// array when it fits one, so that loop and run counters may add to it: in exact counts (and the
+    /// path counts of decoding's fallback), and in preferential counts when every path is
+    /// interesting or slots are only for the functions too large for an array.
+    pub(crate) fn counts_in_array(self, plan: &FunctionPlan, ppp: Option<&PppPlan>) -> bool {
+        match (self, ppp) {
+            (SinkKind::Count | SinkKind::Decode, _) => true,
+            (SinkKind::Preferential { slots_everywhere }, Some(ppp)) => ppp.covers(plan) || !slots_everywhere,
+            (SinkKind::Preferential { .. }, None)
+            | (SinkKind::Sample { .. } | SinkKind::Stream | SinkKind::Direct | SinkKind::Trace, _) => false,
+        }
+    }
+
+    /// Whether the instrumenter gives the branches of every function with this sink (for the
+    /// hardware path profiler's simulator).
+    pub(crate) fn traces_branches(self) -> bool {
+        match self {
+            SinkKind::Trace => true,
+            SinkKind::Count
+            | SinkKind::Sample { .. }
+            | SinkKind::Stream
+            | SinkKind::Preferential { .. }
+            | SinkKind::Decode
+            | SinkKind::Direct => false,
+        }
+    }
+
+    /// Whether path ends add their paths' event vectors, from a table of every path's vector.
+    pub(crate) fn decodes_paths(self) -> bool {
+        match self {
+            SinkKind::Decode => true,
+            SinkKind::Count
+            | SinkKind::Sample { .. }
+            | SinkKind::Stream
+            | SinkKind::Preferential { .. }
+            | SinkKind::Direct
+            | SinkKind::Trace => false,
         }
     }
 
@@ -221,25 +346,25 @@ impl SinkKind {
         }
     }
 
-    /// The sink of a function planned as `planned`, with the counters (and tables) it needs taken
-    /// from `layout`; the reason the function cannot be instrumented with this kind of sink, when it
-    /// cannot.
+    /// The sink of a function planned as `plan` (with its preferential numbering and events when
+    /// it has them), with the counters (and tables) it needs taken from `layout`; the reason the
+    /// function cannot be instrumented with this kind of sink, when it cannot.
     pub(crate) fn assign(
         self,
-        planned: &Planned,
-        options: &InstrumentOptions,
+        plan: &FunctionPlan,
+        ppp: Option<&PppPlan>,
+        events: Option<&FunctionEvents>,
         layout: &mut Layout,
     ) -> Result<Sink, String> {
-        let (plan, ppp) = (&planned.plan, planned.ppp.as_ref());
         let n = plan.num_paths();
-        let fits_array = n <= options.array_max_paths && layout.counters + 8 * n <= options.array_max_bytes;
+        let fits_array = layout.fits_array(n);
         let array = |layout: &mut Layout| ArraySink { offset: layout.take(8 * n) };
         // A table for the paths of a function too many for an array, or the host's.
         let hashed = |layout: &mut Layout| {
             // At least two slots, so that the hash keeps at least one bit.
             let slots = n.next_power_of_two().clamp(2, u64::from(TABLE_SLOTS));
             let bytes = slots * u64::from(TABLE_SLOT_BYTES);
-            if layout.counters + bytes <= options.array_max_bytes {
+            if layout.fits(bytes) {
                 Sink::Table(TableSink { offset: layout.take(bytes), slots: slots as u32 })
             } else {
                 Sink::Hash
@@ -252,10 +377,9 @@ impl SinkKind {
                     _ if (ppp.covers(plan) || !slots_everywhere) && fits_array => Sink::Array(array(layout)),
                     _ if ppp.interesting.is_empty() => Sink::Hash,
                     Some(numbering)
-                        if layout.counters
-                            + layout.slots.len() as u64
-                            + u64::from(PPP_SLOT_BYTES) * numbering.slots.len() as u64
-                            <= options.array_max_bytes =>
+                        if layout.fits(
+                            layout.slots.len() as u64 + u64::from(PPP_SLOT_BYTES) * numbering.slots.len() as u64,
+                        ) =>
                     {
                         // Slots go after every array (see `Layout::slots`): at an offset from their base
                         // until then.
@@ -272,13 +396,10 @@ impl SinkKind {
             SinkKind::Count if fits_array => Sink::Array(array(layout)),
             SinkKind::Count => hashed(layout),
             SinkKind::Decode => {
-                let events = planned.events.as_ref().expect("event sinks are planned with their events");
+                let events = events.expect("event sinks are planned with their events");
                 let (mask, width) = (events.mask, u64::from(events.mask.count_ones()));
                 match &events.rows {
-                    Some(rows)
-                        if layout.counters + 8 * width + layout.tables.len() as u64 + 8 * rows.len() as u64
-                            <= options.array_max_bytes =>
-                    {
+                    Some(rows) if layout.fits(8 * width + layout.tables.len() as u64 + 8 * rows.len() as u64) => {
                         let table = layout.table(64, rows.iter().copied());
                         Sink::Decode(DecodeSink { counters: layout.take(8 * width), mask, table })
                     }
@@ -287,7 +408,7 @@ impl SinkKind {
                 }
             }
             SinkKind::Direct => {
-                let events = planned.events.as_ref().expect("event sinks are planned with their events");
+                let events = events.expect("event sinks are planned with their events");
                 let mask = events.mask;
                 Sink::Direct(DirectSink { counters: layout.take(8 * u64::from(mask.count_ones())), mask })
             }
@@ -337,7 +458,11 @@ impl SinkKind {
     pub(crate) fn initial_data(self) -> Vec<(u32, Vec<u8>)> {
         match self {
             SinkKind::Stream | SinkKind::Trace => stream::initial_data(),
-            _ => Vec::new(),
+            SinkKind::Count
+            | SinkKind::Sample { .. }
+            | SinkKind::Preferential { .. }
+            | SinkKind::Decode
+            | SinkKind::Direct => Vec::new(),
         }
     }
 
@@ -363,10 +488,13 @@ impl SinkKind {
     }
 }
 
+/// Most paths of a function whose path ends stream their IDs: 32 bits of ID.
+const STREAM_MAX_PATHS: u64 = 1 << 32;
+
 /// The Ball–Larus IDs (under `plan`) of the paths of a profile: a path's own ID when it still
 /// describes the same path (the profile was numbered alike), and otherwise every path with its
 /// endpoints and blocks. Paths that ran no time and descriptions that match no path are left out.
-pub(crate) fn interesting_ids(plan: &FunctionPlan, paths: &[PathCount]) -> Vec<u64> {
+fn interesting_ids(plan: &FunctionPlan, paths: &[PathCount]) -> Vec<u64> {
     /// Most paths one description may stand for (parallel edges).
     const MOST_PER_PATH: usize = 64;
     let point = Endpoint::point;

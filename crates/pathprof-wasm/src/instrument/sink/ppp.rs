@@ -6,7 +6,7 @@
 //! it exactly by its Ball–Larus ID ([`HostImport::CountPath`](crate::abi::HostImport)). In the field,
 //! residual paths are the untested ones [PPP07 §3.5].
 
-use super::{PathEnd, PathSink};
+use super::path_sink::{PathEnd, PathSink};
 use crate::abi::{PPP_SLOT_BYTES, PPP_SLOT_COUNT};
 use crate::instrument::emit::{increment_word64_at, Emitter};
 use wasm_encoder::{BlockType, Instruction, MemArg, ValType};

@@ -31,7 +31,7 @@
 //! missed while it ran to a slot of its own, and the host adds a burst of samples of the loop's path
 //! for each ([`Probes::loop_bursts`](crate::map::Probes::loop_bursts)).
 
-use super::{PathEnd, PathSink};
+use super::path_sink::{PathEnd, PathSink};
 use crate::abi::{SampleBufferLayout, SAMPLE_FLAG};
 use crate::cfg::OPCODE_IF;
 use crate::instrument::copies::LoopCopy;

@@ -8,7 +8,8 @@
 //! With `singles`, a function also has an array: an activation that ends only one path (entry to
 //! exit) counts it there, and writes its entry marker only before its first streamed path.
 
-use super::{ArraySink, PathEnd, PathSink};
+use super::array::ArraySink;
+use super::path_sink::{PathEnd, PathSink};
 use crate::abi::{StreamItem, StreamLayout, STREAM_PATH_EXIT, STREAM_REPEAT};
 use crate::instrument::emit::Emitter;
 use wasm_encoder::{BlockType, Instruction, MemArg, ValType};

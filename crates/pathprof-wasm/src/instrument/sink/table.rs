@@ -7,7 +7,7 @@
 //! ([`HostImport::CountPath`](crate::abi::HostImport)), which counts it exactly: counts are exact
 //! whatever the table holds, and the host is called only for paths that do not fit.
 
-use super::{PathEnd, PathSink};
+use super::path_sink::{PathEnd, PathSink};
 use crate::abi::{TABLE_PROBES, TABLE_SLOT_BYTES};
 use crate::instrument::emit::{increment_word64_at, Emitter};
 use wasm_encoder::{BlockType, Instruction, MemArg, ValType};

@@ -1,0 +1,29 @@
+//! What one function's path ends do: the trait every sink implements.
+
+use crate::instrument::emit::Emitter;
+use wasm_encoder::ValType;
+
+/// Which path end a sink records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PathEnd {
+    /// At a loop header or cut block, inside the activation.
+    Header,
+    /// At the function's exit (a return, the end of the body, a tail call): the last path of the
+    /// activation.
+    Exit,
+}
+
+/// What one function's path ends do.
+pub(crate) trait PathSink {
+    /// Locals the sink's code uses (the emitter declares them; [`Emitter::sink_local`] names them).
+    fn locals(&self) -> &'static [ValType] {
+        &[]
+    }
+    /// Code at the function's entry.
+    fn enter(&self, _e: &mut Emitter) {}
+    /// Code that records the path whose ID is in the register.
+    fn record(&self, e: &mut Emitter, end: PathEnd);
+    /// Code where a stretch of straight-line code with the events `vector` starts (for a sink that
+    /// counts events where they occur).
+    fn stretch(&self, _e: &mut Emitter, _vector: &[u64]) {}
+}

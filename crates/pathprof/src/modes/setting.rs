@@ -1,0 +1,81 @@
+//! The settings a mode may take besides its grammar: `pathprof run`'s flags and the inputs of
+//! instrumentation, each named by a [`Setting`] that a mode accepts or not.
+
+/// A setting given besides a mode's grammar: a flag of `pathprof run` or an input. A mode says which
+/// it takes ([`ProfilingMode::accepts`]); the others are refused with the mode named.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Setting {
+    Samples,
+    Stride,
+    Every,
+    TickMs,
+    K,
+    MaxNodes,
+    Strategy,
+    Cut,
+    EdgeProfile,
+    Interesting,
+    Events,
+}
+
+impl Setting {
+    /// The flag that gives it.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Setting::Samples => "--samples",
+            Setting::Stride => "--stride",
+            Setting::Every => "--every",
+            Setting::TickMs => "--tick-ms",
+            Setting::K => "-k",
+            Setting::MaxNodes => "--max-nodes",
+            Setting::Strategy => "--strategy",
+            Setting::Cut => "--cut",
+            Setting::EdgeProfile => "--edge-profile",
+            Setting::Interesting => "--interesting",
+            Setting::Events => "--events, --alloc-fn and --event",
+        }
+    }
+
+    /// Whether the mode's grammar can give it too (`pep:S` and `--samples`): then it may be given
+    /// one way only.
+    pub fn in_grammar(self) -> bool {
+        match self {
+            Setting::Samples | Setting::Stride | Setting::Every | Setting::K | Setting::Strategy | Setting::Cut => true,
+            Setting::TickMs | Setting::MaxNodes | Setting::EdgeProfile | Setting::Interesting | Setting::Events => {
+                false
+            }
+        }
+    }
+}
+
+/// Settings that `pathprof run` takes as flags, each for the modes that accept it.
+#[derive(Clone, Debug, Default)]
+pub struct ModeFlags {
+    pub samples: Option<u32>,
+    pub stride: Option<u32>,
+    pub every: Option<u64>,
+    pub tick_ms: Option<f64>,
+    pub k: Option<u16>,
+    pub max_nodes: Option<usize>,
+    pub strategy: Option<String>,
+    pub cut: Option<String>,
+}
+
+impl ModeFlags {
+    /// The settings given.
+    pub fn given(&self) -> Vec<Setting> {
+        [
+            (self.samples.is_some(), Setting::Samples),
+            (self.stride.is_some(), Setting::Stride),
+            (self.every.is_some(), Setting::Every),
+            (self.tick_ms.is_some(), Setting::TickMs),
+            (self.k.is_some(), Setting::K),
+            (self.max_nodes.is_some(), Setting::MaxNodes),
+            (self.strategy.is_some(), Setting::Strategy),
+            (self.cut.is_some(), Setting::Cut),
+        ]
+        .into_iter()
+        .filter_map(|(given, s)| given.then_some(s))
+        .collect()
+    }
+}

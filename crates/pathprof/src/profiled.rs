@@ -1,0 +1,63 @@
+//! The core module that pathprof profiles in a program: the program itself when it is a module, or
+//! one module of a component (`pathprof_wasm::component`), instrumented in its place.
+
+use anyhow::{bail, Result};
+use pathprof_wasm::abi::HostCalls;
+use pathprof_wasm::component::{ComponentInfo, CoreModule};
+use pathprof_wasm::InstrumentOptions;
+
+/// The core module that pathprof profiles in a program.
+pub struct ProfiledModule<'a> {
+    pub bytes: &'a [u8],
+    /// For a component: what it holds, and which of its modules this is.
+    pub component: Option<(ComponentInfo, CoreModule)>,
+}
+
+impl<'a> ProfiledModule<'a> {
+    /// The profiled module of `program`, a module or a component: for a component, core module
+    /// `choice` when given, else the program's module.
+    pub fn of(program: &'a [u8], choice: Option<u32>) -> Result<ProfiledModule<'a>> {
+        if !pathprof_wasm::component::is_component(program) {
+            if choice.is_some() {
+                bail!("a core module is chosen in a component; this is a module");
+            }
+            return Ok(ProfiledModule { bytes: program, component: None });
+        }
+        let info = ComponentInfo::read(program)?;
+        let module = match choice {
+            None => info.program()?.clone(),
+            Some(index) => info.modules.iter().find(|m| m.index == index).cloned().ok_or_else(|| {
+                let indices: Vec<String> = info.modules.iter().map(|m| m.index.to_string()).collect();
+                anyhow::anyhow!(
+                    "the component defines no core module {index} at its top level (it defines {})",
+                    if indices.is_empty() { "none".to_string() } else { indices.join(", ") }
+                )
+            })?,
+        };
+        Ok(ProfiledModule { bytes: &program[module.range.clone()], component: Some((info, module)) })
+    }
+
+    /// Instruments the module with `options` and gives the program to run (the instrumented module,
+    /// or the component around it) with its map.
+    pub fn instrument(&self, program: &[u8], options: &InstrumentOptions) -> Result<pathprof_wasm::Instrumented> {
+        let Some((info, module)) = &self.component else { return Ok(pathprof_wasm::instrument(program, options)?) };
+        let options = InstrumentOptions { host_calls: HostCalls::Table, ..options.clone() };
+        let mut inst = pathprof_wasm::instrument(self.bytes, &options)?;
+        inst.bytes = pathprof_wasm::component::rewrite(program, info, module, &inst)?;
+        Ok(inst)
+    }
+
+    /// The index of the module in its component.
+    pub fn core_module(&self) -> Option<u32> {
+        self.component.as_ref().map(|(_, m)| m.index)
+    }
+
+    /// Fails when a profile given for this module, `what`, profiled another core module (`theirs`)
+    /// of the component.
+    pub fn check_same_core_module(&self, what: &str, theirs: Option<u32>) -> Result<()> {
+        match (theirs, self.core_module()) {
+            (Some(t), Some(o)) if t != o => bail!("{what} profiles core module {t} of the component, not {o}"),
+            _ => Ok(()),
+        }
+    }
+}
