@@ -26,14 +26,11 @@ pub struct Inputs<'a> {
 impl Inputs<'_> {
     /// The settings these inputs give, which the mode must take.
     pub fn given(&self) -> Vec<Setting> {
-        [
+        Setting::given([
             (self.edge_profile.is_some(), Setting::EdgeProfile),
             (self.interesting.is_some(), Setting::Interesting),
             (self.events.is_some(), Setting::Events),
-        ]
-        .into_iter()
-        .filter_map(|(given, s)| given.then_some(s))
-        .collect()
+        ])
     }
 }
 

@@ -120,12 +120,11 @@ pub fn run(a: Args) -> Result<i32> {
         cut: a.cut,
     };
     let registry = Registry::built_in();
-    let inputs = [
+    let given = Setting::given([
         (a.edge_profile.is_some(), Setting::EdgeProfile),
         (!a.interesting.is_empty(), Setting::Interesting),
         (a.events.given(), Setting::Events),
-    ];
-    let given: Vec<Setting> = inputs.iter().filter_map(|&(given, s)| given.then_some(s)).collect();
+    ]);
     let mode = registry.with_flags(&a.mode, &flags, &given)?;
     check_output_dir(&a.output)?;
     let config = a.program.config()?;

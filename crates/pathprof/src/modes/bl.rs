@@ -2,10 +2,10 @@
 //! tree and smart numbering [PEP05 Figs. 2, 4]. The instrumenter's sinks are `array`, `table` and
 //! `hash`; the runtime's collector is `count`.
 
-use super::mode::{Given, Mode, ModeKind, ModeRun, ProfilingMode};
+use super::mode::{instrumented, Given, Mode, ModeKind, ModeRun, ProfilingMode};
 use super::setting::Setting;
 use crate::mode_identity;
-use anyhow::{bail, Result};
+use anyhow::Result;
 use pathprof_core::profile::{FunctionProfile, ProfileMode};
 use pathprof_runtime::{CountCollector, Engine, Program, RunConfig};
 use pathprof_wasm::{ProfileMap, SinkKind};
@@ -80,7 +80,7 @@ pub(crate) fn run_counted(
     config: &RunConfig,
     facts: impl FnOnce(HashMap<u32, Vec<u64>>) -> Box<dyn std::any::Any + Send>,
 ) -> Result<ModeRun> {
-    let Some(map) = map else { bail!("an instrumented run needs the map of its module") };
+    let map = instrumented(map)?;
     let (outcome, counted) =
         pathprof_runtime::run_module(engine, program, Some(map), CountCollector::new(map)?, config)?;
     Ok(ModeRun {

@@ -15,7 +15,7 @@
 //! (`auto`, the default), so that every function fits a dense array or table. Cut or not, the totals
 //! are the same. The runtime's collector is `count`; the arithmetic is `pathprof_core::events`.
 
-use super::mode::{sum, Given, Mode, ModeKind, ModeRun, ProfilingMode, Report};
+use super::mode::{instrumented, sum, Given, Mode, ModeKind, ModeRun, ProfilingMode, Report};
 use super::setting::{ModeFlags, Setting};
 use crate::inputs::Inputs;
 use crate::mode_identity;
@@ -197,8 +197,7 @@ impl ProfilingMode for EventSettings {
         map: Option<&ProfileMap>,
         given: &Given,
     ) -> Result<ProfileMode> {
-        let Some(map) = map else { bail!("an events run has its map") };
-        Ok(ProfileMode::Events(info(*self, given.events.as_ref(), functions, map, &run.outcome)))
+        Ok(ProfileMode::Events(info(*self, given.events.as_ref(), functions, instrumented(map)?, &run.outcome)))
     }
 
     mode_identity!();

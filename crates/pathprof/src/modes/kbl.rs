@@ -5,7 +5,7 @@
 //! that end one path per activation); the runtime's collector is `stream`; the forests are
 //! `pathprof_core::kpath`.
 
-use super::mode::{sum, Given, Mode, ModeKind, ModeRun, ProfilingMode, RunFigure};
+use super::mode::{instrumented, sum, Given, Mode, ModeKind, ModeRun, ProfilingMode, RunFigure};
 use super::setting::{ModeFlags, Setting};
 use crate::mode_identity;
 use anyhow::{bail, Result};
@@ -100,8 +100,7 @@ impl ProfilingMode for KblMode {
     }
 
     fn run(&self, engine: &Engine, program: &Program, map: Option<&ProfileMap>, config: &RunConfig) -> Result<ModeRun> {
-        let Some(map) = map else { bail!("an instrumented run needs the map of its module") };
-        run(engine, program, map, config, self.0)
+        run(engine, program, instrumented(map)?, config, self.0)
     }
 
     fn attach(&self, run: &ModeRun, _: &ProfileMap, functions: &mut [FunctionProfile]) -> Result<()> {

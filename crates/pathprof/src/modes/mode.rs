@@ -250,6 +250,11 @@ pub struct Given {
     pub events: Option<EventSpec>,
 }
 
+/// The map of an instrumented run's module, which every mode with probes needs.
+pub(crate) fn instrumented(map: Option<&ProfileMap>) -> Result<&ProfileMap> {
+    map.context("an instrumented run needs the map of its module")
+}
+
 /// `a + b`, or an error naming what overflowed: counts are added exactly, never wrapped or
 /// saturated.
 pub fn sum(a: u64, b: u64, what: &str) -> Result<u64> {

@@ -3,7 +3,7 @@
 //! every N-th path end is taken. The instrumenter's sink is `sample`; the runtime's collector is
 //! `sample`; the accuracy metrics of sampled profiles are `pathprof_core::accuracy`.
 
-use super::mode::{sum, Given, Mode, ModeKind, ModeRun, ProfilingMode};
+use super::mode::{instrumented, sum, Given, Mode, ModeKind, ModeRun, ProfilingMode};
 use super::setting::{ModeFlags, Setting};
 use crate::inputs::Inputs;
 use crate::mode_identity;
@@ -100,8 +100,7 @@ impl ProfilingMode for PepMode {
     }
 
     fn run(&self, engine: &Engine, program: &Program, map: Option<&ProfileMap>, config: &RunConfig) -> Result<ModeRun> {
-        let Some(map) = map else { bail!("an instrumented run needs the map of its module") };
-        run(engine, program, map, config, self.sampling, self.copies)
+        run(engine, program, instrumented(map)?, config, self.sampling, self.copies)
     }
 
     fn profile_mode(

@@ -61,10 +61,17 @@ pub struct ModeFlags {
     pub cut: Option<String>,
 }
 
+impl Setting {
+    /// The settings whose flag is given: those paired with `true`.
+    pub fn given(settings: impl IntoIterator<Item = (bool, Setting)>) -> Vec<Setting> {
+        settings.into_iter().filter_map(|(given, s)| given.then_some(s)).collect()
+    }
+}
+
 impl ModeFlags {
     /// The settings given.
     pub fn given(&self) -> Vec<Setting> {
-        [
+        Setting::given([
             (self.samples.is_some(), Setting::Samples),
             (self.stride.is_some(), Setting::Stride),
             (self.every.is_some(), Setting::Every),
@@ -73,9 +80,6 @@ impl ModeFlags {
             (self.max_nodes.is_some(), Setting::MaxNodes),
             (self.strategy.is_some(), Setting::Strategy),
             (self.cut.is_some(), Setting::Cut),
-        ]
-        .into_iter()
-        .filter_map(|(given, s)| given.then_some(s))
-        .collect()
+        ])
     }
 }
