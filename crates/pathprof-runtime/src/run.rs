@@ -21,6 +21,9 @@ pub fn check_imports(engine: &Engine, bytes: &[u8]) -> Result<()> {
     }
 }
 
+/// Frames of a backtrace kept at most: more than the wasm stack can hold.
+const MAX_BACKTRACE_FRAMES: usize = 1 << 16;
+
 /// A Wasmtime engine configured for profiling runs.
 pub fn engine() -> Result<Engine> {
     let mut config = Config::new();
@@ -28,6 +31,9 @@ pub fn engine() -> Result<Engine> {
     // Programs may declare shared memories and use atomics.
     config.wasm_threads(true);
     config.shared_memory(true);
+    // Every frame of a trap's backtrace: the activations still open are counted from it. The wasm
+    // stack (512 KiB) holds fewer frames than this (each takes at least 16 bytes).
+    config.wasm_backtrace_max_frames(std::num::NonZeroUsize::new(MAX_BACKTRACE_FRAMES));
     Ok(Engine::new(&config)?)
 }
 

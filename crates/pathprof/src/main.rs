@@ -38,7 +38,11 @@ enum Command {
 }
 
 fn main() {
-    let result = match Cli::parse().command {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => usage_error(e),
+    };
+    let result = match cli.command {
         Command::Run(args) => cli::run::run(args),
         Command::Instrument(args) => cli::instrument::run(args),
         Command::Bench(args) => cli::bench::run(args),
@@ -56,4 +60,21 @@ fn main() {
             std::process::exit(1);
         }
     }
+}
+
+/// Ends the process for a command line clap refuses: its help or version as clap prints them, or
+/// the error on one line in the style of every other error, with exit status 2.
+fn usage_error(e: clap::Error) -> ! {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit();
+    }
+    let text = e.to_string();
+    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("invalid command line");
+    let msg = first.trim().strip_prefix("error: ").unwrap_or(first.trim());
+    eprintln!("pathprof: error: {msg} (pathprof --help explains the command line)");
+    std::process::exit(2);
 }

@@ -45,6 +45,8 @@ pub struct Prepared<'a> {
     /// The map of the instrumented module (none in mode `none`).
     pub map: Option<ProfileMap>,
     pub instrumentation_seconds: Option<f64>,
+    /// What was wrong with the module but did not keep it from being instrumented.
+    pub warnings: Vec<String>,
     /// What the mode was given besides its settings, as the profile records it.
     given: Given,
     info: ModuleInfo,
@@ -56,17 +58,17 @@ impl<'a> Prepared<'a> {
         let profiled =
             ProfiledModule::of(original, inputs.core_module).with_context(|| format!("cannot profile {path}"))?;
         let info = ModuleInfo::read(profiled.bytes).with_context(|| format!("cannot profile {path}"))?;
-        let (code, map, instrumentation_seconds) = match mode.sink() {
+        let (code, map, instrumentation_seconds, warnings) = match mode.sink() {
             None => {
                 mode.check(&inputs.given())?;
-                (original.to_vec(), None, None)
+                (original.to_vec(), None, None, Vec::new())
             }
             Some(_) => {
                 let options = instrument_options(original, &profiled, mode, inputs)?;
                 let t = Instant::now();
                 let inst =
                     profiled.instrument(original, &options).with_context(|| format!("cannot instrument {path}"))?;
-                (inst.bytes, Some(inst.map), Some(t.elapsed().as_secs_f64()))
+                (inst.bytes, Some(inst.map), Some(t.elapsed().as_secs_f64()), inst.warnings)
             }
         };
         Ok(Prepared {
@@ -77,6 +79,7 @@ impl<'a> Prepared<'a> {
             code,
             map,
             instrumentation_seconds,
+            warnings,
             given: Given {
                 interesting_from: inputs.interesting.map_or_else(Vec::new, |i| i.names.clone()),
                 events: inputs.events.cloned(),

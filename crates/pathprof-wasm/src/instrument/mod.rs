@@ -131,6 +131,7 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
         memory_export: memory_export.clone(),
         profiler_data,
         emitted: Vec::new(),
+        warnings: Vec::new(),
     };
     let mut module = Module::new();
     rewriter
@@ -145,7 +146,8 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
         functions: maps,
     };
     let memory_bytes = if map.memory_export.is_some() { memory_pages * 65536 } else { 0 };
-    Ok(Instrumented { bytes: module.finish(), map, memory_bytes, hooks_export, branches })
+    let warnings = rewriter.warnings;
+    Ok(Instrumented { bytes: module.finish(), map, memory_bytes, hooks_export, branches, warnings })
 }
 
 /// Every body validated and analysed, on all cores; the first invalid body in module order is the

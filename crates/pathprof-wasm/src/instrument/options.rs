@@ -82,4 +82,7 @@ pub struct Instrumented {
     /// defined function is taken, by defined index (`None` for a function left alone, and for
     /// every function with the other sinks).
     pub branches: Vec<Option<FuncBranches>>,
+    /// What was wrong with the module but did not keep it from being instrumented (a malformed name
+    /// section), for the user to hear of.
+    pub warnings: Vec<String>,
 }

@@ -38,6 +38,8 @@ pub(crate) struct Rewriter<'a> {
     /// Data segments of the profiler's memory: `(offset, bytes)`.
     pub profiler_data: Vec<(u32, Vec<u8>)>,
     pub emitted: Vec<SectionId>,
+    /// What was wrong with the module but did not keep it from being instrumented.
+    pub warnings: Vec<String>,
 }
 
 type Res = Result<(), ReencodeError<Infallible>>;
@@ -125,8 +127,35 @@ impl Rewriter<'_> {
         }
     }
 
+    /// The profiler's types, after the program's: its import's, the wrappers', its own functions'
+    /// and the resumed functions'.
+    fn type_section(&self, types: &mut TypeSection) {
+        if let Some((import, _)) = self.import {
+            if import.takes_path() {
+                types.ty().function([ValType::I32, ValType::I64], []);
+            } else {
+                types.ty().function([], []);
+            }
+        }
+        for results in &self.new_types {
+            types.ty().function([], results.iter().copied());
+        }
+        for f in &self.appended {
+            types.ty().function(f.params.iter().copied(), []);
+        }
+        for (sig, _) in &self.resumed {
+            types.ty().function(sig.params.iter().copied(), sig.results.iter().copied());
+        }
+    }
+
     fn wants(&self, id: SectionId) -> bool {
         match id {
+            SectionId::Type => {
+                self.import.is_some()
+                    || !self.new_types.is_empty()
+                    || !self.appended.is_empty()
+                    || !self.resumed.is_empty()
+            }
             SectionId::Import => self.import.is_some() && self.host_calls == HostCalls::Import,
             SectionId::Table => self.hook_function().is_some(),
             SectionId::Memory => self.needs_memory(),
@@ -171,22 +200,8 @@ impl Reencode for Rewriter<'_> {
 
     fn parse_type_section(&mut self, types: &mut TypeSection, section: wasmparser::TypeSectionReader<'_>) -> Res {
         wasm_encoder::reencode::utils::parse_type_section(self, types, section)?;
-        if let Some((import, _)) = self.import {
-            if import.takes_path() {
-                types.ty().function([ValType::I32, ValType::I64], []);
-            } else {
-                types.ty().function([], []);
-            }
-        }
-        for results in &self.new_types {
-            types.ty().function([], results.iter().copied());
-        }
-        for f in &self.appended {
-            types.ty().function(f.params.iter().copied(), []);
-        }
-        for (sig, _) in &self.resumed {
-            types.ty().function(sig.params.iter().copied(), sig.results.iter().copied());
-        }
+        self.type_section(types);
+        self.emitted.push(SectionId::Type);
         Ok(())
     }
 
@@ -295,6 +310,15 @@ impl Reencode for Rewriter<'_> {
         if section.name().starts_with(".debug_") || section.name() == BRANCH_HINT_SECTION {
             return Ok(());
         }
+        // A malformed name section only loses names, as engines have it: its function indices cannot
+        // be moved, so it is left out.
+        if section.name() == "name" {
+            let mut names = Module::new();
+            if wasm_encoder::reencode::utils::parse_custom_section(self, &mut names, section.clone()).is_err() {
+                self.warnings.push("the module's name section is malformed: it is left out".to_string());
+                return Ok(());
+            }
+        }
         wasm_encoder::reencode::utils::parse_custom_section(self, module, section)
     }
 
@@ -306,9 +330,22 @@ impl Reencode for Rewriter<'_> {
     ) -> Res {
         let lo = after.map_or(0, rank);
         let hi = before.map_or(u32::MAX, rank);
-        for id in [SectionId::Import, SectionId::Table, SectionId::Memory, SectionId::Export, SectionId::Data] {
+        let added = [
+            SectionId::Type,
+            SectionId::Import,
+            SectionId::Table,
+            SectionId::Memory,
+            SectionId::Export,
+            SectionId::Data,
+        ];
+        for id in added {
             if self.wants(id) && !self.emitted.contains(&id) && lo < rank(id) && rank(id) < hi {
                 match id {
+                    SectionId::Type => {
+                        let mut s = TypeSection::new();
+                        self.type_section(&mut s);
+                        module.section(&s);
+                    }
                     SectionId::Import => {
                         let mut s = ImportSection::new();
                         self.import_section(&mut s);

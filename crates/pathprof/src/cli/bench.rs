@@ -39,12 +39,15 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Result<i32> {
+    if a.runs == 0 {
+        bail!("--runs must be at least 1");
+    }
     if !a.min_seconds.is_finite() || a.min_seconds < 0.0 {
         bail!("--min-seconds must be a number of seconds, at least 0");
     }
     let options = BenchOptions {
         modes: Registry::built_in().parse_list(&a.modes)?,
-        min_runs: a.runs.max(1),
+        min_runs: a.runs,
         max_runs: a.max_runs.max(a.runs),
         spread: a.spread,
         budget_seconds: a.budget,

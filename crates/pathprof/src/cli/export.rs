@@ -3,7 +3,7 @@
 
 use anyhow::{anyhow, bail, Result};
 use pathprof::export::{flame_graph, folded, folded_paths, pprof, speedscope, Drawing};
-use pathprof::files::{check_output_dir, read_profile, write_atomically};
+use pathprof::files::{check_outputs, read_profile, write_atomically};
 use pathprof::view::{matches, Rank};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -56,9 +56,8 @@ pub fn run(a: Args) -> Result<i32> {
     if a.pprof.as_deref() == Some(Path::new("-")) {
         bail!("--pprof writes gzipped binary data: give it a file");
     }
-    for path in outputs.into_iter().flatten().filter(|p| *p != Path::new("-")) {
-        check_output_dir(path)?;
-    }
+    let files: Vec<&Path> = outputs.into_iter().flatten().map(PathBuf::as_path).collect();
+    check_outputs(&[&a.profile], &files)?;
     let weight = match a.weight.as_deref() {
         None => None,
         Some(w) => Some(Rank::parse(w).ok_or_else(|| anyhow!("unknown weight {w:?} (expected cost or count)"))?),

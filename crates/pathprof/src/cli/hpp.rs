@@ -1,7 +1,7 @@
 //! `pathprof hpp`: the hardware path profiler [PPP07 ch. 5] simulated on a run's branches.
 
 use anyhow::{bail, Result};
-use pathprof::files::{check_output_dir, write_atomically};
+use pathprof::files::{check_outputs, write_atomically};
 use pathprof::hpp::{simulate, HppSettings, TableBranches};
 use pathprof::render;
 use pathprof_core::hpp::{Extend, HptConfig, IndexFn, Mapping, Metric, Replacement, SimulatorOptions};
@@ -138,9 +138,8 @@ fn settings(a: &Args) -> Result<HppSettings> {
 
 pub fn run(a: Args) -> Result<i32> {
     let settings = settings(&a)?;
-    for out in a.svg.iter().chain(&a.json) {
-        check_output_dir(out)?;
-    }
+    let outputs: Vec<&std::path::Path> = a.svg.iter().chain(&a.json).map(PathBuf::as_path).collect();
+    check_outputs(&[&a.program.app], &outputs)?;
     let config = a.program.config()?;
     let app = a.program.app.display().to_string();
     let bytes = a.program.module(&pathprof_runtime::engine()?)?;

@@ -2,12 +2,12 @@
 //! decodes what it records.
 
 use anyhow::{anyhow, bail, Context, Result};
-use pathprof::files::{read_module, read_profile, write_atomically};
+use pathprof::files::{check_outputs, read_module, read_profile, write_atomically};
 use pathprof::profiled::ProfiledModule;
 use pathprof::profiler::instrument_options;
 use pathprof::{Inputs, Registry};
 use pathprof_wasm::debuginfo::LineTable;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -38,6 +38,15 @@ pub fn run(a: Args) -> Result<i32> {
     if mode.is_baseline() {
         bail!("--mode {mode} has no probes to write");
     }
+    let map_path = a.map.clone().unwrap_or_else(|| {
+        let mut p = a.output.clone().into_os_string();
+        p.push(".map.json");
+        PathBuf::from(p)
+    });
+    let mut inputs: Vec<&Path> = vec![&a.input];
+    inputs.extend(a.edge_profile.as_deref());
+    inputs.extend(a.interesting.iter().map(PathBuf::as_path));
+    check_outputs(&inputs, &[&a.output, &map_path])?;
     let bytes = read_module(&a.input)?;
     let edge_profile = a.edge_profile.as_deref().map(read_profile).transpose()?;
     let interesting = super::run::interesting_paths(&bytes, &a.interesting)?;
@@ -52,16 +61,14 @@ pub fn run(a: Args) -> Result<i32> {
     let profiled = ProfiledModule::of(&bytes, a.core_module).with_context(cannot)?;
     let options = instrument_options(&bytes, &profiled, &mode, &inputs)?;
     let mut inst = profiled.instrument(&bytes, &options).with_context(cannot)?;
+    for w in &inst.warnings {
+        eprintln!("pathprof: warning: {}: {w}", a.input.display());
+    }
     if let Some(lines) = LineTable::read(profiled.bytes) {
         lines.attach(inst.map.functions.iter_mut().flat_map(|f| &mut f.blocks));
     }
     pathprof_wasm::module::validate(&inst.bytes)
         .map_err(|e| anyhow!("the instrumented program of {} does not validate: {e}", a.input.display()))?;
-    let map_path = a.map.unwrap_or_else(|| {
-        let mut p = a.output.clone().into_os_string();
-        p.push(".map.json");
-        PathBuf::from(p)
-    });
     write_atomically(&a.output, &inst.bytes)?;
     write_atomically(&map_path, inst.map.to_json().as_bytes())?;
     eprintln!(

@@ -2,8 +2,8 @@
 //! `pathprof::merge`).
 
 use anyhow::Result;
-use pathprof::files::{check_output_dir, read_profile, write_atomically};
-use std::path::PathBuf;
+use pathprof::files::{check_outputs, read_profile, write_atomically};
+use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -16,7 +16,8 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Result<i32> {
-    check_output_dir(&a.output)?;
+    let inputs: Vec<&Path> = a.profiles.iter().map(PathBuf::as_path).collect();
+    check_outputs(&inputs, &[&a.output])?;
     let profiles = a
         .profiles
         .iter()

@@ -1,7 +1,7 @@
 //! `pathprof report`: the hot paths of a profile, as text or JSON.
 
 use anyhow::{bail, Result};
-use pathprof::files::{check_output_dir, read_profile, write_atomically};
+use pathprof::files::{check_outputs, read_profile, write_atomically};
 use pathprof::render;
 use pathprof::source::SourceFiles;
 use pathprof::view::{event_index, matches, untested, Rank};
@@ -47,7 +47,7 @@ pub fn run(a: Args) -> Result<i32> {
         }
     }
     if let Some(html) = &a.html {
-        check_output_dir(html)?;
+        check_outputs(&[&a.profile], &[html])?;
     }
     let p = read_profile(&a.profile)?;
     if let Some(f) = &a.function {

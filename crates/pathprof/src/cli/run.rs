@@ -1,7 +1,7 @@
 //! `pathprof run`: instrument a module for a mode, run it, write its profile, print its hot paths.
 
 use anyhow::{anyhow, bail, Result};
-use pathprof::files::{check_output_dir, read_module, read_profile, write_atomically};
+use pathprof::files::{check_outputs, read_module, read_profile, write_atomically};
 use pathprof::modes::Setting;
 use pathprof::render;
 use pathprof::view::Rank;
@@ -40,8 +40,8 @@ pub struct Args {
     /// pep: sample every N-th path end instead, without a timer (deterministic).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     every: Option<u64>,
-    /// pep: timer period in milliseconds (default 0.25).
-    #[arg(long)]
+    /// pep: timer period in milliseconds (default 0.25; from 0.01 to 3600000).
+    #[arg(long, allow_negative_numbers = true)]
     tick_ms: Option<f64>,
     /// kbl: longest sequences of paths profiled (K; default 4).
     #[arg(short = 'k', value_parser = clap::value_parser!(u16).range(1..=64))]
@@ -126,7 +126,10 @@ pub fn run(a: Args) -> Result<i32> {
         (a.events.given(), Setting::Events),
     ]);
     let mode = registry.with_flags(&a.mode, &flags, &given)?;
-    check_output_dir(&a.output)?;
+    let mut inputs: Vec<&Path> = vec![&a.program.app];
+    inputs.extend(a.edge_profile.as_deref());
+    inputs.extend(a.interesting.iter().map(PathBuf::as_path));
+    check_outputs(&inputs, &[&a.output])?;
     let config = a.program.config()?;
     let engine = pathprof_runtime::engine()?;
     let bytes = a.program.module(&engine)?;
@@ -140,6 +143,11 @@ pub fn run(a: Args) -> Result<i32> {
         core_module: a.core_module,
     };
     let prepared = Prepared::new(&bytes, &a.program.app.display().to_string(), &mode, &inputs)?;
+    if !a.quiet {
+        for w in &prepared.warnings {
+            eprintln!("pathprof: warning: {}: {w}", a.program.app.display());
+        }
+    }
     let run = prepared.run(&engine, &config)?;
     let profile = prepared.profile(&run, &config)?;
     write_atomically(&a.output, profile.to_json().as_bytes())?;
@@ -210,13 +218,25 @@ fn run_config(
             Some((h, g)) => (h.to_string(), g.to_string()),
             None => (d.clone(), d.clone()),
         };
+        if host.is_empty() || guest.is_empty() {
+            bail!("--dir {d}: give a host directory, and with `::` the path the program sees it at");
+        }
         if !Path::new(&host).is_dir() {
             bail!("--dir {d}: {host} is not a directory");
+        }
+        if config.dirs.iter().any(|(_, g)| *g == guest) {
+            bail!("--dir {d}: the program sees another directory at {guest} already");
         }
         config.dirs.push((PathBuf::from(host), guest));
     }
     for e in envs {
         let (k, v) = e.split_once('=').ok_or_else(|| anyhow!("--env {e}: expected NAME=VALUE"))?;
+        if k.is_empty() {
+            bail!("--env {e}: the variable's name is empty");
+        }
+        if config.env.iter().any(|(name, _)| name == k) {
+            bail!("--env {k}: the variable is given twice");
+        }
         config.env.push((k.to_string(), v.to_string()));
     }
     let name = app.file_name().map_or_else(|| app.display().to_string(), |n| n.to_string_lossy().into_owned());

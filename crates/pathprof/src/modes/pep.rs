@@ -18,6 +18,10 @@ use std::time::Duration;
 /// Most samples per timer tick: they are kept in the profiler's memory, 8 bytes each.
 pub const MAX_SAMPLES_PER_TICK: u32 = 1 << 20;
 
+/// The shortest and the longest timer period, in milliseconds: the timer thread must not spin, and
+/// a period must fit a `Duration`.
+pub const TICK_MS: (f64, f64) = (0.01, 3_600_000.0);
+
 /// The defaults: PEP(64, 17) every 0.25 ms.
 fn default_timer() -> (u32, u32, Duration) {
     match Sampling::default() {
@@ -196,7 +200,9 @@ fn with_flags(sampling: Sampling, flags: &ModeFlags, copies: Copies) -> Result<S
         return Ok(Sampling::Every(n));
     }
     let tick = match flags.tick_ms {
-        Some(ms) if !ms.is_finite() || ms <= 0.0 => bail!("--tick-ms must be a positive number of milliseconds"),
+        Some(ms) if !(TICK_MS.0..=TICK_MS.1).contains(&ms) => {
+            bail!("--tick-ms must be a number of milliseconds from {} to {}", TICK_MS.0, TICK_MS.1)
+        }
         Some(ms) => Some(Duration::from_secs_f64(ms / 1e3)),
         None => None,
     };

@@ -112,9 +112,20 @@ pub fn check_balance(p: &Profile) {
 
 /// Runs pathprof with `args` in `dir` and checks the failure is clean.
 pub fn fails_cleanly(dir: &Path, args: &[&str], expect: &str) {
+    fails_with(dir, args, expect, 1);
+}
+
+/// [`fails_cleanly`] for a command line that clap refuses: exit status 2.
+pub fn fails_as_usage(dir: &Path, args: &[&str], expect: &str) {
+    fails_with(dir, args, expect, 2);
+}
+
+/// The command fails with exit status `code`, one line of error that mentions `expect`, and no
+/// profile left behind.
+pub fn fails_with(dir: &Path, args: &[&str], expect: &str, code: i32) {
     let out = pathprof().current_dir(dir).args(args).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "args {args:?}: stderr {stderr}");
+    assert_eq!(out.status.code(), Some(code), "args {args:?}: stderr {stderr}");
     assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
     assert!(stderr.starts_with("pathprof: error: "), "{stderr}");
     assert!(stderr.contains(expect), "{stderr:?} should mention {expect:?}");

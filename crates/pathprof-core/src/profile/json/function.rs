@@ -1,10 +1,11 @@
 //! A function's record: its fields as written and as read.
 
 use crate::profile::{
-    BlockInfo, CounterKind, EdgeCount, EventCounts, FunctionProfile, FunctionState, KipfProfile, PathCount,
+    BlockInfo, CounterKind, EdgeCount, Endpoint, EventCounts, FunctionProfile, FunctionState, KipfProfile, PathCount,
     PathProfile, PppFunction, U64,
 };
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::collections::HashSet;
 
 /// The fields of a function, as written: a skipped function has no paths, no counters and a
 /// reason. Fields without a value (no name, no reason, empty lists, nothing executed) are left out,
@@ -97,6 +98,43 @@ struct FunctionIn {
     events: Option<EventCounts>,
 }
 
+/// Whether what an instrumented function's record claims holds together: every path an ID below
+/// `num_paths` given once, through blocks the function lists, every edge between them, and a forest
+/// no deeper than its `k`.
+fn check_paths(f: &FunctionIn) -> Result<(), String> {
+    let blocks = f.blocks.len();
+    let block = |e: Endpoint| match e {
+        Endpoint::Block(b) => (b as usize) < blocks,
+        Endpoint::Entry | Endpoint::Exit | Endpoint::Throw => true,
+    };
+    let mut ids = HashSet::new();
+    for p in &f.paths {
+        if p.id.0 >= f.num_paths.0 {
+            return Err(format!("path {} is beyond its {} paths", p.id.0, f.num_paths.0));
+        }
+        if !ids.insert(p.id.0) {
+            return Err(format!("path {} is given twice", p.id.0));
+        }
+        if p.blocks.iter().any(|&b| b as usize >= blocks) || !block(p.start) || !block(p.end) {
+            return Err(format!("path {} goes through a block the function does not list", p.id.0));
+        }
+    }
+    if let Some(e) = f.edges.iter().find(|e| e.from as usize >= blocks || !block(e.to)) {
+        return Err(format!("edge {} → {} joins a block the function does not list", e.from, e.to));
+    }
+    if let Some(kipf) = &f.kipf {
+        if kipf.k == 0 {
+            return Err("its k-iteration path forest has k = 0".into());
+        }
+        let mut deepest = 0;
+        kipf.for_each_node(|sequence, _| deepest = deepest.max(sequence.len()));
+        if deepest > kipf.k {
+            return Err(format!("its k-iteration path forest is {deepest} paths deep, deeper than k = {}", kipf.k));
+        }
+    }
+    Ok(())
+}
+
 impl<'de> Deserialize<'de> for FunctionProfile {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::Error;
@@ -105,13 +143,7 @@ impl<'de> Deserialize<'de> for FunctionProfile {
             let counters = f
                 .counters
                 .ok_or_else(|| D::Error::custom(format!("instrumented function {} has no `counters`", f.index)))?;
-            let blocks = f.blocks.len();
-            if let Some(p) = f.paths.iter().find(|p| p.blocks.iter().any(|&b| b as usize >= blocks)) {
-                return Err(D::Error::custom(format!(
-                    "path {} of function {} goes through a block it does not list",
-                    p.id.0, f.index
-                )));
-            }
+            check_paths(&f).map_err(|e| D::Error::custom(format!("function {}: {e}", f.index)))?;
             FunctionState::Instrumented(PathProfile {
                 num_paths: f.num_paths,
                 counters,

@@ -30,7 +30,9 @@ pub enum ReadError {
     Json(#[from] serde_json::Error),
     #[error("not a pathprof profile (format is {0:?})")]
     Format(String),
-    #[error("profile version {0} is not supported (this pathprof reads versions 1 to 4)")]
+    #[error("not a pathprof profile (not a JSON object)")]
+    NotObject,
+    #[error("profile version {0} is not supported (this pathprof reads versions {first} to {last})", first = READ_VERSIONS[0], last = READ_VERSIONS[READ_VERSIONS.len() - 1])]
     Version(u32),
     #[error("not a pathprof profile (nested more than {MAX_DEPTH} levels deep)")]
     TooDeep,
@@ -71,6 +73,9 @@ impl Profile {
     pub fn from_json(text: &str) -> Result<Profile, ReadError> {
         if nesting_depth(text) > MAX_DEPTH {
             return Err(ReadError::TooDeep);
+        }
+        if !text.trim_start().starts_with('{') {
+            return Err(ReadError::NotObject);
         }
         // The format and version first, the rest skipped without being kept; then the profile
         // itself, straight from the text (a tree of JSON values would take ten times its size).

@@ -114,6 +114,17 @@ impl<'de> Deserialize<'de> for Profile {
             };
             profile.events = Some(in_order(&e.names, counts).map_err(serde::de::Error::custom)?);
         }
+        let executions = functions.iter().flat_map(|f| f.paths()).try_fold(0u64, |sum, p| sum.checked_add(p.count.0));
+        if executions != Some(p.path_executions.0) {
+            return Err(serde::de::Error::custom(format!(
+                "`path_executions` is {}, but the paths' counts add up to {}",
+                p.path_executions,
+                executions.map_or_else(|| "more than 2^64 - 1".to_string(), |n| n.to_string())
+            )));
+        }
+        if mode.kbl().is_some_and(|k| k.k == 0) {
+            return Err(serde::de::Error::custom("a kbl profile of k = 0"));
+        }
         Ok(Profile {
             module: p.module,
             mode,
