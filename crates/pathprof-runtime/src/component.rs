@@ -9,6 +9,7 @@
 
 use crate::collect::{Collector, HostCall};
 use crate::outcome::{conclude, wasi_context, Ran, RunConfig, RunOutcome};
+use crate::stop::{SnapshotTaken, Snapshots};
 use anyhow::{anyhow, bail, Result};
 use pathprof_wasm::abi::ATTACH_IMPORT;
 use pathprof_wasm::ProfileMap;
@@ -19,14 +20,16 @@ use wasmtime_wasi::p2::bindings::sync::Command;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 /// The store's data of a component run.
-struct Host<C> {
+struct Host<C: Collector> {
     wasi: WasiCtx,
     table: ResourceTable,
     collector: C,
     memory: Option<ProfilerMemory>,
+    snapshots: Option<Snapshots<C::Output>>,
+    taken: u64,
 }
 
-impl<C: Send> WasiView for Host<C> {
+impl<C: Collector> WasiView for Host<C> {
     fn ctx(&mut self) -> WasiCtxView<'_> {
         WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
     }
@@ -52,6 +55,18 @@ impl ProfilerMemory {
         // SAFETY: see above; `base..base + len` was checked in bounds by the canonical ABI's lift
         // of the `list<u8>`.
         unsafe { std::slice::from_raw_parts_mut(self.base, self.len) }
+    }
+}
+
+/// Takes a snapshot of the run in `store`, `seconds` into it.
+fn snapshot<C: Collector>(mut store: StoreContextMut<'_, Host<C>>, seconds: f64) {
+    let paused = Instant::now();
+    let host = store.data_mut();
+    let output = host.collector.snapshot(host.memory.as_ref().map(ProfilerMemory::bytes));
+    if let (Some(Ok(output)), Some(s)) = (output, host.snapshots.as_mut()) {
+        host.taken += 1;
+        let taken = SnapshotTaken { index: host.taken, seconds, pause_seconds: paused.elapsed().as_secs_f64() };
+        (s.sink)(output, taken);
     }
 }
 
@@ -120,13 +135,17 @@ pub(crate) fn run<C: Collector>(
     map: Option<&ProfileMap>,
     collector: C,
     config: &RunConfig,
+    snapshots: Option<Snapshots<C::Output>>,
 ) -> Result<(RunOutcome, C::Output)> {
     if let Some(name) = &config.invoke {
         bail!("--invoke {name}: a component is started through wasi:cli/run; --invoke applies to modules");
     }
     let (mut wasi, pipes) = wasi_context(config)?;
-    let host = Host { wasi: wasi.build(), table: ResourceTable::new(), collector, memory: None };
+    let every = snapshots.as_ref().map(|s| s.every);
+    let host = Host { wasi: wasi.build(), table: ResourceTable::new(), collector, memory: None, snapshots, taken: 0 };
     let mut store = Store::new(engine, host);
+    let stopper = config.stopper.clone().unwrap_or_default();
+    let _watch = crate::stop::arm(&mut store, engine, &stopper, config.time_limit, every, snapshot::<C>);
     let mut linker: Linker<Host<C>> = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
     link(&mut linker)?;
@@ -155,6 +174,7 @@ pub(crate) fn run<C: Collector>(
         bench_region_seconds: None,
         results: Vec::new(),
         pipes,
+        stop: stopper.reason(),
     };
     let host = store.data_mut();
     // Frames of the instrumented module: the one that exports the profiler's memory.

@@ -12,14 +12,18 @@
 //! * [`component`](mod@component) — components: `wasi:cli/run` under the component model, and the
 //!   profiler's memory handed over by the component itself;
 //! * [`collect`] — the host's side of each way of recording path ends, one collector per mode;
+//! * [`clock`] — the virtual clocks of deterministic runs;
+//! * [`stop`] — stopping a run on a signal or a time limit, its profile kept;
 //! * [`entry`] — `_start` or the export named by `--invoke`.
 
+pub mod clock;
 pub mod collect;
 mod component;
 mod entry;
 mod module;
 pub mod outcome;
 pub mod run;
+pub mod stop;
 mod words;
 
 pub use collect::count::{CountCollector, Counted};
@@ -29,5 +33,8 @@ pub use collect::stream::{
 };
 pub use collect::{Collector, HostCall, NoCollector};
 pub use outcome::{NoEntry, RunConfig, RunOutcome, TRAP_EXIT_CODE};
-pub use run::{check_imports, compile, engine, run, run_module, Program};
+pub use run::{
+    check_imports, compile, engine, engine_with, run, run_module, run_module_with_snapshots, EngineOptions, Program,
+};
+pub use stop::{SnapshotTaken, Snapshots, StopReason, Stopper};
 pub use wasmtime::{Engine, Module};

@@ -4,20 +4,43 @@
 use crate::collect::Collector;
 use crate::entry::call_entry;
 use crate::outcome::{conclude, wasi_context, Ran, RunConfig, RunOutcome};
+use crate::stop::{SnapshotTaken, Snapshots};
 use anyhow::{anyhow, Result};
 use pathprof_wasm::ProfileMap;
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
-use wasmtime::{Caller, Engine, Linker, Module, Store};
+use wasmtime::{Caller, Engine, Linker, Module, Store, StoreContextMut};
 use wasmtime_wasi::p1::WasiP1Ctx;
 use wasmtime_wasi::WasiCtxBuilder;
 
-/// The store's data: the program's WASI context, the bench region, and the collector.
-struct Host<C> {
+/// The store's data: the program's WASI context, the bench region, the collector, the profiler's
+/// memory once the instance has one, and where snapshots go.
+struct Host<C: Collector> {
     wasi: WasiP1Ctx,
     bench_start: Option<Instant>,
     bench_region: Option<Duration>,
     collector: C,
+    memory: Option<wasmtime::Memory>,
+    snapshots: Option<Snapshots<C::Output>>,
+    taken: u64,
+}
+
+/// Takes a snapshot of the run in `store`, `seconds` into it.
+fn snapshot<C: Collector>(mut store: StoreContextMut<'_, Host<C>>, seconds: f64) {
+    let paused = Instant::now();
+    let output = match store.data().memory {
+        Some(m) => {
+            let (data, host) = m.data_and_store_mut(&mut store);
+            host.collector.snapshot(Some(data))
+        }
+        None => store.data_mut().collector.snapshot(None),
+    };
+    let host = store.data_mut();
+    if let (Some(Ok(output)), Some(s)) = (output, host.snapshots.as_mut()) {
+        host.taken += 1;
+        let taken = SnapshotTaken { index: host.taken, seconds, pause_seconds: paused.elapsed().as_secs_f64() };
+        (s.sink)(output, taken);
+    }
 }
 
 fn unknown_import(module: &str, name: &str) -> anyhow::Error {
@@ -52,10 +75,22 @@ pub(crate) fn run<C: Collector>(
     map: Option<&ProfileMap>,
     collector: C,
     config: &RunConfig,
+    snapshots: Option<Snapshots<C::Output>>,
 ) -> Result<(RunOutcome, C::Output)> {
     let (mut wasi, pipes) = wasi_context(config)?;
-    let host = Host { wasi: wasi.build_p1(), bench_start: None, bench_region: None, collector };
+    let every = snapshots.as_ref().map(|s| s.every);
+    let host = Host {
+        wasi: wasi.build_p1(),
+        bench_start: None,
+        bench_region: None,
+        collector,
+        memory: None,
+        snapshots,
+        taken: 0,
+    };
     let mut store = Store::new(engine, host);
+    let stopper = config.stopper.clone().unwrap_or_default();
+    let _watch = crate::stop::arm(&mut store, engine, &stopper, config.time_limit, every, snapshot::<C>);
     let mut linker: Linker<Host<C>> = Linker::new(engine);
     wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |h: &mut Host<C>| &mut h.wasi)?;
     linker.func_wrap("bench", "start", |mut caller: Caller<'_, Host<C>>| {
@@ -83,7 +118,9 @@ pub(crate) fn run<C: Collector>(
     let (instance, entry) = match linker.instantiate(&mut store, module) {
         Err(e) => (None, Err(e)),
         Ok(instance) => {
-            match profiler_memory(&instance, &mut store) {
+            let memory = profiler_memory(&instance, &mut store);
+            store.data_mut().memory = memory;
+            match memory {
                 Some(m) => {
                     let (data, host) = m.data_and_store_mut(&mut store);
                     host.collector.start(Some(data))?;
@@ -96,7 +133,7 @@ pub(crate) fn run<C: Collector>(
     };
     let wall_seconds = run_start.elapsed().as_secs_f64();
     let bench_region_seconds = store.data().bench_region.map(|d| d.as_secs_f64());
-    let ran = Ran { entry, wall_seconds, bench_region_seconds, results, pipes };
+    let ran = Ran { entry, wall_seconds, bench_region_seconds, results, pipes, stop: stopper.reason() };
     let memory = instance.as_ref().and_then(|i| profiler_memory(i, &mut store));
     match memory {
         Some(m) => {

@@ -2,13 +2,16 @@
 //! run ends — returned, trapped or `proc_exit` — with the activations it left open and what the
 //! collector read ([`RunOutcome`]).
 
+use crate::clock::VirtualClock;
 use crate::collect::Collector;
+pub use crate::stop::{StopReason, Stopper};
 use anyhow::{anyhow, bail, Result};
 use pathprof_wasm::ProfileMap;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use std::collections::HashSet;
 use std::path::PathBuf;
+use std::time::Duration;
 use wasmtime::WasmBacktrace;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{I32Exit, WasiCtxBuilder};
@@ -34,6 +37,39 @@ pub struct RunConfig {
     /// Seed of the program's random numbers (`random_get`), for runs that repeat exactly; without
     /// it they come from the host's generator.
     pub random_seed: Option<u64>,
+    /// Make what the program can observe repeat from run to run: WASI's clocks are virtual
+    /// ([`VirtualClock`](crate::clock::VirtualClock)) and its random numbers seeded (with
+    /// `random_seed`, or 0).
+    pub deterministic: bool,
+    /// What may stop the run before the program ends (a signal's handler); nothing when `None`.
+    pub stopper: Option<Stopper>,
+    /// Stop the run once it has run this long.
+    pub time_limit: Option<Duration>,
+}
+
+impl RunConfig {
+    /// The seed of the program's random numbers, when they are seeded.
+    pub fn seed(&self) -> Option<u64> {
+        self.random_seed.or(self.deterministic.then_some(0))
+    }
+}
+
+impl RunOutcome {
+    /// The outcome of a program still running, `wall_seconds` into its run (that of a snapshot).
+    pub fn running(wall_seconds: f64) -> RunOutcome {
+        RunOutcome {
+            exit_code: 0,
+            trap: None,
+            stopped: None,
+            compile_seconds: 0.0,
+            wall_seconds,
+            bench_region_seconds: None,
+            open_frames: Vec::new(),
+            results: Vec::new(),
+            stdout: Vec::new(),
+            stderr: Vec::new(),
+        }
+    }
 }
 
 /// The program could not be started (no entry point, bad `--invoke` arguments).
@@ -51,6 +87,9 @@ pub struct RunOutcome {
     /// Instantiation and execution.
     pub wall_seconds: f64,
     pub bench_region_seconds: Option<f64>,
+    /// Why the run was stopped before the program ended, when it was (then `exit_code` is the
+    /// reason's, and there is no trap).
+    pub stopped: Option<StopReason>,
     /// The functions (indices of the original module) of the activations of profiled functions
     /// still open when the program stopped, the innermost first.
     pub open_frames: Vec<u32>,
@@ -74,11 +113,15 @@ pub(crate) fn wasi_context(config: &RunConfig) -> Result<(WasiCtxBuilder, Option
         None
     };
     wasi.args(&config.args);
-    if let Some(seed) = config.random_seed {
+    if let Some(seed) = config.seed() {
         // ChaCha12, the same stream on every host for a seed.
         wasi.secure_random(StdRng::seed_from_u64(seed));
         wasi.insecure_random(StdRng::seed_from_u64(seed.wrapping_add(1)));
         wasi.insecure_random_seed(u128::from(seed));
+    }
+    if config.deterministic {
+        wasi.wall_clock(VirtualClock::default());
+        wasi.monotonic_clock(VirtualClock::default());
     }
     for (k, v) in &config.env {
         wasi.env(k, v);
@@ -106,6 +149,8 @@ pub(crate) struct Ran {
     /// Results of `--invoke`.
     pub results: Vec<String>,
     pub pipes: Option<Pipes>,
+    /// Why the run was asked to stop, when it was.
+    pub stop: Option<StopReason>,
 }
 
 /// Ends a run, whatever its ending: `collector` reads what the probes recorded in the profiler's
@@ -119,7 +164,7 @@ pub(crate) fn conclude<C: Collector>(
     profiled_frame: impl Fn(&wasmtime::FrameInfo) -> bool,
 ) -> Result<(RunOutcome, C::Output)> {
     let output = collector.finish(memory);
-    let (exit_code, trap, frames) = ending(ran.entry, profiled_frame)?;
+    let Ending { exit_code, trap, stopped, frames } = ending(ran.entry, ran.stop, profiled_frame)?;
     let output = output?;
     let (stdout, stderr) = match ran.pipes {
         Some(p) => (p.out.contents().to_vec(), p.err.contents().to_vec()),
@@ -128,6 +173,7 @@ pub(crate) fn conclude<C: Collector>(
     let outcome = RunOutcome {
         exit_code,
         trap,
+        stopped,
         compile_seconds: 0.0,
         wall_seconds: ran.wall_seconds,
         bench_region_seconds: ran.bench_region_seconds,
@@ -139,29 +185,44 @@ pub(crate) fn conclude<C: Collector>(
     Ok((outcome, output))
 }
 
-/// How a run ended, from what its entry point returned: the exit status, the trap's message, and
-/// the functions of the frames still open (as the backtrace numbers them, innermost first) that
-/// `profiled_frame` accepts.
+/// How a run ended.
+struct Ending {
+    exit_code: i32,
+    /// The trap's message, when it trapped.
+    trap: Option<String>,
+    /// Why it was stopped, when it was.
+    stopped: Option<StopReason>,
+    /// The functions of the frames still open (as the backtrace numbers them, innermost first).
+    frames: Vec<u32>,
+}
+
+/// How a run ended, from what its entry point returned and why it was asked to stop (`stop`);
+/// only the open frames that `profiled_frame` accepts are kept.
 fn ending(
     outcome: wasmtime::Result<()>,
+    stop: Option<StopReason>,
     profiled_frame: impl Fn(&wasmtime::FrameInfo) -> bool,
-) -> Result<(i32, Option<String>, Vec<u32>)> {
+) -> Result<Ending> {
+    let end = |exit_code, trap, stopped, frames| Ending { exit_code, trap, stopped, frames };
     Ok(match outcome {
-        Ok(()) => (0, None, Vec::new()),
+        Ok(()) => end(0, None, None, Vec::new()),
         Err(e) if e.downcast_ref::<NoEntry>().is_some() => bail!("{e}"),
         Err(e) => {
             let frames: Vec<u32> = e
                 .downcast_ref::<WasmBacktrace>()
                 .map(|bt| bt.frames().iter().filter(|f| profiled_frame(f)).map(|f| f.func_index()).collect())
                 .unwrap_or_default();
-            if let Some(exit) = e.downcast_ref::<I32Exit>() {
-                (exit.0, None, frames)
-            } else {
-                let msg = match e.downcast_ref::<wasmtime::Trap>() {
-                    Some(t) => t.to_string(),
-                    None => format!("{e:#}").lines().next().unwrap_or_default().to_string(),
-                };
-                (TRAP_EXIT_CODE, Some(msg), frames)
+            let trap = e.downcast_ref::<wasmtime::Trap>();
+            match (e.downcast_ref::<I32Exit>(), trap, stop) {
+                (Some(exit), ..) => end(exit.0, None, None, frames),
+                (None, Some(wasmtime::Trap::Interrupt), Some(reason)) => {
+                    end(reason.exit_code(), None, Some(reason), frames)
+                }
+                (None, Some(t), _) => end(TRAP_EXIT_CODE, Some(t.to_string()), None, frames),
+                (None, None, _) => {
+                    let msg = format!("{e:#}").lines().next().unwrap_or_default().to_string();
+                    end(TRAP_EXIT_CODE, Some(msg), None, frames)
+                }
             }
         }
     })

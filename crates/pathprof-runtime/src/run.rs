@@ -4,6 +4,7 @@
 
 use crate::collect::Collector;
 use crate::outcome::{RunConfig, RunOutcome};
+use crate::stop::Snapshots;
 use anyhow::{anyhow, Result};
 use pathprof_wasm::ProfileMap;
 use std::time::Instant;
@@ -26,7 +27,21 @@ const MAX_BACKTRACE_FRAMES: usize = 1 << 16;
 
 /// A Wasmtime engine configured for profiling runs.
 pub fn engine() -> Result<Engine> {
+    engine_with(&EngineOptions::default())
+}
+
+/// Choices of the engine that change the code it compiles.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EngineOptions {
+    /// Read the module's branch hints (`metadata.code.branch_hint`): Cranelift lays the unlikely
+    /// side of a hinted branch out of line.
+    pub branch_hinting: bool,
+}
+
+/// [`engine`], with `options`.
+pub fn engine_with(options: &EngineOptions) -> Result<Engine> {
     let mut config = Config::new();
+    config.wasm_branch_hinting(options.branch_hinting);
     config.wasm_multi_memory(true);
     // Programs may declare shared memories and use atomics.
     config.wasm_threads(true);
@@ -34,6 +49,8 @@ pub fn engine() -> Result<Engine> {
     // Every frame of a trap's backtrace: the activations still open are counted from it. The wasm
     // stack (512 KiB) holds fewer frames than this (each takes at least 16 bytes).
     config.wasm_backtrace_max_frames(std::num::NonZeroUsize::new(MAX_BACKTRACE_FRAMES));
+    // A run stops at the next function entry or loop header once it is asked to (`stop`).
+    config.epoch_interruption(true);
     Ok(Engine::new(&config)?)
 }
 
@@ -42,6 +59,16 @@ pub fn engine() -> Result<Engine> {
 pub enum Program {
     Module(Module),
     Component(Component),
+}
+
+impl Program {
+    /// The machine code compiled for a module (none for a component).
+    pub fn text(&self) -> Option<&[u8]> {
+        match self {
+            Program::Module(m) => Some(m.text()),
+            Program::Component(_) => None,
+        }
+    }
 }
 
 /// Compiles a module or a component, returning it with the compile time in seconds.
@@ -79,8 +106,21 @@ pub fn run_module<C: Collector>(
     collector: C,
     config: &RunConfig,
 ) -> Result<(RunOutcome, C::Output)> {
+    run_module_with_snapshots(engine, program, map, collector, config, None)
+}
+
+/// [`run_module`], handing `snapshots` what the collector has read so far at every period while
+/// the program runs (when the collector can be read while it runs: [`Collector::snapshot`]).
+pub fn run_module_with_snapshots<C: Collector>(
+    engine: &Engine,
+    program: &Program,
+    map: Option<&ProfileMap>,
+    collector: C,
+    config: &RunConfig,
+    snapshots: Option<Snapshots<C::Output>>,
+) -> Result<(RunOutcome, C::Output)> {
     match program {
-        Program::Module(module) => crate::module::run(engine, module, map, collector, config),
-        Program::Component(component) => crate::component::run(engine, component, map, collector, config),
+        Program::Module(module) => crate::module::run(engine, module, map, collector, config, snapshots),
+        Program::Component(component) => crate::component::run(engine, component, map, collector, config, snapshots),
     }
 }

@@ -9,6 +9,8 @@
 //!   the body on the way;
 //! * [`debuginfo`] — source lines of code offsets from DWARF;
 //! * [`events`] — event classes over operators, and the event vectors of blocks [EVT23];
+//! * [`hints`] — branch hints (`metadata.code.branch_hint`): the two-way branches of a module's
+//!   functions, and the module written anew with a section of hints;
 //! * [`instrument`](mod@instrument) — rewrites the module with Ball–Larus path probes (the original
 //!   operators copied as they are, the other sections through wasm-encoder's `reencode`); what a
 //!   path end does is a [sink](instrument::sink) that the profiling mode chooses;
@@ -22,6 +24,7 @@ pub mod cfg;
 pub mod component;
 pub mod debuginfo;
 pub mod events;
+pub mod hints;
 pub mod instrument;
 pub mod map;
 pub mod module;

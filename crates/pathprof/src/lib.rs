@@ -17,12 +17,14 @@
 //! * [`export`] — profiles in other tools' formats: folded stacks and flame graphs, pprof,
 //!   speedscope;
 //! * [`hpp`] — the hardware path profiler simulated on a run's branches [PPP07 ch. 5];
+//! * [`hint`] — branch hints (`metadata.code.branch_hint`) from a profile's edge counts;
 //! * [`render`] — profiles and figures laid out for people (text, HTML) and tools (JSON);
 //! * [`files`] — reading modules and profiles, writing files whole.
 
 pub mod bench;
 pub mod export;
 pub mod files;
+pub mod hint;
 pub mod hpp;
 pub mod inputs;
 pub mod merge;

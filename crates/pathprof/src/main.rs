@@ -35,6 +35,8 @@ enum Command {
     Merge(cli::merge::Args),
     /// Write a profile as folded stacks, a flame graph, a pprof profile or a speedscope file.
     Export(cli::export::Args),
+    /// Write the program with branch hints (metadata.code.branch_hint) from a profile of it.
+    Hint(cli::hint::Args),
 }
 
 fn main() {
@@ -42,16 +44,17 @@ fn main() {
         Ok(cli) => cli,
         Err(e) => usage_error(e),
     };
-    let result = match cli.command {
-        Command::Run(args) => cli::run::run(args),
+    let result = cli::signals::stopper().and_then(|stopper| match cli.command {
+        Command::Run(args) => cli::run::run(args, &stopper),
         Command::Instrument(args) => cli::instrument::run(args),
-        Command::Bench(args) => cli::bench::run(args),
+        Command::Bench(args) => cli::bench::run(args, &stopper),
         Command::Compare(args) => cli::compare::run(args),
-        Command::Hpp(args) => cli::hpp::run(args),
+        Command::Hpp(args) => cli::hpp::run(args, &stopper),
         Command::Report(args) => cli::report::run(args),
         Command::Merge(args) => cli::merge::run(args),
         Command::Export(args) => cli::export::run(args),
-    };
+        Command::Hint(args) => cli::hint::run(args),
+    });
     match result {
         Ok(code) => std::process::exit(code),
         Err(e) => {

@@ -36,6 +36,12 @@ fn add_profile(kind: &dyn ModeKind, out: &mut Profile, p: &Profile) -> Result<()
     if p.mode.name() != out.mode.name() {
         bail!("it is a {} profile, not a {} one", p.mode, out.mode);
     }
+    // Snapshots of one run hold one another: adding them would count what ran twice.
+    let runs = |p: &Profile| p.run_id.iter().flat_map(|ids| ids.split('+')).map(str::to_string).collect::<Vec<_>>();
+    let (mine, theirs) = (runs(out), runs(p));
+    if let Some(id) = theirs.iter().find(|id| mine.contains(id)) {
+        bail!("it is a profile of run {id} too, each of whose snapshots holds the ones before: merge only its last");
+    }
     if p.functions.len() != out.functions.len() {
         bail!("it lists {} functions, not {}", p.functions.len(), out.functions.len());
     }
@@ -56,6 +62,18 @@ fn add_profile(kind: &dyn ModeKind, out: &mut Profile, p: &Profile) -> Result<()
     if out.trap.is_none() {
         out.trap.clone_from(&p.trap);
     }
+    if out.stopped.is_none() {
+        out.stopped.clone_from(&p.stopped);
+    }
+    // Seeded alike and deterministic only if every run was.
+    if out.random_seed != p.random_seed {
+        out.random_seed = None;
+    }
+    out.deterministic &= p.deterministic;
+    // The runs a sum holds, so that none is added to it twice; a sum is no snapshot.
+    let all: Vec<String> = mine.into_iter().chain(theirs).collect();
+    out.run_id = (!all.is_empty()).then(|| all.join("+"));
+    out.snapshot = None;
     Ok(())
 }
 

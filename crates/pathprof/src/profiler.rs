@@ -6,16 +6,17 @@
 
 use crate::files::sha256_hex;
 use crate::inputs::Inputs;
-use crate::modes::{Given, Mode, ModeRun};
+use crate::modes::{Given, Mode, ModeRun, SnapshotSink};
 use crate::profiled::ProfiledModule;
 use anyhow::{bail, Context, Result};
-use pathprof_core::profile::{FunctionProfile, ModuleInfo as ProfileModule, Profile, U64};
+use pathprof_core::profile::{FunctionProfile, ModuleInfo as ProfileModule, Profile, SnapshotInfo, U64};
 use pathprof_runtime::{Engine, Program, RunConfig};
 use pathprof_wasm::component::ComponentInfo;
 use pathprof_wasm::debuginfo::LineTable;
 use pathprof_wasm::{InstrumentOptions, ModuleInfo, ProfileMap};
 use std::collections::HashSet;
-use std::time::Instant;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 /// Profiles the program `module` in `mode`, as `config` runs it: its profile records the module as
 /// `config`'s program name (`args[0]`).
@@ -98,7 +99,46 @@ impl<'a> Prepared<'a> {
 
     /// Runs the module to run, compiled as `module`, in a fresh instance.
     pub fn run_compiled(&self, engine: &Engine, module: &Program, config: &RunConfig) -> Result<ModeRun> {
-        self.mode.run(engine, module, self.map.as_ref(), config)
+        self.mode.run(engine, module, self.map.as_ref(), config, None)
+    }
+
+    /// [`Prepared::run`], handing `on_snapshot` the profile so far every `every` while the program
+    /// runs, each marked with `run_id` and when it was taken. Snapshots are made into profiles on a
+    /// thread of their own: the program pauses only while its collector reads what the probes
+    /// recorded. A mode whose collector cannot be read while the program runs takes none.
+    pub fn run_with_snapshots(
+        &self,
+        engine: &Engine,
+        config: &RunConfig,
+        every: Duration,
+        run_id: &str,
+        mut on_snapshot: impl FnMut(Result<Profile>) + Send,
+    ) -> Result<ModeRun> {
+        let (module, compile_seconds) = pathprof_runtime::compile(engine, &self.code)?;
+        let (sender, receiver) = mpsc::channel();
+        let sink = SnapshotSink { every, sender };
+        std::thread::scope(|scope| {
+            scope.spawn(move || {
+                for (run, taken) in receiver {
+                    let profile = self.profile(&run, config).map(|mut profile| {
+                        profile.run_id = Some(run_id.to_string());
+                        profile.snapshot = Some(SnapshotInfo {
+                            index: taken.index,
+                            seconds: taken.seconds,
+                            pause_seconds: taken.pause_seconds,
+                        });
+                        profile
+                    });
+                    on_snapshot(profile);
+                }
+            });
+            let run = self.mode.run(engine, &module, self.map.as_ref(), config, Some(&sink));
+            // The writer ends once the last snapshot is in.
+            drop(sink);
+            let mut run = run?;
+            run.outcome.compile_seconds = compile_seconds;
+            Ok(run)
+        })
     }
 
     /// The function profiles of a run: its counts decoded with the map, and what the mode adds to
@@ -151,6 +191,11 @@ impl<'a> Prepared<'a> {
             instrumentation_seconds: self.instrumentation_seconds,
             exit_code: outcome.exit_code,
             trap: outcome.trap.clone(),
+            stopped: outcome.stopped.map(|r| r.name().to_string()),
+            random_seed: config.seed(),
+            deterministic: config.deterministic,
+            run_id: None,
+            snapshot: None,
             open_activations_at_exit: outcome.open_frames.len() as u64,
             runs: 1,
             path_executions: U64(path_executions),

@@ -5,7 +5,7 @@
 //! as the built-in modes. The fixture's counts are known from its source (fixtures/c/recursion.c:
 //! `fib(15)` makes 1973 calls, 15 of which raise the depth mark).
 
-use pathprof::modes::{Given, Mode, ModeKind, ModeRun, ProfilingMode, Registry, Report, Setting};
+use pathprof::modes::{Given, Mode, ModeKind, ModeRun, ProfilingMode, Registry, Report, Setting, SnapshotSink};
 use pathprof::{mode_identity, Inputs, ModeFlags, Prepared, RunConfig};
 use pathprof_core::profile::{Endpoint, Extension, FunctionProfile, Profile, ProfileMode};
 use pathprof_runtime::{CountCollector, Engine, Program};
@@ -84,6 +84,7 @@ impl ProfilingMode for EntriesMode {
         program: &Program,
         map: Option<&ProfileMap>,
         config: &RunConfig,
+        _: Option<&SnapshotSink>,
     ) -> anyhow::Result<ModeRun> {
         let map = map.expect("an instrumented run has its map");
         let (outcome, counted) =

@@ -24,6 +24,17 @@ pub use wire::{Endpoint, U64};
 
 use serde::{Deserialize, Serialize};
 
+/// When a snapshot of a run was taken, and what it cost the program.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SnapshotInfo {
+    /// The snapshot's number in its run, from 1.
+    pub index: u64,
+    /// How long the program had run.
+    pub seconds: f64,
+    /// How long the program was paused while the snapshot was read.
+    pub pause_seconds: f64,
+}
+
 /// The profiled module.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ModuleInfo {
@@ -50,6 +61,19 @@ pub struct Profile {
     pub exit_code: i32,
     /// The trap message when the program trapped.
     pub trap: Option<String>,
+    /// Why the run was stopped before the program ended — `"SIGINT"`, `"SIGTERM"` or `"time
+    /// limit"` — when it was.
+    pub stopped: Option<String>,
+    /// The seed of the program's random numbers, when they were seeded.
+    pub random_seed: Option<u64>,
+    /// Whether everything the program could observe repeated from run to run (virtual clocks, seeded
+    /// random numbers: `--deterministic`).
+    pub deterministic: bool,
+    /// The run's identity, when snapshots were taken of it: each snapshot and the final profile of
+    /// one run have the same, and none of them adds to another (each holds the ones before).
+    pub run_id: Option<String>,
+    /// When the profile is a snapshot of a run still under way: when it was taken.
+    pub snapshot: Option<SnapshotInfo>,
     pub open_activations_at_exit: u64,
     /// How many runs the profile adds up: 1, or more for profiles merged by `pathprof merge` (whose
     /// `args`, `exit_code` and `trap` are those of the first run, and whose times are sums).

@@ -79,6 +79,13 @@ impl CountCollector {
     }
 }
 
+impl CountCollector {
+    /// The counts in `memory` and the host's table, and the event totals.
+    fn read(&self, memory: Option<&[u8]>) -> Counted {
+        Counted { counts: self.counts(memory), hash_entries: self.hash.len(), events: self.events(memory) }
+    }
+}
+
 impl Collector for CountCollector {
     type Output = Counted;
 
@@ -91,7 +98,11 @@ impl Collector for CountCollector {
     }
 
     fn finish(&mut self, memory: Option<&mut [u8]>) -> Result<Counted> {
-        let events = self.events(memory.as_deref());
-        Ok(Counted { counts: self.counts(memory.as_deref()), hash_entries: self.hash.len(), events })
+        Ok(self.read(memory.as_deref()))
+    }
+
+    /// Reading the counts changes nothing: a snapshot reads what `finish` reads.
+    fn snapshot(&mut self, memory: Option<&mut [u8]>) -> Option<Result<Counted>> {
+        Some(Ok(self.read(memory.as_deref())))
     }
 }

@@ -104,6 +104,13 @@ pub trait Collector: Send + Sized + 'static {
     /// The program has stopped: stops the collector's threads and reads what the profiler's memory
     /// holds (after a trap too: the memory keeps what the probes stored).
     fn finish(&mut self, memory: Option<&mut [u8]>) -> Result<Self::Output>;
+
+    /// While the program runs (paused at a snapshot): what the probes recorded so far, read without
+    /// changing what [`Collector::finish`] will read; `None` for a collector that cannot be read
+    /// while the program runs.
+    fn snapshot(&mut self, _memory: Option<&mut [u8]>) -> Option<Result<Self::Output>> {
+        None
+    }
 }
 
 /// The collector of an uninstrumented run: nothing to link, nothing to collect.

@@ -18,7 +18,7 @@ use pathprof_wasm::map::{read_bursts, LoopBursts, RawCounts, SinkLayout};
 use pathprof_wasm::ProfileMap;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// How path ends are sampled.
@@ -255,6 +255,38 @@ impl Collector for SampleCollector {
         Ok(())
     }
 
+    /// The samples so far: those the host counted, those the timer collected, and the bursts of the
+    /// loops that ran without probes (the samples of the tick under way are left to later).
+    fn snapshot(&mut self, memory: Option<&mut [u8]>) -> Option<Result<Sampled>> {
+        let mut counts = self.counts.clone();
+        let mut taken = self.taken;
+        let mut add = |func: u32, id: u64, n: u64| {
+            *counts.entry((func, id)).or_insert(0) += n;
+            taken += n;
+        };
+        for item in self.ticker.as_ref().map(Ticker::collected).unwrap_or_default() {
+            let (func, id) = sample_parts(item);
+            add(func, id, 1);
+        }
+        if let (Some(b), Some(memory), Sampling::Timer { samples, .. }) = (self.buffer, memory, self.sampling) {
+            let per_tick = u64::from(b.per_tick(samples));
+            for (func, bursts) in &self.bursts {
+                let n = read_bursts(memory, bursts) * per_tick;
+                if n > 0 {
+                    add(*func, bursts.path, n);
+                }
+            }
+        }
+        let mut raw = RawCounts::new();
+        super::add_host_counts(&mut raw, &counts);
+        Some(Ok(Sampled {
+            counts: raw,
+            ticks: self.ticks.load(Ordering::Relaxed),
+            samples: taken,
+            recorded: Vec::new(),
+        }))
+    }
+
     fn finish(&mut self, memory: Option<&mut [u8]>) -> Result<Sampled> {
         let mut buffered = self.ticker.take().map(Ticker::finish).unwrap_or_default();
         if let (Some(b), Some(memory)) = (self.buffer, memory) {
@@ -290,15 +322,19 @@ impl Collector for SampleCollector {
 /// through `1..=stride` path ends).
 struct Ticker {
     stop: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<Vec<u64>>>,
+    /// The samples collected so far.
+    taken: Arc<Mutex<Vec<u64>>>,
+    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Ticker {
     fn start(buffer: SampleBuffer, ticks: Arc<AtomicU64>, samples: u32, stride: u32, tick: Duration) -> Ticker {
         let stop = Arc::new(AtomicBool::new(false));
         let done = stop.clone();
+        let taken = Arc::new(Mutex::new(Vec::new()));
+        let collected = taken.clone();
         let thread = std::thread::spawn(move || {
-            let mut taken = Vec::new();
+            let mut tick_samples = Vec::new();
             let mut last = 0;
             // xorshift32: the loops that ran without probes need only an even spread.
             let mut random = 0x9e37_79b9u32;
@@ -309,23 +345,29 @@ impl Ticker {
                 random ^= random << 13;
                 random ^= random >> 17;
                 random ^= random << 5;
-                if buffer.rearm(&mut taken, next - 1, samples, random) {
+                if buffer.rearm(&mut tick_samples, next - 1, samples, random) {
                     last = next;
                 }
+                if !tick_samples.is_empty() {
+                    collected.lock().expect("the samples' lock").append(&mut tick_samples);
+                }
             }
-            taken
         });
-        Ticker { stop, thread: Some(thread) }
+        Ticker { stop, taken, thread: Some(thread) }
+    }
+
+    /// The samples collected so far.
+    fn collected(&self) -> Vec<u64> {
+        self.taken.lock().expect("the samples' lock").clone()
     }
 
     /// Stops the timer; returns the samples it collected from the sample buffer.
     fn finish(mut self) -> Vec<u64> {
         self.stop.store(true, Ordering::Relaxed);
-        match self.thread.take().map(|t| t.join()) {
-            Some(Ok(taken)) => taken,
-            Some(Err(panic)) => std::panic::resume_unwind(panic),
-            None => Vec::new(),
+        if let Some(Err(panic)) = self.thread.take().map(|t| t.join()) {
+            std::panic::resume_unwind(panic);
         }
+        std::mem::take(&mut *self.taken.lock().expect("the samples' lock"))
     }
 }
 

@@ -307,7 +307,7 @@ impl Reencode for Rewriter<'_> {
     fn parse_custom_section(&mut self, module: &mut Module, section: wasmparser::CustomSectionReader<'_>) -> Res {
         // Debug info describes the original code offsets; the profile maps offsets itself. Branch
         // hints name operators by their offsets in the original bodies, which the probes move.
-        if section.name().starts_with(".debug_") || section.name() == BRANCH_HINT_SECTION {
+        if section.name().starts_with(".debug_") || section.name() == crate::hints::BRANCH_HINT_SECTION {
             return Ok(());
         }
         // A malformed name section only loses names, as engines have it: its function indices cannot
@@ -379,9 +379,6 @@ impl Reencode for Rewriter<'_> {
     }
 }
 
-/// Name of the custom section of the branch-hinting proposal.
-const BRANCH_HINT_SECTION: &str = "metadata.code.branch_hint";
-
 /// Position of a section in the binary format's order.
 fn rank(id: SectionId) -> u32 {
     match id {
@@ -404,7 +401,7 @@ fn rank(id: SectionId) -> u32 {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::hints::BRANCH_HINT_SECTION;
     use wasmparser::{Parser, Payload};
 
     fn has_section(bytes: &[u8], name: &str) -> bool {

@@ -2,10 +2,13 @@
 //! programs of a Sightglass-style corpus, side by side in one run.
 
 use anyhow::{bail, Result};
+use pathprof::bench::hints::{bench_hints, HintBenchOptions};
 use pathprof::bench::{bench, BenchOptions};
 use pathprof::files::write_atomically;
+use pathprof::hint::HintOptions;
 use pathprof::render;
 use pathprof::Registry;
+use pathprof_runtime::Stopper;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -36,14 +39,22 @@ pub struct Args {
     /// Also write the figures as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Measure branch hints instead of modes: each program's module with hints from a bl profile of
+    /// it, run with branch hinting off and on, with the hints inverted, and with hints from another
+    /// input where the corpus has one.
+    #[arg(long, conflicts_with = "modes")]
+    hints: bool,
 }
 
-pub fn run(a: Args) -> Result<i32> {
+pub fn run(a: Args, stopper: &Stopper) -> Result<i32> {
     if a.runs == 0 {
         bail!("--runs must be at least 1");
     }
     if !a.min_seconds.is_finite() || a.min_seconds < 0.0 {
         bail!("--min-seconds must be a number of seconds, at least 0");
+    }
+    if a.hints {
+        return hints(a, stopper);
     }
     let options = BenchOptions {
         modes: Registry::built_in().parse_list(&a.modes)?,
@@ -53,6 +64,7 @@ pub fn run(a: Args) -> Result<i32> {
         budget_seconds: a.budget,
         filter: a.filter,
         min_seconds: a.min_seconds,
+        stopper: Some(stopper.clone()),
     };
     let mut out = std::io::stdout();
     render::bench::header(&mut out, &options.modes)?;
@@ -66,10 +78,39 @@ pub fn run(a: Args) -> Result<i32> {
     if let Some(path) = a.json {
         write_atomically(&path, serde_json::to_string_pretty(&result)?.as_bytes())?;
     }
-    Ok(0)
+    match stopper.reason() {
+        Some(reason) => {
+            eprintln!("pathprof: bench stopped ({}): {} programs measured", reason.name(), result.programs.len());
+            Ok(reason.exit_code())
+        }
+        None => Ok(0),
+    }
 }
 
 /// The help of `--modes`.
 fn modes_help() -> String {
     format!("Modes to compare with none, comma-separated, each as for `run --mode`: {}", Registry::built_in().grammar())
+}
+
+/// `bench --hints`.
+fn hints(a: Args, stopper: &Stopper) -> Result<i32> {
+    let options = HintBenchOptions {
+        min_runs: a.runs,
+        max_runs: a.max_runs.max(a.runs),
+        spread: a.spread,
+        budget_seconds: a.budget,
+        filter: a.filter,
+        hints: HintOptions::default(),
+        stopper: Some(stopper.clone()),
+    };
+    let mut out = std::io::stdout();
+    render::hints::header(&mut out)?;
+    let report = bench_hints(&a.corpus, &options, |f| {
+        let _ = render::hints::row(&mut std::io::stdout(), f);
+    })?;
+    render::hints::summary(&mut out, &report)?;
+    if let Some(path) = a.json {
+        write_atomically(&path, serde_json::to_string_pretty(&report)?.as_bytes())?;
+    }
+    Ok(stopper.reason().map_or(0, |r| r.exit_code()))
 }

@@ -5,6 +5,7 @@ use pathprof::files::{check_outputs, write_atomically};
 use pathprof::hpp::{simulate, HppSettings, TableBranches};
 use pathprof::render;
 use pathprof_core::hpp::{Extend, HptConfig, IndexFn, Mapping, Metric, Replacement, SimulatorOptions};
+use pathprof_runtime::Stopper;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -136,11 +137,13 @@ fn settings(a: &Args) -> Result<HppSettings> {
     })
 }
 
-pub fn run(a: Args) -> Result<i32> {
+pub fn run(a: Args, stopper: &Stopper) -> Result<i32> {
     let settings = settings(&a)?;
     let outputs: Vec<&std::path::Path> = a.svg.iter().chain(&a.json).map(PathBuf::as_path).collect();
     check_outputs(&[&a.program.app], &outputs)?;
-    let config = a.program.config()?;
+    let mut config = a.program.config()?;
+    config.stopper = Some(stopper.clone());
+    config.time_limit = a.program.time_limit()?;
     let app = a.program.app.display().to_string();
     let bytes = a.program.module(&pathprof_runtime::engine()?)?;
     let hpp = simulate(&bytes, &app, &settings, &config)?;

@@ -4,11 +4,13 @@
 pub mod bench;
 pub mod compare;
 pub mod export;
+pub mod hint;
 pub mod hpp;
 pub mod instrument;
 pub mod merge;
 pub mod report;
 pub mod run;
+pub mod signals;
 
 /// The help of every `--mode`: the grammar of the modes the registry knows.
 pub fn mode_help() -> String {

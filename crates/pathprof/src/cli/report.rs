@@ -1,7 +1,8 @@
 //! `pathprof report`: the hot paths of a profile, as text or JSON.
 
-use anyhow::{bail, Result};
-use pathprof::files::{check_outputs, read_profile, write_atomically};
+use anyhow::{bail, Context, Result};
+use pathprof::files::{check_outputs, read_module, read_profile, write_atomically};
+use pathprof::hint::branches;
 use pathprof::render;
 use pathprof::source::SourceFiles;
 use pathprof::view::{event_index, matches, untested, Rank};
@@ -38,6 +39,17 @@ pub struct Args {
     /// flame graph) to OUT.html.
     #[arg(long, value_name = "OUT.html", conflicts_with_all = ["json", "untested"])]
     html: Option<PathBuf>,
+    /// The most biased and the most evenly split two-way branches (br_if, if), with their source
+    /// lines: what to mark likely or cold. Reads the profiled module (--module, or the profile's
+    /// module path).
+    #[arg(long, conflicts_with_all = ["json", "untested", "html", "source"])]
+    branches: bool,
+    /// With --branches: the profiled module, when the profile's path does not find it.
+    #[arg(long, value_name = "APP.wasm", requires = "branches")]
+    module: Option<PathBuf>,
+    /// With --branches: leave out branches that ran fewer times.
+    #[arg(long, value_name = "N", default_value_t = 100, requires = "branches")]
+    min_count: u64,
 }
 
 pub fn run(a: Args) -> Result<i32> {
@@ -56,6 +68,14 @@ pub fn run(a: Args) -> Result<i32> {
         }
     }
     let mut out = std::io::stdout().lock();
+    if a.branches {
+        let path = a.module.clone().unwrap_or_else(|| PathBuf::from(&p.module.path));
+        let program = read_module(&path)?;
+        let (biased, even) = branches(&program, &p, a.function.as_deref(), (a.min_count, 0.9), a.top)
+            .with_context(|| format!("cannot read the branches of {}", path.display()))?;
+        render::branches::text(&mut out, &p.module.path, &biased, &even)?;
+        return Ok(0);
+    }
     if a.untested {
         let Some(u) = untested(&p) else {
             bail!(

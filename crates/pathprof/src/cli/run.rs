@@ -6,9 +6,11 @@ use pathprof::modes::Setting;
 use pathprof::render;
 use pathprof::view::Rank;
 use pathprof::{Inputs, Interesting, ModeFlags, Prepared, Registry, RunConfig};
+use pathprof_runtime::Stopper;
 use pathprof_wasm::events::EventSpec;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -64,9 +66,19 @@ pub struct Args {
     /// code among those the component's tooling did not add).
     #[arg(long, value_name = "N")]
     core_module: Option<u32>,
+    /// Write the profile so far every SECONDS while the program runs, over the profile file (each a
+    /// whole profile of the run so far, marked a snapshot); the last is written when the run ends.
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    snapshot_every: Option<f64>,
+    /// With --snapshot-every: write snapshot N to PROFILE.N.json (PROFILE without `.json`) instead.
+    #[arg(long, requires = "snapshot_every")]
+    snapshot_files: bool,
     #[command(flatten)]
     program: Program,
 }
+
+/// The longest time limit: a year.
+const MAX_TIME_LIMIT_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
 
 /// The program to run, and what it may see.
 #[derive(clap::Args)]
@@ -84,6 +96,14 @@ pub struct Program {
     /// exactly.
     #[arg(long, value_name = "N")]
     random_seed: Option<u64>,
+    /// Make every run repeat exactly: the program's clocks are virtual (they start at 2000-01-01
+    /// and advance 1 ms at every reading) and its random numbers seeded (with --random-seed, or 0).
+    #[arg(long)]
+    deterministic: bool,
+    /// Stop the program once it has run this many seconds; its profile is written as after a
+    /// trap, marked stopped (exit status 124).
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    time_limit: Option<f64>,
     /// The program.
     pub app: PathBuf,
     /// Arguments of the program.
@@ -96,7 +116,17 @@ impl Program {
     pub fn config(&self) -> Result<RunConfig> {
         let mut config = run_config(&self.app, &self.dirs, &self.envs, self.invoke.clone(), self.args.clone())?;
         config.random_seed = self.random_seed;
+        config.deterministic = self.deterministic;
         Ok(config)
+    }
+
+    /// The time limit given.
+    pub fn time_limit(&self) -> Result<Option<Duration>> {
+        match self.time_limit {
+            None => Ok(None),
+            Some(s) if s.is_finite() && s > 0.0 && s <= MAX_TIME_LIMIT_SECONDS => Ok(Some(Duration::from_secs_f64(s))),
+            Some(_) => bail!("--time-limit must be a number of seconds above 0, at most {MAX_TIME_LIMIT_SECONDS}"),
+        }
     }
 
     /// The program's bytes (binary or text format), once it is known to import only what a run on
@@ -108,7 +138,7 @@ impl Program {
     }
 }
 
-pub fn run(a: Args) -> Result<i32> {
+pub fn run(a: Args, stopper: &Stopper) -> Result<i32> {
     let flags = ModeFlags {
         samples: a.samples,
         stride: a.stride,
@@ -124,13 +154,16 @@ pub fn run(a: Args) -> Result<i32> {
         (a.edge_profile.is_some(), Setting::EdgeProfile),
         (!a.interesting.is_empty(), Setting::Interesting),
         (a.events.given(), Setting::Events),
+        (a.snapshot_every.is_some(), Setting::Snapshots),
     ]);
     let mode = registry.with_flags(&a.mode, &flags, &given)?;
     let mut inputs: Vec<&Path> = vec![&a.program.app];
     inputs.extend(a.edge_profile.as_deref());
     inputs.extend(a.interesting.iter().map(PathBuf::as_path));
     check_outputs(&inputs, &[&a.output])?;
-    let config = a.program.config()?;
+    let mut config = a.program.config()?;
+    config.stopper = Some(stopper.clone());
+    config.time_limit = a.program.time_limit()?;
     let engine = pathprof_runtime::engine()?;
     let bytes = a.program.module(&engine)?;
     let edge_profile = a.edge_profile.as_deref().map(read_profile).transpose()?;
@@ -148,8 +181,27 @@ pub fn run(a: Args) -> Result<i32> {
             eprintln!("pathprof: warning: {}: {w}", a.program.app.display());
         }
     }
-    let run = prepared.run(&engine, &config)?;
-    let profile = prepared.profile(&run, &config)?;
+    let (run, run_id) = match snapshot_every(a.snapshot_every)? {
+        None => (prepared.run(&engine, &config)?, None),
+        Some(every) => {
+            let run_id = run_id();
+            let (output, numbered, quiet) = (&a.output, a.snapshot_files, a.quiet);
+            let write = |profile: Result<pathprof_core::profile::Profile>| {
+                let written = profile.and_then(|p| {
+                    let index = p.snapshot.map_or(0, |s| s.index);
+                    let path = if numbered { numbered_file(output, index) } else { output.clone() };
+                    write_atomically(&path, p.to_json().as_bytes())
+                });
+                // A snapshot not written is not the run's end: say so, and go on.
+                if let (Err(e), false) = (written, quiet) {
+                    eprintln!("pathprof: warning: a snapshot was not written: {e:#}");
+                }
+            };
+            (prepared.run_with_snapshots(&engine, &config, every, &run_id, write)?, Some(run_id))
+        }
+    };
+    let mut profile = prepared.profile(&run, &config)?;
+    profile.run_id = run_id;
     write_atomically(&a.output, profile.to_json().as_bytes())?;
     for r in &run.outcome.results {
         println!("{r}");
@@ -160,6 +212,33 @@ pub fn run(a: Args) -> Result<i32> {
         writeln!(err, "profile written to {}", a.output.display())?;
     }
     Ok(run.outcome.exit_code)
+}
+
+/// The period of `--snapshot-every`.
+fn snapshot_every(seconds: Option<f64>) -> Result<Option<Duration>> {
+    match seconds {
+        None => Ok(None),
+        Some(s) if s.is_finite() && (0.01..=MAX_TIME_LIMIT_SECONDS).contains(&s) => {
+            Ok(Some(Duration::from_secs_f64(s)))
+        }
+        Some(_) => bail!("--snapshot-every must be a number of seconds from 0.01 to {MAX_TIME_LIMIT_SECONDS}"),
+    }
+}
+
+/// An identity for a run of this process, which its snapshots and final profile share.
+fn run_id() -> String {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    format!("{:x}-{:x}", std::process::id(), nanos)
+}
+
+/// The file of snapshot `index` of a profile written to `output`: `p.json` → `p.3.json`.
+fn numbered_file(output: &Path, index: u64) -> PathBuf {
+    let stem = output.file_stem().map_or_else(|| "pathprof".into(), |s| s.to_string_lossy().into_owned());
+    let name = match output.extension() {
+        Some(ext) => format!("{stem}.{index}.{}", ext.to_string_lossy()),
+        None => format!("{stem}.{index}"),
+    };
+    output.with_file_name(name)
 }
 
 /// The events to count (mode `events`).

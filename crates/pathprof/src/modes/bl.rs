@@ -2,12 +2,12 @@
 //! tree and smart numbering [PEP05 Figs. 2, 4]. The instrumenter's sinks are `array`, `table` and
 //! `hash`; the runtime's collector is `count`.
 
-use super::mode::{instrumented, Given, Mode, ModeKind, ModeRun, ProfilingMode};
+use super::mode::{instrumented, Given, Mode, ModeKind, ModeRun, ProfilingMode, SnapshotSink};
 use super::setting::Setting;
 use crate::mode_identity;
 use anyhow::Result;
 use pathprof_core::profile::{FunctionProfile, ProfileMode};
-use pathprof_runtime::{CountCollector, Engine, Program, RunConfig};
+use pathprof_runtime::{CountCollector, Counted, Engine, Program, RunConfig, RunOutcome};
 use pathprof_wasm::{ProfileMap, SinkKind};
 use std::collections::HashMap;
 use std::fmt;
@@ -47,15 +47,22 @@ impl ProfilingMode for Bl {
     }
 
     fn accepts(&self, setting: Setting) -> bool {
-        setting == Setting::EdgeProfile
+        matches!(setting, Setting::EdgeProfile | Setting::Snapshots)
     }
 
     fn sink(&self) -> Option<SinkKind> {
         Some(SinkKind::Count)
     }
 
-    fn run(&self, engine: &Engine, program: &Program, map: Option<&ProfileMap>, config: &RunConfig) -> Result<ModeRun> {
-        run_counted(engine, program, map, config, |_| Box::new(()))
+    fn run(
+        &self,
+        engine: &Engine,
+        program: &Program,
+        map: Option<&ProfileMap>,
+        config: &RunConfig,
+        snapshots: Option<&SnapshotSink>,
+    ) -> Result<ModeRun> {
+        run_counted(engine, program, map, config, snapshots, |_| Box::new(()))
     }
 
     fn profile_mode(
@@ -78,16 +85,20 @@ pub(crate) fn run_counted(
     program: &Program,
     map: Option<&ProfileMap>,
     config: &RunConfig,
-    facts: impl FnOnce(HashMap<u32, Vec<u64>>) -> Box<dyn std::any::Any + Send>,
+    snapshots: Option<&SnapshotSink>,
+    facts: impl Fn(HashMap<u32, Vec<u64>>) -> Box<dyn std::any::Any + Send> + Copy + Send + Sync + 'static,
 ) -> Result<ModeRun> {
     let map = instrumented(map)?;
-    let (outcome, counted) =
-        pathprof_runtime::run_module(engine, program, Some(map), CountCollector::new(map)?, config)?;
-    Ok(ModeRun {
+    let to_run = move |outcome: RunOutcome, counted: Counted| ModeRun {
         outcome,
         counts: counted.counts,
         facts: facts(counted.events),
         host_bytes: HASH_ENTRY_BYTES * counted.hash_entries as u64,
         figures: Vec::new(),
-    })
+    };
+    let collector = CountCollector::new(map)?;
+    let snapshots = snapshots.map(|s| s.snapshots(to_run));
+    let (outcome, counted) =
+        pathprof_runtime::run_module_with_snapshots(engine, program, Some(map), collector, config, snapshots)?;
+    Ok(to_run(outcome, counted))
 }

@@ -15,7 +15,7 @@
 //! (`auto`, the default), so that every function fits a dense array or table. Cut or not, the totals
 //! are the same. The runtime's collector is `count`; the arithmetic is `pathprof_core::events`.
 
-use super::mode::{instrumented, sum, Given, Mode, ModeKind, ModeRun, ProfilingMode, Report};
+use super::mode::{instrumented, sum, Given, Mode, ModeKind, ModeRun, ProfilingMode, Report, SnapshotSink};
 use super::setting::{ModeFlags, Setting};
 use crate::inputs::Inputs;
 use crate::mode_identity;
@@ -158,7 +158,10 @@ impl ProfilingMode for EventSettings {
     }
 
     fn accepts(&self, setting: Setting) -> bool {
-        matches!(setting, Setting::Strategy | Setting::Cut | Setting::Events | Setting::EdgeProfile)
+        matches!(
+            setting,
+            Setting::Strategy | Setting::Cut | Setting::Events | Setting::EdgeProfile | Setting::Snapshots
+        )
     }
 
     fn with_flags(&self, flags: &ModeFlags) -> Result<Mode> {
@@ -181,8 +184,15 @@ impl ProfilingMode for EventSettings {
         Ok(())
     }
 
-    fn run(&self, engine: &Engine, program: &Program, map: Option<&ProfileMap>, config: &RunConfig) -> Result<ModeRun> {
-        super::bl::run_counted(engine, program, map, config, |counters| Box::new(EventCounters(counters)))
+    fn run(
+        &self,
+        engine: &Engine,
+        program: &Program,
+        map: Option<&ProfileMap>,
+        config: &RunConfig,
+        snapshots: Option<&SnapshotSink>,
+    ) -> Result<ModeRun> {
+        super::bl::run_counted(engine, program, map, config, snapshots, |counters| Box::new(EventCounters(counters)))
     }
 
     fn attach(&self, run: &ModeRun, map: &ProfileMap, functions: &mut [FunctionProfile]) -> Result<()> {

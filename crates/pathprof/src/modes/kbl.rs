@@ -5,7 +5,7 @@
 //! that end one path per activation); the runtime's collector is `stream`; the forests are
 //! `pathprof_core::kpath`.
 
-use super::mode::{instrumented, sum, Given, Mode, ModeKind, ModeRun, ProfilingMode, RunFigure};
+use super::mode::{instrumented, sum, Given, Mode, ModeKind, ModeRun, ProfilingMode, RunFigure, SnapshotSink};
 use super::setting::{ModeFlags, Setting};
 use crate::mode_identity;
 use anyhow::{bail, Result};
@@ -99,7 +99,16 @@ impl ProfilingMode for KblMode {
         Some(SinkKind::Stream)
     }
 
-    fn run(&self, engine: &Engine, program: &Program, map: Option<&ProfileMap>, config: &RunConfig) -> Result<ModeRun> {
+    /// The forest is folded on a thread of its own, which a snapshot would have to wait for: a
+    /// `kbl` run takes none.
+    fn run(
+        &self,
+        engine: &Engine,
+        program: &Program,
+        map: Option<&ProfileMap>,
+        config: &RunConfig,
+        _: Option<&SnapshotSink>,
+    ) -> Result<ModeRun> {
         run(engine, program, instrumented(map)?, config, self.0)
     }
 

@@ -49,6 +49,6 @@ pub mod ppp;
 pub mod registry;
 mod setting;
 
-pub use mode::{sum, Given, Mode, ModeKind, ModeRun, ProfilingMode, Report, RunFigure};
+pub use mode::{sum, Given, Mode, ModeKind, ModeRun, ProfilingMode, Report, RunFigure, SnapshotSink};
 pub use registry::Registry;
 pub use setting::{ModeFlags, Setting};

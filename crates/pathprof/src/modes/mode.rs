@@ -8,14 +8,16 @@ use crate::inputs::Inputs;
 use crate::profiled::ProfiledModule;
 use anyhow::{Context, Result};
 use pathprof_core::profile::{FunctionProfile, PathProfile, Profile, ProfileMode};
-use pathprof_runtime::{Engine, Program, RunConfig, RunOutcome};
+use pathprof_runtime::{Engine, Program, RunConfig, RunOutcome, SnapshotTaken, Snapshots};
 use pathprof_wasm::events::EventSpec;
 use pathprof_wasm::map::RawCounts;
 use pathprof_wasm::{InstrumentOptions, ProfileMap, SinkKind};
 use std::any::Any;
 use std::fmt;
 use std::io::Write;
+use std::sync::mpsc::Sender;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// A kind of profiling mode: what all its settings share. One value per kind, listed once in the
 /// [registry](super::Registry).
@@ -89,8 +91,16 @@ pub trait ProfilingMode: fmt::Debug + Send + Sync + 'static {
     }
 
     /// Runs a program compiled from the mode's instrumentation (described by `map`; none without
-    /// probes) with the mode's collector.
-    fn run(&self, engine: &Engine, program: &Program, map: Option<&ProfileMap>, config: &RunConfig) -> Result<ModeRun>;
+    /// probes) with the mode's collector, which hands `snapshots` what it read so far while the
+    /// program runs, when they are asked for and it can.
+    fn run(
+        &self,
+        engine: &Engine,
+        program: &Program,
+        map: Option<&ProfileMap>,
+        config: &RunConfig,
+        snapshots: Option<&SnapshotSink>,
+    ) -> Result<ModeRun>;
 
     /// Adds what the run recorded besides path counts (forests, events) to the functions decoded
     /// from its counts.
@@ -229,6 +239,31 @@ impl fmt::Debug for ModeRun {
             .field("host_bytes", &self.host_bytes)
             .field("figures", &self.figures)
             .finish()
+    }
+}
+
+/// Where a run's snapshots go, as the mode's runs so far: every `every`, with when each was taken.
+#[derive(Clone)]
+pub struct SnapshotSink {
+    pub every: Duration,
+    pub sender: Sender<(ModeRun, SnapshotTaken)>,
+}
+
+impl SnapshotSink {
+    /// The runtime's snapshots of a collector whose output `to_run` turns into a run of the mode
+    /// (its outcome that of a program still running).
+    pub fn snapshots<O: 'static>(
+        &self,
+        to_run: impl Fn(RunOutcome, O) -> ModeRun + Send + Sync + 'static,
+    ) -> Snapshots<O> {
+        let sender = self.sender.clone();
+        Snapshots {
+            every: self.every,
+            sink: Box::new(move |output, taken| {
+                // The receiver is gone only once the run has ended.
+                let _ = sender.send((to_run(RunOutcome::running(taken.seconds), output), taken));
+            }),
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! Mode `none`: the program as it is, without probes — the baseline of overhead measurements.
 
-use super::mode::{Given, Mode, ModeKind, ModeRun, ProfilingMode};
+use super::mode::{Given, Mode, ModeKind, ModeRun, ProfilingMode, SnapshotSink};
 use crate::mode_identity;
 use anyhow::Result;
 use pathprof_core::profile::{FunctionProfile, ProfileMode};
@@ -43,7 +43,14 @@ impl ProfilingMode for Uninstrumented {
         None
     }
 
-    fn run(&self, engine: &Engine, program: &Program, _: Option<&ProfileMap>, config: &RunConfig) -> Result<ModeRun> {
+    fn run(
+        &self,
+        engine: &Engine,
+        program: &Program,
+        _: Option<&ProfileMap>,
+        config: &RunConfig,
+        _: Option<&SnapshotSink>,
+    ) -> Result<ModeRun> {
         let (outcome, ()) = pathprof_runtime::run_module(engine, program, None, NoCollector, config)?;
         Ok(ModeRun { outcome, counts: Default::default(), facts: Box::new(()), host_bytes: 0, figures: Vec::new() })
     }

@@ -3,14 +3,14 @@
 //! every N-th path end is taken. The instrumenter's sink is `sample`; the runtime's collector is
 //! `sample`; the accuracy metrics of sampled profiles are `pathprof_core::accuracy`.
 
-use super::mode::{instrumented, sum, Given, Mode, ModeKind, ModeRun, ProfilingMode};
+use super::mode::{instrumented, sum, Given, Mode, ModeKind, ModeRun, ProfilingMode, SnapshotSink};
 use super::setting::{ModeFlags, Setting};
 use crate::inputs::Inputs;
 use crate::mode_identity;
 use crate::profiled::ProfiledModule;
 use anyhow::{bail, Result};
 use pathprof_core::profile::{FunctionProfile, ProfileMode, SamplingInfo};
-use pathprof_runtime::{Engine, Program, RunConfig, SampleCollector, Sampling};
+use pathprof_runtime::{Engine, Program, RunConfig, RunOutcome, SampleCollector, Sampled, Sampling};
 use pathprof_wasm::{InstrumentOptions, ProfileMap, SinkKind};
 use std::fmt;
 use std::time::Duration;
@@ -87,7 +87,15 @@ impl ProfilingMode for PepMode {
     }
 
     fn accepts(&self, setting: Setting) -> bool {
-        matches!(setting, Setting::Samples | Setting::Stride | Setting::Every | Setting::TickMs | Setting::EdgeProfile)
+        matches!(
+            setting,
+            Setting::Samples
+                | Setting::Stride
+                | Setting::Every
+                | Setting::TickMs
+                | Setting::EdgeProfile
+                | Setting::Snapshots
+        )
     }
 
     fn with_flags(&self, flags: &ModeFlags) -> Result<Mode> {
@@ -103,8 +111,15 @@ impl ProfilingMode for PepMode {
         Ok(())
     }
 
-    fn run(&self, engine: &Engine, program: &Program, map: Option<&ProfileMap>, config: &RunConfig) -> Result<ModeRun> {
-        run(engine, program, instrumented(map)?, config, self.sampling, self.copies)
+    fn run(
+        &self,
+        engine: &Engine,
+        program: &Program,
+        map: Option<&ProfileMap>,
+        config: &RunConfig,
+        snapshots: Option<&SnapshotSink>,
+    ) -> Result<ModeRun> {
+        run(engine, program, instrumented(map)?, config, *self, snapshots)
     }
 
     fn profile_mode(
@@ -217,19 +232,26 @@ fn with_flags(sampling: Sampling, flags: &ModeFlags, copies: Copies) -> Result<S
     })
 }
 
-/// Runs a module instrumented to sample its paths.
+/// Runs a module instrumented to sample its paths as `mode` says.
 fn run(
     engine: &Engine,
     program: &Program,
     map: &ProfileMap,
     config: &RunConfig,
-    sampling: Sampling,
-    copies: Copies,
+    mode: PepMode,
+    snapshots: Option<&SnapshotSink>,
 ) -> Result<ModeRun> {
-    let collector = SampleCollector::new(map, sampling)?;
-    let (outcome, sampled) = pathprof_runtime::run_module(engine, program, Some(map), collector, config)?;
+    let collector = SampleCollector::new(map, mode.sampling)?;
+    let snapshots = snapshots.map(|s| s.snapshots(move |outcome, sampled| mode_run(mode, outcome, sampled)));
+    let (outcome, sampled) =
+        pathprof_runtime::run_module_with_snapshots(engine, program, Some(map), collector, config, snapshots)?;
+    Ok(mode_run(mode, outcome, sampled))
+}
+
+/// What a run sampled as `mode` says recorded.
+fn mode_run(mode: PepMode, outcome: RunOutcome, sampled: Sampled) -> ModeRun {
     let (default_samples, default_stride, default_tick) = default_timer();
-    let (samples, stride, every, tick) = match sampling {
+    let (samples, stride, every, tick) = match mode.sampling {
         Sampling::Timer { samples, stride, tick } => (samples, stride, None, tick),
         Sampling::Every(n) => (default_samples, default_stride, Some(n), default_tick),
     };
@@ -240,10 +262,10 @@ fn run(
         tick_ms: tick.as_secs_f64() * 1e3,
         ticks: sampled.ticks,
         samples_taken: sampled.samples,
-        function_copies: copies == Copies::Functions,
+        function_copies: mode.copies == Copies::Functions,
     };
     // The host keeps the samples in a hash table, as `bl` does its counts.
     let entries: usize = sampled.counts.values().map(Vec::len).sum();
     let host_bytes = super::bl::HASH_ENTRY_BYTES * entries as u64;
-    Ok(ModeRun { outcome, counts: sampled.counts, facts: Box::new(info), host_bytes, figures: Vec::new() })
+    ModeRun { outcome, counts: sampled.counts, facts: Box::new(info), host_bytes, figures: Vec::new() }
 }

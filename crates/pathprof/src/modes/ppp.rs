@@ -6,7 +6,7 @@
 //! whose paths are all interesting and `hash` for those with none); the runtime's collector is
 //! `count`.
 
-use super::mode::{Given, Mode, ModeKind, ModeRun, ProfilingMode, Report};
+use super::mode::{Given, Mode, ModeKind, ModeRun, ProfilingMode, Report, SnapshotSink};
 use super::setting::Setting;
 use crate::inputs::Inputs;
 use crate::mode_identity;
@@ -112,7 +112,7 @@ impl ProfilingMode for PppMode {
     }
 
     fn accepts(&self, setting: Setting) -> bool {
-        matches!(setting, Setting::Interesting | Setting::EdgeProfile)
+        matches!(setting, Setting::Interesting | Setting::EdgeProfile | Setting::Snapshots)
     }
 
     fn sink(&self) -> Option<SinkKind> {
@@ -128,8 +128,15 @@ impl ProfilingMode for PppMode {
         Ok(())
     }
 
-    fn run(&self, engine: &Engine, program: &Program, map: Option<&ProfileMap>, config: &RunConfig) -> Result<ModeRun> {
-        super::bl::run_counted(engine, program, map, config, |_| Box::new(()))
+    fn run(
+        &self,
+        engine: &Engine,
+        program: &Program,
+        map: Option<&ProfileMap>,
+        config: &RunConfig,
+        snapshots: Option<&SnapshotSink>,
+    ) -> Result<ModeRun> {
+        super::bl::run_counted(engine, program, map, config, snapshots, |_| Box::new(()))
     }
 
     fn profile_mode(

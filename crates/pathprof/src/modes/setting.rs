@@ -16,6 +16,9 @@ pub enum Setting {
     EdgeProfile,
     Interesting,
     Events,
+    /// Snapshots while the program runs (`--snapshot-every`): for the modes whose collector can
+    /// be read while the program runs.
+    Snapshots,
 }
 
 impl Setting {
@@ -33,6 +36,7 @@ impl Setting {
             Setting::EdgeProfile => "--edge-profile",
             Setting::Interesting => "--interesting",
             Setting::Events => "--events, --alloc-fn and --event",
+            Setting::Snapshots => "--snapshot-every",
         }
     }
 
@@ -41,9 +45,12 @@ impl Setting {
     pub fn in_grammar(self) -> bool {
         match self {
             Setting::Samples | Setting::Stride | Setting::Every | Setting::K | Setting::Strategy | Setting::Cut => true,
-            Setting::TickMs | Setting::MaxNodes | Setting::EdgeProfile | Setting::Interesting | Setting::Events => {
-                false
-            }
+            Setting::TickMs
+            | Setting::MaxNodes
+            | Setting::EdgeProfile
+            | Setting::Interesting
+            | Setting::Events
+            | Setting::Snapshots => false,
         }
     }
 }

@@ -22,7 +22,11 @@ fn table_line(t: &TableReport) -> String {
 pub fn text(w: &mut dyn Write, app: &str, hpp: &HppRun) -> io::Result<()> {
     let r = &hpp.report;
     let o = &hpp.settings.simulator;
-    writeln!(w, "hpp: {app}, exit code {}", hpp.outcome.exit_code)?;
+    write!(w, "hpp: {app}, exit code {}", hpp.outcome.exit_code)?;
+    match hpp.outcome.stopped {
+        Some(reason) => writeln!(w, ", stopped ({}) before the program ended", reason.name())?,
+        None => writeln!(w)?,
+    }
     writeln!(
         w,
         "  {} branches, {} instructions, {} paths ({} distinct), {} windows of {} instructions",
@@ -166,6 +170,7 @@ pub fn json(hpp: &HppRun) -> String {
         .collect();
     let v = serde_json::json!({
         "exit_code": hpp.outcome.exit_code,
+        "stopped": hpp.outcome.stopped.map(|r| r.name()),
         "mapping": o.mapping.name(),
         "metric": o.metric.name(),
         "window": o.window,

@@ -5,16 +5,20 @@
 //! * [`kipf`] — a `kbl` profile's forests and hottest sequences of paths;
 //! * [`json`] — the same as JSON;
 //! * [`bench`] — the table and summaries of `pathprof bench`;
+//! * [`branches`] — the most biased and the most evenly split branches (`report --branches`);
 //! * [`compare`] — the accuracy of a sampled profile against an exact one;
 //! * [`untested`] — the untested paths of a `ppp` profile;
 //! * [`events`] — an `events` profile's totals, functions and paths ranked by an event;
+//! * [`hints`] — the table of `pathprof bench --hints`;
 //! * [`hpp`] — the hardware path profiler's figures, a sweep's table and plot;
 //! * [`source`] — hot paths as the source lines they run;
 //! * [`html`] — one self-contained page: functions, hot paths with their source, a flame graph.
 
 pub mod bench;
+pub mod branches;
 pub mod compare;
 pub mod events;
+pub mod hints;
 pub mod hpp;
 pub mod html;
 pub mod json;

@@ -79,7 +79,10 @@ fn summary_and_paths(
     if let Some(t) = &p.trap {
         writeln!(out, "  trap: {t}")?;
     }
-    if p.exit_code != 0 || p.trap.is_some() || p.open_activations_at_exit > 0 {
+    if let Some(s) = &p.stopped {
+        writeln!(out, "  stopped ({s}) before the program ended")?;
+    }
+    if p.exit_code != 0 || p.trap.is_some() || p.stopped.is_some() || p.open_activations_at_exit > 0 {
         writeln!(
             out,
             "  activations still open at exit: {} (their current paths are not counted)",

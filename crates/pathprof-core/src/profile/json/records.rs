@@ -2,7 +2,9 @@
 
 use super::{FORMAT, VERSION};
 use crate::profile::mode_fields::{in_order, ModeFieldsIn, ModeFieldsOut};
-use crate::profile::{EventCounts, FunctionProfile, KblInfo, ModuleInfo, PppInfo, Profile, SamplingInfo, U64};
+use crate::profile::{
+    EventCounts, FunctionProfile, KblInfo, ModuleInfo, PppInfo, Profile, SamplingInfo, SnapshotInfo, U64,
+};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// The fields of a profile, as written.
@@ -18,6 +20,16 @@ struct ProfileOut<'a> {
     instrumentation_seconds: Option<f64>,
     exit_code: i32,
     trap: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stopped: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    random_seed: Option<U64>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    deterministic: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    run_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    snapshot: Option<&'a SnapshotInfo>,
     open_activations_at_exit: u64,
     runs: u64,
     path_executions: U64,
@@ -40,6 +52,11 @@ impl Serialize for Profile {
             instrumentation_seconds: self.instrumentation_seconds,
             exit_code: self.exit_code,
             trap: self.trap.as_deref(),
+            stopped: self.stopped.as_deref(),
+            random_seed: self.random_seed.map(U64),
+            deterministic: self.deterministic,
+            run_id: self.run_id.as_deref(),
+            snapshot: self.snapshot.as_ref(),
             open_activations_at_exit: self.open_activations_at_exit,
             runs: self.runs,
             path_executions: self.path_executions,
@@ -66,6 +83,16 @@ struct ProfileIn {
     instrumentation_seconds: Option<f64>,
     exit_code: i32,
     trap: Option<String>,
+    #[serde(default)]
+    stopped: Option<String>,
+    #[serde(default)]
+    random_seed: Option<U64>,
+    #[serde(default)]
+    deterministic: bool,
+    #[serde(default)]
+    run_id: Option<String>,
+    #[serde(default)]
+    snapshot: Option<SnapshotInfo>,
     open_activations_at_exit: u64,
     #[serde(default = "one_run")]
     runs: u64,
@@ -134,6 +161,11 @@ impl<'de> Deserialize<'de> for Profile {
             instrumentation_seconds: p.instrumentation_seconds,
             exit_code: p.exit_code,
             trap: p.trap,
+            stopped: p.stopped,
+            random_seed: p.random_seed.map(|s| s.0),
+            deterministic: p.deterministic,
+            run_id: p.run_id,
+            snapshot: p.snapshot,
             open_activations_at_exit: p.open_activations_at_exit,
             runs: p.runs,
             path_executions: p.path_executions,

@@ -23,6 +23,8 @@
 //! §6.3–6.4], as `pathprof compare`), which gives the overhead/accuracy trade-off of each sampling
 //! in one run.
 
+pub mod hints;
+
 use crate::inputs::{Inputs, Interesting};
 use crate::modes::bl::Bl;
 use crate::modes::none::Uninstrumented;
@@ -31,7 +33,7 @@ use crate::profiler::Prepared;
 use anyhow::{bail, Context, Result};
 use pathprof_core::accuracy::{compare_functions, Accuracy, HOT_THRESHOLD};
 use pathprof_core::profile::FunctionProfile;
-use pathprof_runtime::RunConfig;
+use pathprof_runtime::{RunConfig, RunOutcome, StopReason, Stopper};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -49,6 +51,9 @@ pub struct BenchOptions {
     /// Programs whose uninstrumented bench region is shorter keep their row but are left out of the
     /// summary (never less than [`MIN_TIMED_SECONDS`]).
     pub min_seconds: f64,
+    /// What may stop the benchmark (a signal): the program being measured is left out, and the
+    /// report covers those measured before.
+    pub stopper: Option<Stopper>,
 }
 
 impl BenchOptions {
@@ -212,6 +217,9 @@ impl RatioSummary {
 pub struct BenchReport {
     pub programs: Vec<ProgramFigures>,
     pub summary: Vec<ModeSummary>,
+    /// Why the benchmark stopped before measuring every program, when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<&'static str>,
 }
 
 struct Variant<'a> {
@@ -283,15 +291,24 @@ pub fn bench(dir: &Path, options: &BenchOptions, mut progress: impl FnMut(&Progr
     let modes = &options.modes;
     let engine = pathprof_runtime::engine()?;
     let dir = dir.canonicalize().with_context(|| format!("cannot read {}", dir.display()))?;
-    let mut report = BenchReport { programs: Vec::new(), summary: Vec::new() };
+    let mut report = BenchReport { programs: Vec::new(), summary: Vec::new(), stopped: None };
     for wasm in programs(&dir)? {
         let name = wasm.strip_prefix(&dir).unwrap_or(&wasm).display().to_string();
         if options.filter.as_ref().is_some_and(|f| !name.contains(f.as_str())) {
             continue;
         }
         let figures = bench_program(&engine, &wasm, &name, modes, options).with_context(|| name.clone())?;
-        progress(&figures);
-        report.programs.push(figures);
+        let stopped = options.stopper.as_ref().and_then(Stopper::reason);
+        match figures {
+            Some(figures) if stopped.is_none() => {
+                progress(&figures);
+                report.programs.push(figures);
+            }
+            _ => {
+                report.stopped = Some(stopped.map_or("stopped", StopReason::name));
+                break;
+            }
+        }
     }
     for mode in modes.iter().filter(|m| !m.is_baseline()).map(Mode::to_string) {
         let figures: Vec<(&ModeFigures, &str)> = report
@@ -322,43 +339,16 @@ pub fn bench(dir: &Path, options: &BenchOptions, mut progress: impl FnMut(&Progr
     Ok(report)
 }
 
+/// The figures of one program, or `None` when a run of it was stopped.
 fn bench_program(
     engine: &pathprof_runtime::Engine,
     wasm: &Path,
     name: &str,
     modes: &[Mode],
     options: &BenchOptions,
-) -> Result<ProgramFigures> {
-    let bytes = std::fs::read(wasm)?;
-    let expected: Vec<Option<Vec<u8>>> = ["stdout", "stderr"]
-        .iter()
-        .map(|s| expected_output(wasm, s).map(std::fs::read).transpose())
-        .collect::<Result<_, _>>()?;
-    let folder = wasm.parent().unwrap().to_path_buf();
-    let lines = |ext: &str| -> Result<Vec<String>> {
-        let file = wasm.with_extension(ext);
-        if !file.exists() {
-            return Ok(Vec::new());
-        }
-        let text = std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
-        Ok(text.lines().filter(|l| !l.is_empty()).map(String::from).collect())
-    };
-    let mut args = vec![wasm.file_name().unwrap().to_string_lossy().into_owned()];
-    args.extend(lines("args")?);
-    let mut dirs = vec![(folder.clone(), ".".to_string())];
-    for line in lines("dirs")? {
-        let (host, guest) = line.split_once("::").with_context(|| format!("{name}: {line:?} is not HOST::GUEST"))?;
-        dirs.push((folder.join(host), guest.to_string()));
-    }
-    let status = match expected_output(wasm, "exit") {
-        Some(file) => {
-            let text = std::fs::read_to_string(&file)?;
-            let status = text.trim().parse().with_context(|| format!("{}: not an exit status", file.display()))?;
-            ExitStatus(status)
-        }
-        None => ExitStatus(0),
-    };
-    let config = RunConfig { dirs, args, capture_output: true, ..RunConfig::default() };
+) -> Result<Option<ProgramFigures>> {
+    let setup = Setup::of(wasm, name, options.stopper.as_ref())?;
+    let (bytes, config, status) = (&setup.bytes, &setup.config, setup.status);
     // Sampled profiles are compared with an exact one of the same program (the corpus's programs are
     // deterministic: every run takes the same paths), and modes that take interesting paths take
     // those of an exact one: that of one more `bl` run before the measured ones for them, else of a
@@ -366,7 +356,10 @@ fn bench_program(
     let sampled = modes.iter().any(|m| m.sampled());
     let preferential = modes.iter().any(|m| m.accepts(Setting::Interesting));
     let exact = match (sampled && !modes.iter().any(|m| m.is::<Bl>())) || preferential {
-        true => Some(exact_profile(engine, &bytes, &config, name, status)?),
+        true => match exact_profile(engine, bytes, config, name, status)? {
+            Some(exact) => Some(exact),
+            None => return Ok(None),
+        },
         false => None,
     };
     let interesting = exact.as_ref().filter(|_| preferential).map(|exact| {
@@ -379,7 +372,7 @@ fn bench_program(
     for mode in std::iter::once(&baseline).chain(modes.iter().filter(|m| !m.is_baseline())) {
         let takes = mode.accepts(Setting::Interesting);
         let inputs = Inputs { interesting: interesting.as_ref().filter(|_| takes), ..Inputs::default() };
-        let prepared = Prepared::new(&bytes, name, mode, &inputs)?;
+        let prepared = Prepared::new(bytes, name, mode, &inputs)?;
         let code_bytes = prepared.code_size()?;
         let (_, compile_seconds) = pathprof_runtime::compile(engine, &prepared.code)?;
         variants.push(Variant {
@@ -392,7 +385,9 @@ fn bench_program(
             accuracy: Vec::new(),
         });
     }
-    measure(engine, &mut variants, &config, (&expected, status), options, name, exact)?;
+    if !measure(engine, &mut variants, &setup, options, name, exact)? {
+        return Ok(None);
+    }
 
     let none = &variants[0];
     let none_median = median(&none.times);
@@ -420,7 +415,7 @@ fn bench_program(
             }
         })
         .collect();
-    Ok(ProgramFigures {
+    Ok(Some(ProgramFigures {
         program: name.to_string(),
         code_bytes: variants[0].prepared.original_code_size(),
         timed: none_median >= options.timed_from(),
@@ -429,26 +424,109 @@ fn bench_program(
         none_runs: none.times.len(),
         none_compile_seconds: none.compile_seconds,
         modes,
-    })
+    }))
 }
 
-/// The exact profile of one unmeasured `bl` run.
+/// A program of a corpus, made ready to run as the benchmark runs it: its bytes, what it sees, the
+/// output it must give and its exit status.
+pub(crate) struct Setup {
+    pub bytes: Vec<u8>,
+    pub config: RunConfig,
+    /// The stdout and stderr it must write, when files give them.
+    pub expected: Vec<Option<Vec<u8>>>,
+    pub status: ExitStatus,
+}
+
+impl Setup {
+    /// The program `wasm` (named `name`), its folder pre-opened as `.` and the files beside it read
+    /// (module docs); `stopper` may stop its runs.
+    pub(crate) fn of(wasm: &Path, name: &str, stopper: Option<&Stopper>) -> Result<Setup> {
+        let bytes = std::fs::read(wasm)?;
+        let expected: Vec<Option<Vec<u8>>> = ["stdout", "stderr"]
+            .iter()
+            .map(|s| expected_output(wasm, s).map(std::fs::read).transpose())
+            .collect::<Result<_, _>>()?;
+        let folder = wasm.parent().unwrap().to_path_buf();
+        let lines = |ext: &str| -> Result<Vec<String>> {
+            let file = wasm.with_extension(ext);
+            if !file.exists() {
+                return Ok(Vec::new());
+            }
+            let text = std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
+            Ok(text.lines().filter(|l| !l.is_empty()).map(String::from).collect())
+        };
+        let mut args = vec![wasm.file_name().unwrap().to_string_lossy().into_owned()];
+        args.extend(lines("args")?);
+        let mut dirs = vec![(folder.clone(), ".".to_string())];
+        for line in lines("dirs")? {
+            let (host, guest) =
+                line.split_once("::").with_context(|| format!("{name}: {line:?} is not HOST::GUEST"))?;
+            dirs.push((folder.join(host), guest.to_string()));
+        }
+        let status = match expected_output(wasm, "exit") {
+            Some(file) => {
+                let text = std::fs::read_to_string(&file)?;
+                let status = text.trim().parse().with_context(|| format!("{}: not an exit status", file.display()))?;
+                ExitStatus(status)
+            }
+            None => ExitStatus(0),
+        };
+        let config = RunConfig { dirs, args, capture_output: true, stopper: stopper.cloned(), ..RunConfig::default() };
+        Ok(Setup { bytes, config, expected, status })
+    }
+
+    /// Fails unless `out` (of a run of `label`) wrote what the program must write: the expected
+    /// files, else what the first run wrote (`reference`, which the first run sets).
+    pub(crate) fn check_output(
+        &self,
+        name: &str,
+        label: &str,
+        out: &RunOutcome,
+        reference: &mut Option<(Vec<u8>, Vec<u8>)>,
+    ) -> Result<()> {
+        for (i, (stream, got)) in [("stdout", &out.stdout), ("stderr", &out.stderr)].into_iter().enumerate() {
+            let want = match (&self.expected[i], &*reference) {
+                (Some(e), _) => e,
+                (None, Some(r)) => {
+                    if i == 0 {
+                        &r.0
+                    } else {
+                        &r.1
+                    }
+                }
+                (None, None) => continue,
+            };
+            if got != want {
+                bail!("{name} in {label}: {stream} differs from the expected output");
+            }
+        }
+        if reference.is_none() {
+            *reference = Some((out.stdout.clone(), out.stderr.clone()));
+        }
+        Ok(())
+    }
+}
+
+/// The exact profile of one unmeasured `bl` run; `None` when the run was stopped.
 fn exact_profile(
     engine: &pathprof_runtime::Engine,
     bytes: &[u8],
     config: &RunConfig,
     name: &str,
     status: ExitStatus,
-) -> Result<Vec<FunctionProfile>> {
+) -> Result<Option<Vec<FunctionProfile>>> {
     let prepared = Prepared::new(bytes, name, &Mode::new(Bl), &Inputs::default())?;
     let run = prepared.run(engine, config)?;
+    if run.outcome.stopped.is_some() {
+        return Ok(None);
+    }
     completed(&run, name, &prepared.mode, status)?;
-    profiles(&prepared, &run, name)
+    profiles(&prepared, &run, name).map(Some)
 }
 
 /// The exit status a program of the corpus ends with.
 #[derive(Clone, Copy)]
-struct ExitStatus(i32);
+pub(crate) struct ExitStatus(pub i32);
 
 /// Fails unless the run exited with the program's status, without a trap.
 fn completed(run: &ModeRun, name: &str, mode: &Mode, status: ExitStatus) -> Result<()> {
@@ -468,16 +546,17 @@ fn profiles(prepared: &Prepared, run: &ModeRun, name: &str) -> Result<Vec<Functi
 /// do in the first round).
 const WARM_UP_BELOW_SECONDS: f64 = 0.05;
 
+/// Runs the variants in rounds until their medians are stable; `false` when a run was stopped.
 fn measure(
     engine: &pathprof_runtime::Engine,
     variants: &mut [Variant],
-    config: &RunConfig,
-    (expected, status): (&[Option<Vec<u8>>], ExitStatus),
+    setup: &Setup,
     options: &BenchOptions,
     name: &str,
     mut exact: Option<Vec<FunctionProfile>>,
-) -> Result<()> {
+) -> Result<bool> {
     let start = Instant::now();
+    let (config, status) = (&setup.config, setup.status);
     let mut reference: Option<(Vec<u8>, Vec<u8>)> = None;
     let sampled = variants.iter().any(|v| v.mode().sampled());
     // `pep` runs that wait for the exact profile (those before `bl`'s first run).
@@ -498,30 +577,18 @@ fn measure(
             // its fresh code is not timed cold.
             let (module, _) = pathprof_runtime::compile(engine, &v.prepared.code)?;
             if v.times.is_empty() || median(&v.times) < WARM_UP_BELOW_SECONDS {
-                v.prepared.run_compiled(engine, &module, config)?;
-            }
-            let run = v.prepared.run_compiled(engine, &module, config)?;
-            completed(&run, name, v.mode(), status)?;
-            let out = &run.outcome;
-            for (i, (stream, got)) in [("stdout", &out.stdout), ("stderr", &out.stderr)].into_iter().enumerate() {
-                let want = match (&expected[i], &reference) {
-                    (Some(e), _) => e,
-                    (None, Some(r)) => {
-                        if i == 0 {
-                            &r.0
-                        } else {
-                            &r.1
-                        }
-                    }
-                    (None, None) => continue,
-                };
-                if got != want {
-                    bail!("{name} in mode {}: {stream} differs from the expected output", v.mode());
+                let warm_up = v.prepared.run_compiled(engine, &module, config)?;
+                if warm_up.outcome.stopped.is_some() {
+                    return Ok(false);
                 }
             }
-            if reference.is_none() {
-                reference = Some((out.stdout.clone(), out.stderr.clone()));
+            let run = v.prepared.run_compiled(engine, &module, config)?;
+            if run.outcome.stopped.is_some() {
+                return Ok(false);
             }
+            completed(&run, name, v.mode(), status)?;
+            let out = &run.outcome;
+            setup.check_output(name, &format!("mode {}", v.mode()), out, &mut reference)?;
             v.times.push(out.bench_region_seconds.unwrap_or(out.wall_seconds));
             v.host_bytes = run.host_bytes;
             for f in &run.figures {
@@ -541,5 +608,5 @@ fn measure(
             }
         }
     }
-    Ok(())
+    Ok(true)
 }

@@ -1,0 +1,204 @@
+//! Branch hints: the custom section `metadata.code.branch_hint` of the Branch Hinting proposal,
+//! which tells an engine which way each `br_if` and `if` of a function usually goes (Wasmtime's
+//! Cranelift moves the code of the unlikely side out of line; V8's optimizing tier reads it too).
+//!
+//! [`branch_sites`] finds every two-way branch of a module's functions with the CFG edges it takes
+//! (the blocks a profile counts its edges between); [`write_hints`] writes a module anew with a
+//! section of hints in place of any it had, every other byte as it was; [`read_hints`] reads a
+//! module's section back.
+//!
+//! A hint names its branch by the operator's offset from the start of the function's body (where
+//! its locals are declared), and the function by its index in the function index space (imports
+//! counted); each function's hints come in increasing order of offset, and the section precedes
+//! the code section.
+
+use crate::cfg::{self, OPCODE_IF};
+use crate::module::{validator, ModuleError, ModuleInfo};
+use crate::throws::Throws;
+use pathprof_core::Succ;
+use std::collections::BTreeMap;
+use std::ops::Range;
+use wasm_encoder::{BranchHint, BranchHints, Section};
+use wasmparser::{BinaryReader, KnownCustom, Parser, Payload};
+
+/// Name of the custom section of branch hints.
+pub const BRANCH_HINT_SECTION: &str = "metadata.code.branch_hint";
+
+/// Id of the code section.
+const CODE_SECTION: u8 = 10;
+/// Id of a custom section.
+const CUSTOM_SECTION: u8 = 0;
+
+/// Which operator a branch is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BranchOp {
+    BrIf,
+    If,
+}
+
+/// A two-way branch of a function body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BranchSite {
+    /// The operator's offset from the start of the function's body, as hints name it.
+    pub offset: u32,
+    pub op: BranchOp,
+    /// The block the branch ends.
+    pub block: u32,
+    /// Where the branch goes when its condition is non-zero (`br_if` branches, `if` enters its
+    /// then-arm), and when it is zero.
+    pub taken: Succ,
+    pub not_taken: Succ,
+}
+
+/// The two-way branches of every defined function of `module`, by defined index, in order of
+/// offset (none for a function whose body pathprof does not read into a CFG).
+pub fn branch_sites(module: &[u8]) -> Result<Vec<Vec<BranchSite>>, ModuleError> {
+    let (info, bodies) = ModuleInfo::read_sections(module)?;
+    let throws = Throws::of_module(&info, &bodies).map_err(ModuleError::from_validation)?;
+    let mut out = Vec::with_capacity(bodies.len());
+    for (func, body) in &bodies {
+        let fcfg = match cfg::build(body, &mut validator(func), &throws).map_err(ModuleError::from_validation)? {
+            Ok(fcfg) => fcfg,
+            Err(_) => {
+                out.push(Vec::new());
+                continue;
+            }
+        };
+        let bytes = body.as_bytes();
+        let edges = fcfg.cfg.edges();
+        let sites = fcfg.sites.iter().filter_map(|site| {
+            let cfg::SiteKind::Cond(taken, not_taken) = site.kind else { return None };
+            let offset = fcfg.op_offsets[site.op];
+            let op = if bytes[offset as usize] == OPCODE_IF { BranchOp::If } else { BranchOp::BrIf };
+            let (taken, not_taken) = (edges[taken as usize], edges[not_taken as usize]);
+            Some(BranchSite { offset, op, block: taken.from, taken: taken.to, not_taken: not_taken.to })
+        });
+        out.push(sites.collect());
+    }
+    Ok(out)
+}
+
+/// Hints by function index, each by operator offset: `true` when the branch is likely taken.
+pub type Hints = BTreeMap<u32, BTreeMap<u32, bool>>;
+
+/// The hints of `module`'s branch hint section (none without one); a malformed section is an error.
+pub fn read_hints(module: &[u8]) -> Result<Hints, ModuleError> {
+    let err = |e: wasmparser::BinaryReaderError| ModuleError::Malformed(format!("branch hints: {e}"));
+    let mut hints = Hints::new();
+    for payload in Parser::new(0).parse_all(module) {
+        let Payload::CustomSection(c) = payload.map_err(|e| ModuleError::Malformed(e.to_string()))? else { continue };
+        let KnownCustom::BranchHints(reader) = c.as_known() else { continue };
+        for func in reader {
+            let func = func.map_err(err)?;
+            let mine = hints.entry(func.func).or_default();
+            for hint in func.hints {
+                let hint = hint.map_err(err)?;
+                mine.insert(hint.func_offset, hint.taken);
+            }
+        }
+    }
+    Ok(hints)
+}
+
+/// `module` with `hints` as its branch hint section, in place of any it had: the section goes right
+/// before the code section, and every other byte is as it was. Hints of offsets that are not
+/// branches of their function are refused, as an engine would ignore them.
+pub fn write_hints(module: &[u8], hints: &Hints) -> Result<Vec<u8>, ModuleError> {
+    let sites = branch_sites(module)?;
+    let info = ModuleInfo::read(module)?;
+    for (&func, offsets) in hints {
+        let defined = func.checked_sub(info.num_imported_funcs).and_then(|k| sites.get(k as usize));
+        let Some(defined) = defined else {
+            return Err(ModuleError::Invalid(format!(
+                "a branch hint names function {func}, which is not defined here"
+            )));
+        };
+        if let Some(offset) = offsets.keys().find(|o| !defined.iter().any(|s| s.offset == **o)) {
+            return Err(ModuleError::Invalid(format!(
+                "a branch hint names offset {offset} of function {func}, where no br_if or if is"
+            )));
+        }
+    }
+    let mut section = Vec::new();
+    let mut encoded = BranchHints::new();
+    for (&func, offsets) in hints.iter().filter(|(_, o)| !o.is_empty()) {
+        let of = offsets
+            .iter()
+            .map(|(&offset, &taken)| BranchHint { branch_func_offset: offset, branch_hint_value: u32::from(taken) });
+        encoded.function_hints(func, of.collect::<Vec<_>>());
+    }
+    if !encoded.is_empty() {
+        encoded.append_to(&mut section);
+    }
+    let mut out = Vec::with_capacity(module.len() + section.len());
+    out.extend_from_slice(&module[..8]);
+    let mut placed = false;
+    for s in sections(module)? {
+        if s.id == CODE_SECTION && !placed {
+            out.extend_from_slice(&section);
+            placed = true;
+        }
+        if s.id == CUSTOM_SECTION && s.name.as_deref() == Some(BRANCH_HINT_SECTION) {
+            continue;
+        }
+        out.extend_from_slice(&module[s.range]);
+    }
+    if !placed && !section.is_empty() {
+        return Err(ModuleError::Invalid("a module without code has no branches to hint".into()));
+    }
+    Ok(out)
+}
+
+/// A section of a module or component: its id, its whole bytes (id and size too), and the name
+/// of a custom section.
+pub(crate) struct RawSection {
+    pub id: u8,
+    pub range: Range<usize>,
+    pub contents: Range<usize>,
+    pub name: Option<String>,
+}
+
+/// The top-level sections of a module or component, after its 8-byte header.
+pub(crate) fn sections(bytes: &[u8]) -> Result<Vec<RawSection>, ModuleError> {
+    let err = |e: wasmparser::BinaryReaderError| ModuleError::Malformed(e.to_string());
+    if bytes.len() < 8 {
+        return Err(ModuleError::Malformed("missing the \\0asm header".into()));
+    }
+    let mut reader = BinaryReader::new(&bytes[8..], 8);
+    let mut out = Vec::new();
+    while !reader.eof() {
+        let start = reader.original_position();
+        let id = reader.read_u8().map_err(err)?;
+        let size = reader.read_var_u32().map_err(err)? as usize;
+        let contents_start = reader.original_position();
+        let end = contents_start.checked_add(size).filter(|&e| e <= bytes.len());
+        let end = end.ok_or_else(|| ModuleError::Malformed("a section runs past the end".into()))?;
+        let name = (id == CUSTOM_SECTION)
+            .then(|| {
+                BinaryReader::new(&bytes[contents_start..end], contents_start).read_string().ok().map(str::to_string)
+            })
+            .flatten();
+        reader.read_bytes(size).map_err(err)?;
+        out.push(RawSection { id, range: start..end, contents: contents_start..end, name });
+    }
+    Ok(out)
+}
+
+/// `component` with its core module at `range` (the contents of one of its top-level sections)
+/// replaced by `module`: the section's size is written anew, every other byte is as it was.
+pub fn replace_core_module(component: &[u8], range: Range<usize>, module: &[u8]) -> Result<Vec<u8>, ModuleError> {
+    let found = sections(component)?.into_iter().find(|s| s.contents == range);
+    let Some(section) = found else {
+        return Err(ModuleError::Invalid("the core module is not a section of the component's top level".into()));
+    };
+    let mut out = Vec::with_capacity(component.len() + module.len() - range.len() + 4);
+    out.extend_from_slice(&component[..section.range.start]);
+    out.push(section.id);
+    wasm_encoder::Encode::encode(
+        &u32::try_from(module.len()).map_err(|_| ModuleError::Invalid("module too large".into()))?,
+        &mut out,
+    );
+    out.extend_from_slice(module);
+    out.extend_from_slice(&component[section.range.end..]);
+    Ok(out)
+}

@@ -1,0 +1,271 @@
+//! `pathprof bench --hints`: what branch hints from a profile make of a program's speed, measured
+//! side by side in one run.
+//!
+//! For every program of a corpus (set up as [`bench`](super) sets it up), a `bl` profile of one run
+//! gives the branch hints ([`crate::hint`]) of the program's module. The hinted module then runs,
+//! interleaved and each run compiled afresh, in four variants:
+//!
+//! * `off` — with branch hinting off in the engine: the baseline, the code compiled as without hints;
+//! * `on` — with it on: Cranelift lays the unlikely side of every hinted branch out of line;
+//! * `inverted` — the hints turned round, with it on: a control that must not be faster;
+//! * `other` — hints from a profile of another input than the timed one (where the program's folder
+//!   has a `small.input` beside its `default.input`: the profile is of a run on the small one), with
+//!   hinting on.
+//!
+//! Each variant's ratio is its median over `off`'s. The machine code of the hinted module compiled
+//! with hinting off and on is compared, so that a ratio near 1 is known to come from changed code
+//! that runs as fast, not from hints the engine ignored.
+
+use super::{median, programs, spread, Setup};
+use crate::hint::{hint, inverted, with_hints, HintOptions};
+use crate::inputs::Inputs;
+use crate::modes::bl::Bl;
+use crate::modes::Mode;
+use crate::profiler::Prepared;
+use anyhow::{bail, Context, Result};
+use pathprof_runtime::{EngineOptions, RunConfig, StopReason, Stopper};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Options of a benchmark of branch hints.
+pub struct HintBenchOptions {
+    pub min_runs: usize,
+    pub max_runs: usize,
+    pub spread: f64,
+    pub budget_seconds: f64,
+    pub filter: Option<String>,
+    pub hints: HintOptions,
+    pub stopper: Option<Stopper>,
+}
+
+/// The figures of one program.
+#[derive(Serialize)]
+pub struct HintFigures {
+    pub program: String,
+    /// Two-way branches of the module, and those hinted.
+    pub branches: usize,
+    pub hinted: usize,
+    /// Whether the machine code of the hinted module differs with hinting on (none for a
+    /// component, whose code is not compared).
+    pub code_changed: Option<bool>,
+    pub runs: usize,
+    pub off_median_seconds: f64,
+    pub off_spread: f64,
+    /// Medians over `off`'s.
+    pub on_ratio: f64,
+    pub inverted_ratio: f64,
+    /// With hints from another input, when the corpus has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub other_input_ratio: Option<f64>,
+}
+
+/// A variant's ratios over the programs.
+#[derive(Serialize)]
+pub struct HintSummary {
+    pub variant: &'static str,
+    pub programs: usize,
+    pub geomean_ratio: f64,
+    /// Programs at least 2 % faster, and at least 1 % slower.
+    pub faster_2_percent: Vec<String>,
+    pub slower_1_percent: Vec<String>,
+}
+
+#[derive(Serialize)]
+pub struct HintReport {
+    pub programs: Vec<HintFigures>,
+    pub summary: Vec<HintSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<&'static str>,
+}
+
+/// One way of running the hinted program.
+struct Variant {
+    name: &'static str,
+    engine: pathprof_runtime::Engine,
+    code: Vec<u8>,
+    times: Vec<f64>,
+}
+
+/// One variant's ratio (hinted over unhinted median) in a program's figures, when measured.
+type Ratio = fn(&HintFigures) -> Option<f64>;
+
+/// Benchmarks the branch hints of every program under `dir`.
+pub fn bench_hints(
+    dir: &Path,
+    options: &HintBenchOptions,
+    mut progress: impl FnMut(&HintFigures),
+) -> Result<HintReport> {
+    let dir = dir.canonicalize().with_context(|| format!("cannot read {}", dir.display()))?;
+    let off = pathprof_runtime::engine_with(&EngineOptions { branch_hinting: false })?;
+    let on = pathprof_runtime::engine_with(&EngineOptions { branch_hinting: true })?;
+    let mut report = HintReport { programs: Vec::new(), summary: Vec::new(), stopped: None };
+    for wasm in programs(&dir)? {
+        let name = wasm.strip_prefix(&dir).unwrap_or(&wasm).display().to_string();
+        if options.filter.as_ref().is_some_and(|f| !name.contains(f.as_str())) {
+            continue;
+        }
+        let figures = bench_program(&off, &on, &wasm, &name, options).with_context(|| name.clone())?;
+        let stopped = options.stopper.as_ref().and_then(Stopper::reason);
+        match figures {
+            Some(f) if stopped.is_none() => {
+                progress(&f);
+                report.programs.push(f);
+            }
+            _ => {
+                report.stopped = Some(stopped.map_or("stopped", StopReason::name));
+                break;
+            }
+        }
+    }
+    let ratios: [(&'static str, Ratio); 3] = [
+        ("on", |f| Some(f.on_ratio)),
+        ("inverted", |f| Some(f.inverted_ratio)),
+        ("other input", |f| f.other_input_ratio),
+    ];
+    for (variant, ratio) in ratios {
+        let of: Vec<(f64, &str)> =
+            report.programs.iter().filter_map(|f| Some((ratio(f)?, f.program.as_str()))).collect();
+        if of.is_empty() {
+            continue;
+        }
+        let geomean = (of.iter().map(|(r, _)| r.ln()).sum::<f64>() / of.len() as f64).exp();
+        report.summary.push(HintSummary {
+            variant,
+            programs: of.len(),
+            geomean_ratio: geomean,
+            faster_2_percent: of.iter().filter(|(r, _)| *r <= 0.98).map(|(_, p)| p.to_string()).collect(),
+            slower_1_percent: of.iter().filter(|(r, _)| *r >= 1.01).map(|(_, p)| p.to_string()).collect(),
+        });
+    }
+    Ok(report)
+}
+
+/// The hints of `setup`'s program from a `bl` run with `config` (its whole profile); `None` when
+/// the run was stopped.
+fn hints_from(
+    engine: &pathprof_runtime::Engine,
+    setup: &Setup,
+    config: &RunConfig,
+    name: &str,
+    options: &HintOptions,
+) -> Result<Option<crate::hint::Hinted>> {
+    let prepared = Prepared::new(&setup.bytes, name, &Mode::new(Bl), &Inputs::default())?;
+    let run = prepared.run(engine, config)?;
+    if run.outcome.stopped.is_some() {
+        return Ok(None);
+    }
+    if run.outcome.exit_code != setup.status.0 || run.outcome.trap.is_some() {
+        bail!("{name}: the profiled run exits {} {}", run.outcome.exit_code, run.outcome.trap.as_deref().unwrap_or(""));
+    }
+    let profile = prepared.profile(&run, config)?;
+    hint(&setup.bytes, &profile, options).map(Some)
+}
+
+/// A folder like `folder` but whose `default.input` is its `small.input`: another input to profile
+/// on (`None` when the folder has no small input).
+fn other_input(folder: &Path) -> Result<Option<tempfile::TempDir>> {
+    if !folder.join("small.input").is_file() || !folder.join("default.input").is_file() {
+        return Ok(None);
+    }
+    let dir = tempfile::tempdir()?;
+    for entry in std::fs::read_dir(folder)? {
+        let path = entry?.path();
+        let name = path.file_name().expect("an entry has a name");
+        let source: PathBuf = if name == "default.input" { folder.join("small.input") } else { path.clone() };
+        std::fs::copy(&source, dir.path().join(name)).with_context(|| format!("cannot copy {}", source.display()))?;
+    }
+    Ok(Some(dir))
+}
+
+/// The figures of one program, or `None` when a run of it was stopped.
+fn bench_program(
+    off: &pathprof_runtime::Engine,
+    on: &pathprof_runtime::Engine,
+    wasm: &Path,
+    name: &str,
+    options: &HintBenchOptions,
+) -> Result<Option<HintFigures>> {
+    let setup = Setup::of(wasm, name, options.stopper.as_ref())?;
+    let Some(hinted) = hints_from(off, &setup, &setup.config, name, &options.hints)? else { return Ok(None) };
+    let core_module = None;
+    let mut variants = vec![
+        Variant { name: "off", engine: off.clone(), code: hinted.bytes.clone(), times: Vec::new() },
+        Variant { name: "on", engine: on.clone(), code: hinted.bytes.clone(), times: Vec::new() },
+        Variant {
+            name: "inverted",
+            engine: on.clone(),
+            code: with_hints(&setup.bytes, core_module, &inverted(&hinted.hints))?,
+            times: Vec::new(),
+        },
+    ];
+    let folder = wasm.parent().expect("a program is in a folder");
+    if let Some(other) = other_input(folder)? {
+        let mut config = setup.config.clone();
+        config.dirs[0].0 = other.path().to_path_buf();
+        let Some(from_other) = hints_from(off, &setup, &config, name, &options.hints)? else { return Ok(None) };
+        variants.push(Variant { name: "other", engine: on.clone(), code: from_other.bytes, times: Vec::new() });
+    }
+    let text = |engine: &pathprof_runtime::Engine| -> Result<Option<[u8; 32]>> {
+        let (program, _) = pathprof_runtime::compile(engine, &hinted.bytes)?;
+        Ok(program.text().map(|t| Sha256::digest(t).into()))
+    };
+    let code_changed = match (text(off)?, text(on)?) {
+        (Some(a), Some(b)) => Some(a != b),
+        _ => None,
+    };
+    if !measure(&mut variants, &setup, options, name)? {
+        return Ok(None);
+    }
+    let off_median = median(&variants[0].times);
+    let ratio = |name: &str| variants.iter().find(|v| v.name == name).map(|v| median(&v.times) / off_median);
+    Ok(Some(HintFigures {
+        program: name.to_string(),
+        branches: hinted.branches,
+        hinted: hinted.hinted,
+        code_changed,
+        runs: variants[0].times.len(),
+        off_median_seconds: off_median,
+        off_spread: spread(&variants[0].times),
+        on_ratio: ratio("on").expect("the variant on"),
+        inverted_ratio: ratio("inverted").expect("the variant inverted"),
+        other_input_ratio: ratio("other"),
+    }))
+}
+
+/// Runs the variants in rounds, interleaved, until their medians are stable; `false` when a run
+/// was stopped.
+fn measure(variants: &mut [Variant], setup: &Setup, options: &HintBenchOptions, name: &str) -> Result<bool> {
+    let start = Instant::now();
+    let mut reference = None;
+    for round in 0.. {
+        let enough = round >= options.min_runs
+            && (round >= options.max_runs
+                || start.elapsed().as_secs_f64() > options.budget_seconds
+                || variants.iter().all(|v| spread(&v.times) <= options.spread));
+        if enough {
+            break;
+        }
+        for v in variants.iter_mut() {
+            // A fresh compilation per run, and a run unmeasured before the first (see `bench`).
+            let (program, _) = pathprof_runtime::compile(&v.engine, &v.code)?;
+            let run = || {
+                pathprof_runtime::run_module(&v.engine, &program, None, pathprof_runtime::NoCollector, &setup.config)
+            };
+            if v.times.is_empty() {
+                run()?;
+            }
+            let (out, ()) = run()?;
+            if out.stopped.is_some() {
+                return Ok(false);
+            }
+            if out.exit_code != setup.status.0 || out.trap.is_some() {
+                bail!("{name} with hints {}: exit {} {}", v.name, out.exit_code, out.trap.as_deref().unwrap_or(""));
+            }
+            setup.check_output(name, &format!("hints {}", v.name), &out, &mut reference)?;
+            v.times.push(out.bench_region_seconds.unwrap_or(out.wall_seconds));
+        }
+    }
+    Ok(true)
+}

@@ -1,0 +1,233 @@
+//! From a profile to a faster program: branch hints (`metadata.code.branch_hint`) from a profile's
+//! edge counts [PEP05 §6.5 drives an optimizer with its edge profile; PPP07 a scheduler with its
+//! hot paths].
+//!
+//! Every `br_if` and `if` of the profiled module is a block with two CFG edges out of it, taken
+//! when the condition is non-zero and when it is zero; a profile counts both (exactly from the
+//! paths of `bl`, `kbl`, `ppp` and `events:pc`, as samples in `pep`). A branch that ran at least
+//! [`HintOptions::min_count`] times and went one way at least [`HintOptions::min_bias`] of them is
+//! hinted that way. For a `br_if` into a block that other edges also reach (a loop header, the end
+//! of a block), the hint is about the branch's own edge, which is what Cranelift lays out: the
+//! unlikely side of a branch goes out of line, whatever else jumps to where it leads. A branch
+//! whose two edges lead to one block is not hinted: its edges cannot be told apart. Hints the
+//! module had are kept unless the profile contradicts them (it ran the branch often enough and
+//! mostly the other way).
+
+use crate::files::sha256_hex;
+use crate::profiled::ProfiledModule;
+use anyhow::{bail, Context, Result};
+use pathprof_core::profile::{Endpoint, FunctionProfile, Profile};
+use pathprof_core::Succ;
+use pathprof_wasm::hints::{branch_sites, read_hints, replace_core_module, write_hints, BranchSite, Hints};
+use pathprof_wasm::ModuleInfo;
+use std::collections::HashMap;
+
+/// Which branches are hinted.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HintOptions {
+    /// Branches that ran fewer times are not hinted.
+    pub min_count: u64,
+    /// Branches that went their usual way a smaller share of the times are not hinted (from 0.5 to
+    /// 1).
+    pub min_bias: f64,
+}
+
+impl Default for HintOptions {
+    fn default() -> Self {
+        HintOptions { min_count: 100, min_bias: 0.9 }
+    }
+}
+
+/// How often a branch went each way, in a profile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BranchCounts {
+    pub taken: u64,
+    pub not_taken: u64,
+}
+
+impl BranchCounts {
+    pub fn total(self) -> u64 {
+        self.taken.saturating_add(self.not_taken)
+    }
+
+    /// The share of the times it was taken (0 when it never ran).
+    pub fn taken_share(self) -> f64 {
+        match self.total() {
+            0 => 0.0,
+            n => self.taken as f64 / n as f64,
+        }
+    }
+}
+
+/// What hinting made of a module.
+#[derive(Debug)]
+pub struct Hinted {
+    /// The program (module or component) with its hints.
+    pub bytes: Vec<u8>,
+    /// The module's two-way branches, those the profile saw run, those hinted from the profile,
+    /// and the hints it had that were kept or dropped as contradicted.
+    pub branches: usize,
+    pub ran: usize,
+    pub hinted: usize,
+    pub kept: usize,
+    pub dropped: usize,
+    /// The hints written, by function and offset.
+    pub hints: Hints,
+}
+
+/// The counts of `f`'s edges, by source block and target.
+fn edge_counts(f: &FunctionProfile) -> HashMap<(u32, Endpoint), u64> {
+    f.edges().iter().map(|e| ((e.from, e.to), e.count.0)).collect()
+}
+
+fn endpoint(s: Succ) -> Option<Endpoint> {
+    match s {
+        Succ::Block(b) => Some(Endpoint::Block(b)),
+        Succ::Exit => Some(Endpoint::Exit),
+        Succ::Throw => None,
+    }
+}
+
+/// How often `site` went each way in the profile of its function (`counts`, from [`edge_counts`]);
+/// `None` when its two edges lead to one place and cannot be told apart.
+fn site_counts(site: &BranchSite, counts: &HashMap<(u32, Endpoint), u64>) -> Option<BranchCounts> {
+    let (taken, not_taken) = (endpoint(site.taken)?, endpoint(site.not_taken)?);
+    if taken == not_taken {
+        return None;
+    }
+    let count = |to| counts.get(&(site.block, to)).copied().unwrap_or(0);
+    Some(BranchCounts { taken: count(taken), not_taken: count(not_taken) })
+}
+
+/// The program `program` with branch hints from `profile`, a profile of it.
+pub fn hint(program: &[u8], profile: &Profile, options: &HintOptions) -> Result<Hinted> {
+    if !(0.5..=1.0).contains(&options.min_bias) {
+        bail!("the least bias hinted must be from 0.5 to 1");
+    }
+    if profile.module.sha256 != sha256_hex(program) {
+        bail!("the profile is a profile of another module ({})", profile.module.path);
+    }
+    if !profile.mode.lists_paths() {
+        bail!("a {} profile has no paths, and so no edge counts, to hint branches from", profile.mode);
+    }
+    let profiled = ProfiledModule::of(program, profile.module.core_module)?;
+    let module = profiled.bytes;
+    let first_defined = ModuleInfo::read(module)?.num_imported_funcs;
+    let sites = branch_sites(module).context("cannot read the module's branches")?;
+    let mut hints = read_hints(module).context("cannot read the module's branch hints")?;
+    let functions: HashMap<u32, &FunctionProfile> = profile.functions.iter().map(|f| (f.index, f)).collect();
+    let (mut ran, mut hinted, mut dropped) = (0, 0, 0);
+    for (k, sites) in sites.iter().enumerate() {
+        let index = first_defined + k as u32;
+        let Some(f) = functions.get(&index) else { continue };
+        let counts = edge_counts(f);
+        for site in sites {
+            let Some(c) = site_counts(site, &counts) else { continue };
+            ran += usize::from(c.total() > 0);
+            if c.total() < options.min_count {
+                continue;
+            }
+            let share = c.taken_share();
+            let mine = hints.entry(index).or_default();
+            let hint = if share >= options.min_bias {
+                Some(true)
+            } else if 1.0 - share >= options.min_bias {
+                Some(false)
+            } else {
+                None
+            };
+            match (hint, mine.get(&site.offset).copied()) {
+                (Some(h), old) => {
+                    dropped += usize::from(old.is_some_and(|o| o != h));
+                    hinted += 1;
+                    mine.insert(site.offset, h);
+                }
+                // An old hint the profile contradicts.
+                (None, Some(old)) if old != (share > 0.5) => {
+                    dropped += 1;
+                    mine.remove(&site.offset);
+                }
+                (None, _) => {}
+            }
+        }
+    }
+    hints.retain(|_, h| !h.is_empty());
+    let written: usize = hints.values().map(|h| h.len()).sum();
+    let kept = written - hinted;
+    let hinted_module = write_hints(module, &hints)?;
+    let bytes = match &profiled.component {
+        None => hinted_module,
+        Some((_, m)) => replace_core_module(program, m.range.clone(), &hinted_module)?,
+    };
+    let branches = sites.iter().map(Vec::len).sum();
+    Ok(Hinted { bytes, branches, ran, hinted, kept, dropped, hints })
+}
+
+/// A two-way branch of the profiled module, and how often the profile saw it go each way.
+#[derive(Clone, Debug)]
+pub struct Branch<'a> {
+    pub function: &'a FunctionProfile,
+    pub site: BranchSite,
+    pub counts: BranchCounts,
+}
+
+impl Branch<'_> {
+    /// The share of the times it went its usual way (from 0.5 to 1).
+    pub fn bias(&self) -> f64 {
+        let share = self.counts.taken_share();
+        share.max(1.0 - share)
+    }
+}
+
+/// The two-way branches of `program` that ran at least `min_count` times in `profile` (a profile
+/// of it), in `function` when given: the most biased first — at least `min_bias` one way, what a
+/// developer would mark likely or cold — and the most evenly split, by how close they come to half
+/// and half; each list by executions among equals, at most `top` long.
+pub fn branches<'a>(
+    program: &[u8],
+    profile: &'a Profile,
+    function: Option<&str>,
+    (min_count, min_bias): (u64, f64),
+    top: usize,
+) -> Result<(Vec<Branch<'a>>, Vec<Branch<'a>>)> {
+    if profile.module.sha256 != sha256_hex(program) {
+        bail!("the module is not the profiled one (its SHA-256 differs from the profile's)");
+    }
+    let profiled = ProfiledModule::of(program, profile.module.core_module)?;
+    let first_defined = ModuleInfo::read(profiled.bytes)?.num_imported_funcs;
+    let sites = branch_sites(profiled.bytes)?;
+    let mut all = Vec::new();
+    for f in profile.functions.iter().filter(|f| function.is_none_or(|sel| crate::view::matches(f, sel))) {
+        let Some(sites) = f.index.checked_sub(first_defined).and_then(|k| sites.get(k as usize)) else { continue };
+        let counts = edge_counts(f);
+        for site in sites {
+            let Some(c) = site_counts(site, &counts).filter(|c| c.total() >= min_count.max(1)) else { continue };
+            all.push(Branch { function: f, site: site.clone(), counts: c });
+        }
+    }
+    let key = |b: &Branch| (std::cmp::Reverse(b.counts.total()), b.function.index, b.site.offset);
+    let mut biased: Vec<Branch> = all.iter().filter(|b| b.bias() >= min_bias).cloned().collect();
+    biased.sort_by_key(key);
+    biased.truncate(top);
+    let mut even = all;
+    even.sort_by(|a, b| a.bias().total_cmp(&b.bias()).then_with(|| key(a).cmp(&key(b))));
+    even.truncate(top);
+    Ok((biased, even))
+}
+
+/// `hints` the other way round: every branch hinted likely is hinted unlikely (a control: it must
+/// not make the program faster).
+pub fn inverted(hints: &Hints) -> Hints {
+    hints.iter().map(|(&f, h)| (f, h.iter().map(|(&o, &t)| (o, !t)).collect())).collect()
+}
+
+/// `program`'s profiled module written with `hints` in place of its own (in its component when it
+/// is one).
+pub fn with_hints(program: &[u8], core_module: Option<u32>, hints: &Hints) -> Result<Vec<u8>> {
+    let profiled = ProfiledModule::of(program, core_module)?;
+    let module = write_hints(profiled.bytes, hints)?;
+    Ok(match &profiled.component {
+        None => module,
+        Some((_, m)) => replace_core_module(program, m.range.clone(), &module)?,
+    })
+}
