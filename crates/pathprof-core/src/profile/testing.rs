@@ -3,7 +3,9 @@
 
 use super::*;
 
+/// A profile of `functions`, whose `path_executions` is the sum of their paths' counts.
 pub(crate) fn profile(mode: ProfileMode, functions: Vec<FunctionProfile>) -> Profile {
+    let path_executions = U64(functions.iter().flat_map(|f| f.paths()).map(|p| p.count.0).sum());
     Profile {
         module: ModuleInfo {
             path: "m.wasm".into(),
@@ -26,7 +28,7 @@ pub(crate) fn profile(mode: ProfileMode, functions: Vec<FunctionProfile>) -> Pro
         snapshot: None,
         open_activations_at_exit: 0,
         runs: 1,
-        path_executions: U64(3),
+        path_executions,
         functions,
     }
 }

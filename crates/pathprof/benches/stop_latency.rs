@@ -1,0 +1,59 @@
+//! How soon a signal stops a program in a tight loop: `pathprof run` (each mode) on a program that
+//! never ends, `SIGINT` once it has run a second, and the time from the signal to pathprof's exit —
+//! the guest stopped at its next loop header or function entry, the run concluded, the profile
+//! written. Five runs per mode; the median and the maximum.
+//!
+//! ```sh
+//! cargo bench -p pathprof --bench stop_latency
+//! ```
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A loop calling a function of two paths, forever.
+const FOREVER: &str = r#"
+(module
+  (func $step (param $i i32) (result i32)
+    (if (result i32) (i32.and (local.get $i) (i32.const 1))
+      (then (i32.add (local.get $i) (i32.const 3)))
+      (else (i32.sub (local.get $i) (i32.const 1)))))
+  (func (export "_start") (local $i i32)
+    (loop $l
+      (local.set $i (call $step (local.get $i)))
+      (br $l))))
+"#;
+
+fn main() {
+    let dir = tempfile::tempdir().unwrap();
+    let wasm = dir.path().join("forever.wasm");
+    std::fs::write(&wasm, wat::parse_str(FOREVER).unwrap()).unwrap();
+    let out = dir.path().join("p.json");
+    println!("{:<8} {:>6} {:>10} {:>10}", "mode", "runs", "median ms", "max ms");
+    for mode in ["none", "bl", "pep", "kbl:8", "events"] {
+        let mut latencies = Vec::new();
+        for _ in 0..5 {
+            let mut child = Command::new(env!("CARGO_BIN_EXE_pathprof"))
+                .args(["run", "--quiet", "--mode", mode, "-o"])
+                .arg(&out)
+                .arg(&wasm)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            std::thread::sleep(Duration::from_secs(1));
+            let signalled = Instant::now();
+            let kill = Command::new("kill").args(["-s", "INT", &child.id().to_string()]).status().unwrap();
+            assert!(kill.success());
+            let status = child.wait().unwrap();
+            latencies.push(signalled.elapsed().as_secs_f64() * 1e3);
+            assert_eq!(status.code(), Some(130), "{mode}: pathprof exits 130 on SIGINT");
+        }
+        latencies.sort_by(f64::total_cmp);
+        println!(
+            "{mode:<8} {:>6} {:>10.1} {:>10.1}",
+            latencies.len(),
+            latencies[latencies.len() / 2],
+            latencies[latencies.len() - 1]
+        );
+    }
+}
