@@ -36,6 +36,7 @@ fn module(functions: u32, diamonds: u32, rounds: u32) -> Vec<u8> {
         "(local.set $i (i32.add (local.get $i) (i32.const 1))) (br_if $paths (i32.lt_u (local.get $i) (i32.const {})))) (local.set $r (i32.add (local.get $r) (i32.const 1))) (br_if $rounds (i32.lt_u (local.get $r) (i32.const {rounds})))))\n",
         1u32 << diamonds
     );
+    wat += ")\n";
     wat::parse_str(&wat).expect("the benchmark's module parses")
 }
 
