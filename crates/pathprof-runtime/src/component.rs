@@ -6,6 +6,10 @@
 //! host keeps that view: the memory never grows, so its bytes stay where they are for the life of
 //! the store, and the collector reads them after the run, however it ended, as it reads a module's
 //! exported memory.
+//!
+//! As Sightglass's components do, a component may import an instance `bench` of two functions
+//! `start` and `end` (`[] -> []`): they delimit the bench region, as the core modules' `bench.start`
+//! and `bench.end` do.
 
 use crate::collect::{Collector, HostCall};
 use crate::outcome::{conclude, wasi_context, Ran, RunConfig, RunOutcome};
@@ -13,7 +17,7 @@ use crate::stop::{SnapshotTaken, Snapshots};
 use anyhow::{anyhow, bail, Result};
 use pathprof_wasm::abi::ATTACH_IMPORT;
 use pathprof_wasm::ProfileMap;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use wasmtime::component::{Component, Linker, ResourceTable, WasmList};
 use wasmtime::{Engine, Store, StoreContextMut};
 use wasmtime_wasi::p2::bindings::sync::Command;
@@ -27,6 +31,8 @@ struct Host<C: Collector> {
     memory: Option<ProfilerMemory>,
     snapshots: Option<Snapshots<C::Output>>,
     taken: u64,
+    bench_start: Option<Instant>,
+    bench_region: Option<Duration>,
 }
 
 impl<C: Collector> WasiView for Host<C> {
@@ -70,6 +76,26 @@ fn snapshot<C: Collector>(mut store: StoreContextMut<'_, Host<C>>, seconds: f64)
     }
 }
 
+/// The instance a component imports to delimit its bench region.
+pub const BENCH_INSTANCE: &str = "bench";
+
+/// Defines the `bench` instance: `start` and `end` delimit the bench region.
+fn link_bench<C: Collector>(linker: &mut Linker<Host<C>>) -> Result<()> {
+    let mut bench = linker.instance(BENCH_INSTANCE)?;
+    bench.func_wrap("start", |mut store: StoreContextMut<'_, Host<C>>, (): ()| {
+        store.data_mut().bench_start = Some(Instant::now());
+        Ok(())
+    })?;
+    bench.func_wrap("end", |mut store: StoreContextMut<'_, Host<C>>, (): ()| {
+        let host = store.data_mut();
+        if let Some(start) = host.bench_start.take() {
+            *host.bench_region.get_or_insert(Duration::ZERO) += start.elapsed();
+        }
+        Ok(())
+    })?;
+    Ok(())
+}
+
 /// Defines the profiler's component imports: [`ATTACH_IMPORT`], and the collector's host function.
 fn link<C: Collector>(linker: &mut Linker<Host<C>>) -> Result<()> {
     let mut root = linker.root();
@@ -101,7 +127,7 @@ fn link<C: Collector>(linker: &mut Linker<Host<C>>) -> Result<()> {
 }
 
 /// A component's imports are WASI's interfaces (`wasi:...`), whose versions Wasmtime checks when
-/// it links them.
+/// it links them, and the [`BENCH_INSTANCE`].
 pub(crate) fn check_imports(bytes: &[u8]) -> Result<()> {
     use wasmparser::Payload;
     // Only the component's own imports: nested modules and components are its business.
@@ -115,8 +141,8 @@ pub(crate) fn check_imports(bytes: &[u8]) -> Result<()> {
                     // A malformed section is reported when the component is read.
                     let Ok(import) = import else { return Ok(()) };
                     let name = import.name.name;
-                    if !name.starts_with("wasi:") {
-                        bail!("unknown component import: {name} (pathprof provides WASI preview 2)");
+                    if !name.starts_with("wasi:") && name != BENCH_INSTANCE {
+                        bail!("unknown component import: {name} (pathprof provides WASI preview 2 and bench)");
                     }
                 }
             }
@@ -142,13 +168,23 @@ pub(crate) fn run<C: Collector>(
     }
     let (mut wasi, pipes) = wasi_context(config)?;
     let every = snapshots.as_ref().map(|s| s.every);
-    let host = Host { wasi: wasi.build(), table: ResourceTable::new(), collector, memory: None, snapshots, taken: 0 };
+    let host = Host {
+        wasi: wasi.build(),
+        table: ResourceTable::new(),
+        collector,
+        memory: None,
+        snapshots,
+        taken: 0,
+        bench_start: None,
+        bench_region: None,
+    };
     let mut store = Store::new(engine, host);
     let stopper = config.stopper.clone().unwrap_or_default();
     let _watch = crate::stop::arm(&mut store, engine, &stopper, config.time_limit, every, snapshot::<C>);
     let mut linker: Linker<Host<C>> = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
     link(&mut linker)?;
+    link_bench(&mut linker)?;
 
     let run_start = Instant::now();
     let entry = match Command::instantiate(&mut store, component, &linker) {
@@ -171,7 +207,7 @@ pub(crate) fn run<C: Collector>(
     let ran = Ran {
         entry,
         wall_seconds: run_start.elapsed().as_secs_f64(),
-        bench_region_seconds: None,
+        bench_region_seconds: store.data().bench_region.map(|d| d.as_secs_f64()),
         results: Vec::new(),
         pipes,
         stop: stopper.reason(),

@@ -379,3 +379,40 @@ fn hpp_simulates_components_as_their_modules() {
     assert_eq!(of_component.report.table, of_module.report.table);
     assert_eq!(of_component.report.exact, of_module.report.exact);
 }
+
+/// A component that imports the Sightglass `bench` instance runs, and its bench region is measured
+/// as the module's is; an instance of another name is still refused.
+#[test]
+fn components_import_the_bench_instance() {
+    let module = wat::parse_str(
+        r#"(module
+          (import "bench" "start" (func $start))
+          (import "bench" "end" (func $end))
+          (memory (export "memory") 1)
+          (func (export "_start") (local $i i32)
+            (call $start)
+            (loop $l
+              (local.set $i (i32.add (local.get $i) (i32.const 1)))
+              (br_if $l (i32.lt_u (local.get $i) (i32.const 100000))))
+            (call $end)))"#,
+    )
+    .unwrap();
+    let component = component_of(&module);
+    let engine = pathprof_runtime::engine().unwrap();
+    pathprof_runtime::check_imports(&engine, &component).unwrap();
+    for (program, name) in [(&module, "m"), (&component, "c")] {
+        let (profile, _) = profile(program, name, "bl");
+        let region = profile.bench_region_seconds.expect("a bench region");
+        assert!(region > 0.0 && region <= profile.wall_seconds, "{name}: {region} of {}", profile.wall_seconds);
+        assert!(profile.module.core_module.is_some() == (name == "c"), "{name}");
+    }
+    let other = wat::parse_str(
+        r#"(component
+        (import "benchmark" (instance (export "start" (func))))
+        (core module $m (func (export "f")))
+        (core instance (instantiate $m)))"#,
+    )
+    .unwrap();
+    let err = pathprof_runtime::check_imports(&engine, &other).unwrap_err().to_string();
+    assert!(err.contains("benchmark"), "{err}");
+}

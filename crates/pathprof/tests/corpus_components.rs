@@ -1,5 +1,5 @@
 //! Every program of ../shared/corpus made a component (the module, Wasmtime's preview-1 adapter,
-//! and an adapter of its own for the Sightglass `bench` imports) and profiled in `bl` and `kbl`:
+//! and the Sightglass `bench` imports as an imported instance `bench`) and profiled in `bl` and `kbl`:
 //! byte-identical stdout and stderr, exit status 0, balanced path counts, and the profile of the
 //! program's module. Skipped, with a message, when the corpus is absent.
 

@@ -278,24 +278,24 @@ pub fn profile_bytes_checked(
 }
 
 /// The component of a preview-1 command module: the module and the preview-1 adapter that Wasmtime
-/// publishes. The Sightglass imports `bench.start` and `bench.end`, which no preview-2 world has,
-/// are given by an adapter of their own whose functions do nothing (a component has no bench region).
+/// publishes. A module that imports the Sightglass functions `bench.start` and `bench.end` makes a
+/// component that imports an instance `bench` of the two, as Sightglass's components do.
 pub fn component_of(module: &[u8]) -> Vec<u8> {
     use wasi_preview1_component_adapter_provider::WASI_SNAPSHOT_PREVIEW1_COMMAND_ADAPTER;
-    let mut encoder = wit_component::ComponentEncoder::default().validate(true).module(module).unwrap();
-    encoder = encoder.adapter("wasi_snapshot_preview1", WASI_SNAPSHOT_PREVIEW1_COMMAND_ADAPTER).unwrap();
     let imports_bench = wasmparser::Parser::new(0).parse_all(module).any(|p| match p {
         Ok(wasmparser::Payload::ImportSection(r)) => r.into_imports().flatten().any(|i| i.module == "bench"),
         _ => false,
     });
+    let mut module = module.to_vec();
     if imports_bench {
         let mut resolve = wit_parser::Resolve::default();
-        let package = resolve.push_str("bench.wit", "package pathprof:bench;\nworld bench {}\n").unwrap();
-        let world = resolve.select_world(&[package], Some("bench")).unwrap();
-        let mut adapter = wat::parse_str(r#"(module (func (export "start")) (func (export "end")))"#).unwrap();
-        wit_component::embed_component_metadata(&mut adapter, &resolve, world, wit_component::StringEncoding::UTF8)
+        let wit = "package pathprof:bench;\nworld program {\n  import bench: interface {\n    start: func();\n    end: func();\n  }\n}\n";
+        let package = resolve.push_str("bench.wit", wit).unwrap();
+        let world = resolve.select_world(&[package], Some("program")).unwrap();
+        wit_component::embed_component_metadata(&mut module, &resolve, world, wit_component::StringEncoding::UTF8)
             .unwrap();
-        encoder = encoder.adapter("bench", &adapter).unwrap();
     }
+    let encoder = wit_component::ComponentEncoder::default().validate(true).module(&module).unwrap();
+    let mut encoder = encoder.adapter("wasi_snapshot_preview1", WASI_SNAPSHOT_PREVIEW1_COMMAND_ADAPTER).unwrap();
     encoder.encode().unwrap()
 }
