@@ -10,18 +10,8 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// A loop calling a function of two paths, forever.
-const FOREVER: &str = r#"
-(module
-  (func $step (param $i i32) (result i32)
-    (if (result i32) (i32.and (local.get $i) (i32.const 1))
-      (then (i32.add (local.get $i) (i32.const 3)))
-      (else (i32.sub (local.get $i) (i32.const 1)))))
-  (func (export "_start") (local $i i32)
-    (loop $l
-      (local.set $i (call $step (local.get $i)))
-      (br $l))))
-"#;
+/// A loop calling a function of two paths, forever (the program of the stopping tests).
+const FOREVER: &str = include_str!("../tests/common/forever.wat");
 
 fn main() {
     let dir = tempfile::tempdir().unwrap();

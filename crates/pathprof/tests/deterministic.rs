@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{corpus_dir, pathprof};
+use common::{corpus_config, corpus_dir, pathprof};
 use pathprof::{Inputs, Mode, Prepared, RunConfig};
 use pathprof_core::profile::Profile;
 
@@ -66,13 +66,7 @@ fn corpus_programs_repeat_exactly() {
     for wasm in pathprof::bench::programs(&dir).unwrap() {
         let name = wasm.strip_prefix(&dir).unwrap().display().to_string();
         let bytes = std::fs::read(&wasm).unwrap();
-        let config = RunConfig {
-            dirs: vec![(wasm.parent().unwrap().to_path_buf(), ".".into())],
-            args: vec![wasm.file_name().unwrap().to_string_lossy().into_owned()],
-            capture_output: true,
-            deterministic: true,
-            ..RunConfig::default()
-        };
+        let config = RunConfig { deterministic: true, ..corpus_config(&wasm) };
         let prepared = Prepared::new(&bytes, &name, &bl, &Inputs::default()).unwrap();
         let profile = || {
             let run = prepared.run(&engine, &config).unwrap();

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{corpus_dir, pathprof};
+use common::{corpus_config, corpus_dir, pathprof};
 use pathprof::hint::{hint, HintOptions};
 use pathprof::{Inputs, Mode, Prepared, RunConfig};
 use pathprof_core::profile::Profile;
@@ -187,13 +187,7 @@ fn hinted_corpus_programs_run_as_before() {
     for wasm in pathprof::bench::programs(&dir).unwrap() {
         let name = wasm.strip_prefix(&dir).unwrap().display().to_string();
         let bytes = std::fs::read(&wasm).unwrap();
-        let config = RunConfig {
-            dirs: vec![(wasm.parent().unwrap().to_path_buf(), ".".into())],
-            args: vec![wasm.file_name().unwrap().to_string_lossy().into_owned()],
-            capture_output: true,
-            random_seed: Some(1),
-            ..RunConfig::default()
-        };
+        let config = RunConfig { random_seed: Some(1), ..corpus_config(&wasm) };
         let prepared = Prepared::new(&bytes, &name, &Mode::parse("bl").unwrap(), &Inputs::default()).unwrap();
         let run = prepared.run(&off, &config).unwrap();
         let profile = prepared.profile(&run, &config).unwrap();

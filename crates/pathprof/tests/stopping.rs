@@ -13,17 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// A program that never ends: a loop that calls a function with two paths, alternately.
-const FOREVER: &str = r#"
-(module
-  (func $step (param $i i32) (result i32)
-    (if (result i32) (i32.and (local.get $i) (i32.const 1))
-      (then (i32.add (local.get $i) (i32.const 3)))
-      (else (i32.sub (local.get $i) (i32.const 1)))))
-  (func (export "_start") (local $i i32)
-    (loop $l
-      (local.set $i (call $step (local.get $i)))
-      (br $l))))
-"#;
+const FOREVER: &str = include_str!("common/forever.wat");
 
 fn program(dir: &Path, name: &str, wat: &str) {
     std::fs::write(dir.join(name), wat::parse_str(wat).unwrap()).unwrap();

@@ -16,14 +16,15 @@
 //! with hinting off and on is compared, so that a ratio near 1 is known to come from changed code
 //! that runs as fast, not from hints the engine ignored.
 
-use super::{median, programs, spread, Setup};
+use super::corpus::{each_program, Setup};
+use super::rounds::{median, spread, Rounds};
 use crate::hint::{hint, inverted, with_hints, HintOptions};
 use crate::inputs::Inputs;
 use crate::modes::bl::Bl;
 use crate::modes::Mode;
 use crate::profiler::Prepared;
-use anyhow::{bail, Context, Result};
-use pathprof_runtime::{EngineOptions, RunConfig, StopReason, Stopper};
+use anyhow::{Context, Result};
+use pathprof_runtime::{EngineOptions, RunConfig, Stopper};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -31,10 +32,7 @@ use std::time::Instant;
 
 /// Options of a benchmark of branch hints.
 pub struct HintBenchOptions {
-    pub min_runs: usize,
-    pub max_runs: usize,
-    pub spread: f64,
-    pub budget_seconds: f64,
+    pub rounds: Rounds,
     pub filter: Option<String>,
     pub hints: HintOptions,
     pub stopper: Option<Stopper>,
@@ -97,28 +95,16 @@ pub fn bench_hints(
     options: &HintBenchOptions,
     mut progress: impl FnMut(&HintFigures),
 ) -> Result<HintReport> {
-    let dir = dir.canonicalize().with_context(|| format!("cannot read {}", dir.display()))?;
     let off = pathprof_runtime::engine_with(&EngineOptions { branch_hinting: false })?;
     let on = pathprof_runtime::engine_with(&EngineOptions { branch_hinting: true })?;
-    let mut report = HintReport { programs: Vec::new(), summary: Vec::new(), stopped: None };
-    for wasm in programs(&dir)? {
-        let name = wasm.strip_prefix(&dir).unwrap_or(&wasm).display().to_string();
-        if options.filter.as_ref().is_some_and(|f| !name.contains(f.as_str())) {
-            continue;
-        }
-        let figures = bench_program(&off, &on, &wasm, &name, options).with_context(|| name.clone())?;
-        let stopped = options.stopper.as_ref().and_then(Stopper::reason);
-        match figures {
-            Some(f) if stopped.is_none() => {
-                progress(&f);
-                report.programs.push(f);
-            }
-            _ => {
-                report.stopped = Some(stopped.map_or("stopped", StopReason::name));
-                break;
-            }
-        }
-    }
+    let (programs, stopped) = each_program(
+        dir,
+        options.filter.as_deref(),
+        options.stopper.as_ref(),
+        |wasm, name| bench_program(&off, &on, wasm, name, options),
+        &mut progress,
+    )?;
+    let mut report = HintReport { programs, summary: Vec::new(), stopped };
     let ratios: [(&'static str, Ratio); 3] = [
         ("on", |f| Some(f.on_ratio)),
         ("inverted", |f| Some(f.inverted_ratio)),
@@ -156,9 +142,7 @@ fn hints_from(
     if run.outcome.stopped.is_some() {
         return Ok(None);
     }
-    if run.outcome.exit_code != setup.status.0 || run.outcome.trap.is_some() {
-        bail!("{name}: the profiled run exits {} {}", run.outcome.exit_code, run.outcome.trap.as_deref().unwrap_or(""));
-    }
+    setup.status.check(&run.outcome, format_args!("{name}: the profiled run"))?;
     let profile = prepared.profile(&run, config)?;
     hint(&setup.bytes, &profile, options).map(Some)
 }
@@ -240,11 +224,7 @@ fn measure(variants: &mut [Variant], setup: &Setup, options: &HintBenchOptions, 
     let start = Instant::now();
     let mut reference = None;
     for round in 0.. {
-        let enough = round >= options.min_runs
-            && (round >= options.max_runs
-                || start.elapsed().as_secs_f64() > options.budget_seconds
-                || variants.iter().all(|v| spread(&v.times) <= options.spread));
-        if enough {
+        if options.rounds.enough(round, start, variants.iter().map(|v| v.times.as_slice())) {
             break;
         }
         for v in variants.iter_mut() {
@@ -260,9 +240,7 @@ fn measure(variants: &mut [Variant], setup: &Setup, options: &HintBenchOptions, 
             if out.stopped.is_some() {
                 return Ok(false);
             }
-            if out.exit_code != setup.status.0 || out.trap.is_some() {
-                bail!("{name} with hints {}: exit {} {}", v.name, out.exit_code, out.trap.as_deref().unwrap_or(""));
-            }
+            setup.status.check(&out, format_args!("{name} with hints {}", v.name))?;
             setup.check_output(name, &format!("hints {}", v.name), &out, &mut reference)?;
             v.times.push(out.bench_region_seconds.unwrap_or(out.wall_seconds));
         }

@@ -10,11 +10,7 @@
 //! medians are stable (relative median absolute deviation at most `--spread`), between `--runs` and
 //! `--max-runs` rounds and within `--budget` seconds per program.
 //!
-//! A program of the corpus runs with its folder pre-opened as `.`, its file name as its only
-//! argument, and must exit with status 0 — unless files beside it say otherwise: `<stem>.args` lists
-//! more arguments and `<stem>.dirs` more directories (`HOST::GUEST`, the host path relative to the
-//! folder), one per line, and `<stem>.exit.expected` holds another status. So programs prepared from
-//! outside the corpus (a synthesis tool, a solver) run as they are meant to.
+//! The programs and how they run: [`corpus`]; how many rounds: [`Rounds`].
 //!
 //! Modes: `bl` (exact Ball–Larus counting), `pep` (sampled; `pep:S`, `pep:S:T` and `pep:every:N` for
 //! other samplings) and `kbl[:K]` (k-BLPP: the path IDs streamed into a k-slab forest for sequences
@@ -23,30 +19,35 @@
 //! §6.3–6.4], as `pathprof compare`), which gives the overhead/accuracy trade-off of each sampling
 //! in one run.
 
+mod corpus;
 pub mod hints;
+mod rounds;
+
+pub use corpus::{expected_output, programs};
+pub use rounds::Rounds;
+
+use corpus::{each_program, ExitStatus, Setup};
+use rounds::{median, spread};
 
 use crate::inputs::{Inputs, Interesting};
 use crate::modes::bl::Bl;
 use crate::modes::none::Uninstrumented;
 use crate::modes::{Mode, ModeRun, Setting};
 use crate::profiler::Prepared;
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use pathprof_core::accuracy::{compare_functions, Accuracy, HOT_THRESHOLD};
 use pathprof_core::profile::FunctionProfile;
-use pathprof_runtime::{RunConfig, RunOutcome, StopReason, Stopper};
+use pathprof_runtime::{RunConfig, Stopper};
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 /// Options of one benchmark session.
 pub struct BenchOptions {
     /// Modes to compare with `none`.
     pub modes: Vec<Mode>,
-    pub min_runs: usize,
-    pub max_runs: usize,
-    pub spread: f64,
-    pub budget_seconds: f64,
+    pub rounds: Rounds,
     pub filter: Option<String>,
     /// Programs whose uninstrumented bench region is shorter keep their row but are left out of the
     /// summary (never less than [`MIN_TIMED_SECONDS`]).
@@ -240,76 +241,18 @@ impl Variant<'_> {
     }
 }
 
-fn median(v: &[f64]) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let n = s.len();
-    if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        (s[n / 2 - 1] + s[n / 2]) / 2.0
-    }
-}
-
-fn spread(v: &[f64]) -> f64 {
-    let m = median(v);
-    let dev: Vec<f64> = v.iter().map(|x| (x - m).abs()).collect();
-    if m > 0.0 {
-        median(&dev) / m
-    } else {
-        0.0
-    }
-}
-
-/// The `.wasm` files under `dir`, sorted.
-pub fn programs(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).with_context(|| format!("cannot read {}", dir.display()))? {
-        let p = entry?.path();
-        if p.is_dir() {
-            out.extend(programs(&p)?);
-        } else if p.extension().is_some_and(|e| e == "wasm") {
-            out.push(p);
-        }
-    }
-    out.sort();
-    Ok(out)
-}
-
-/// `<stem>.<stream>.expected` beside the program, else `default.<stream>.expected`.
-pub fn expected_output(wasm: &Path, stream: &str) -> Option<PathBuf> {
-    let dir = wasm.parent()?;
-    let stem = wasm.file_stem()?.to_string_lossy();
-    [format!("{stem}.{stream}.expected"), format!("default.{stream}.expected")]
-        .into_iter()
-        .map(|n| dir.join(n))
-        .find(|p| p.is_file())
-}
-
 /// Benchmarks every program under `dir`.
 pub fn bench(dir: &Path, options: &BenchOptions, mut progress: impl FnMut(&ProgramFigures)) -> Result<BenchReport> {
     let modes = &options.modes;
     let engine = pathprof_runtime::engine()?;
-    let dir = dir.canonicalize().with_context(|| format!("cannot read {}", dir.display()))?;
-    let mut report = BenchReport { programs: Vec::new(), summary: Vec::new(), stopped: None };
-    for wasm in programs(&dir)? {
-        let name = wasm.strip_prefix(&dir).unwrap_or(&wasm).display().to_string();
-        if options.filter.as_ref().is_some_and(|f| !name.contains(f.as_str())) {
-            continue;
-        }
-        let figures = bench_program(&engine, &wasm, &name, modes, options).with_context(|| name.clone())?;
-        let stopped = options.stopper.as_ref().and_then(Stopper::reason);
-        match figures {
-            Some(figures) if stopped.is_none() => {
-                progress(&figures);
-                report.programs.push(figures);
-            }
-            _ => {
-                report.stopped = Some(stopped.map_or("stopped", StopReason::name));
-                break;
-            }
-        }
-    }
+    let (programs, stopped) = each_program(
+        dir,
+        options.filter.as_deref(),
+        options.stopper.as_ref(),
+        |wasm, name| bench_program(&engine, wasm, name, modes, options),
+        &mut progress,
+    )?;
+    let mut report = BenchReport { programs, summary: Vec::new(), stopped };
     for mode in modes.iter().filter(|m| !m.is_baseline()).map(Mode::to_string) {
         let figures: Vec<(&ModeFigures, &str)> = report
             .programs
@@ -427,86 +370,6 @@ fn bench_program(
     }))
 }
 
-/// A program of a corpus, made ready to run as the benchmark runs it: its bytes, what it sees, the
-/// output it must give and its exit status.
-pub(crate) struct Setup {
-    pub bytes: Vec<u8>,
-    pub config: RunConfig,
-    /// The stdout and stderr it must write, when files give them.
-    pub expected: Vec<Option<Vec<u8>>>,
-    pub status: ExitStatus,
-}
-
-impl Setup {
-    /// The program `wasm` (named `name`), its folder pre-opened as `.` and the files beside it read
-    /// (module docs); `stopper` may stop its runs.
-    pub(crate) fn of(wasm: &Path, name: &str, stopper: Option<&Stopper>) -> Result<Setup> {
-        let bytes = std::fs::read(wasm)?;
-        let expected: Vec<Option<Vec<u8>>> = ["stdout", "stderr"]
-            .iter()
-            .map(|s| expected_output(wasm, s).map(std::fs::read).transpose())
-            .collect::<Result<_, _>>()?;
-        let folder = wasm.parent().unwrap().to_path_buf();
-        let lines = |ext: &str| -> Result<Vec<String>> {
-            let file = wasm.with_extension(ext);
-            if !file.exists() {
-                return Ok(Vec::new());
-            }
-            let text = std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
-            Ok(text.lines().filter(|l| !l.is_empty()).map(String::from).collect())
-        };
-        let mut args = vec![wasm.file_name().unwrap().to_string_lossy().into_owned()];
-        args.extend(lines("args")?);
-        let mut dirs = vec![(folder.clone(), ".".to_string())];
-        for line in lines("dirs")? {
-            let (host, guest) =
-                line.split_once("::").with_context(|| format!("{name}: {line:?} is not HOST::GUEST"))?;
-            dirs.push((folder.join(host), guest.to_string()));
-        }
-        let status = match expected_output(wasm, "exit") {
-            Some(file) => {
-                let text = std::fs::read_to_string(&file)?;
-                let status = text.trim().parse().with_context(|| format!("{}: not an exit status", file.display()))?;
-                ExitStatus(status)
-            }
-            None => ExitStatus(0),
-        };
-        let config = RunConfig { dirs, args, capture_output: true, stopper: stopper.cloned(), ..RunConfig::default() };
-        Ok(Setup { bytes, config, expected, status })
-    }
-
-    /// Fails unless `out` (of a run of `label`) wrote what the program must write: the expected
-    /// files, else what the first run wrote (`reference`, which the first run sets).
-    pub(crate) fn check_output(
-        &self,
-        name: &str,
-        label: &str,
-        out: &RunOutcome,
-        reference: &mut Option<(Vec<u8>, Vec<u8>)>,
-    ) -> Result<()> {
-        for (i, (stream, got)) in [("stdout", &out.stdout), ("stderr", &out.stderr)].into_iter().enumerate() {
-            let want = match (&self.expected[i], &*reference) {
-                (Some(e), _) => e,
-                (None, Some(r)) => {
-                    if i == 0 {
-                        &r.0
-                    } else {
-                        &r.1
-                    }
-                }
-                (None, None) => continue,
-            };
-            if got != want {
-                bail!("{name} in {label}: {stream} differs from the expected output");
-            }
-        }
-        if reference.is_none() {
-            *reference = Some((out.stdout.clone(), out.stderr.clone()));
-        }
-        Ok(())
-    }
-}
-
 /// The exact profile of one unmeasured `bl` run; `None` when the run was stopped.
 fn exact_profile(
     engine: &pathprof_runtime::Engine,
@@ -520,21 +383,8 @@ fn exact_profile(
     if run.outcome.stopped.is_some() {
         return Ok(None);
     }
-    completed(&run, name, &prepared.mode, status)?;
+    status.check(&run.outcome, format_args!("{name} in mode {}", prepared.mode))?;
     profiles(&prepared, &run, name).map(Some)
-}
-
-/// The exit status a program of the corpus ends with.
-#[derive(Clone, Copy)]
-pub(crate) struct ExitStatus(pub i32);
-
-/// Fails unless the run exited with the program's status, without a trap.
-fn completed(run: &ModeRun, name: &str, mode: &Mode, status: ExitStatus) -> Result<()> {
-    let out = &run.outcome;
-    if out.exit_code != status.0 || out.trap.is_some() {
-        bail!("{name} in mode {mode}: exit {} {}", out.exit_code, out.trap.as_deref().unwrap_or_default());
-    }
-    Ok(())
 }
 
 /// The function profiles of a run.
@@ -562,11 +412,7 @@ fn measure(
     // `pep` runs that wait for the exact profile (those before `bl`'s first run).
     let mut pending: Vec<(usize, ModeRun)> = Vec::new();
     for round in 0.. {
-        let enough = round >= options.min_runs
-            && (round >= options.max_runs
-                || start.elapsed().as_secs_f64() > options.budget_seconds
-                || variants.iter().all(|v| spread(&v.times) <= options.spread));
-        if enough {
+        if options.rounds.enough(round, start, variants.iter().map(|v| v.times.as_slice())) {
             break;
         }
         for (i, v) in variants.iter_mut().enumerate() {
@@ -586,7 +432,7 @@ fn measure(
             if run.outcome.stopped.is_some() {
                 return Ok(false);
             }
-            completed(&run, name, v.mode(), status)?;
+            status.check(&run.outcome, format_args!("{name} in mode {}", v.mode()))?;
             let out = &run.outcome;
             setup.check_output(name, &format!("mode {}", v.mode()), out, &mut reference)?;
             v.times.push(out.bench_region_seconds.unwrap_or(out.wall_seconds));

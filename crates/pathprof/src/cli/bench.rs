@@ -3,7 +3,7 @@
 
 use anyhow::{bail, Result};
 use pathprof::bench::hints::{bench_hints, HintBenchOptions};
-use pathprof::bench::{bench, BenchOptions};
+use pathprof::bench::{bench, BenchOptions, Rounds};
 use pathprof::files::write_atomically;
 use pathprof::hint::HintOptions;
 use pathprof::render;
@@ -53,15 +53,14 @@ pub fn run(a: Args, stopper: &Stopper) -> Result<i32> {
     if !a.min_seconds.is_finite() || a.min_seconds < 0.0 {
         bail!("--min-seconds must be a number of seconds, at least 0");
     }
+    let rounds =
+        Rounds { min_runs: a.runs, max_runs: a.max_runs.max(a.runs), spread: a.spread, budget_seconds: a.budget };
     if a.hints {
-        return hints(a, stopper);
+        return hints(a, rounds, stopper);
     }
     let options = BenchOptions {
         modes: Registry::built_in().parse_list(&a.modes)?,
-        min_runs: a.runs,
-        max_runs: a.max_runs.max(a.runs),
-        spread: a.spread,
-        budget_seconds: a.budget,
+        rounds,
         filter: a.filter,
         min_seconds: a.min_seconds,
         stopper: Some(stopper.clone()),
@@ -93,16 +92,9 @@ fn modes_help() -> String {
 }
 
 /// `bench --hints`.
-fn hints(a: Args, stopper: &Stopper) -> Result<i32> {
-    let options = HintBenchOptions {
-        min_runs: a.runs,
-        max_runs: a.max_runs.max(a.runs),
-        spread: a.spread,
-        budget_seconds: a.budget,
-        filter: a.filter,
-        hints: HintOptions::default(),
-        stopper: Some(stopper.clone()),
-    };
+fn hints(a: Args, rounds: Rounds, stopper: &Stopper) -> Result<i32> {
+    let options =
+        HintBenchOptions { rounds, filter: a.filter, hints: HintOptions::default(), stopper: Some(stopper.clone()) };
     let mut out = std::io::stdout();
     render::hints::header(&mut out)?;
     let report = bench_hints(&a.corpus, &options, |f| {
