@@ -99,67 +99,84 @@ fn site_counts(site: &BranchSite, counts: &HashMap<(u32, Endpoint), u64>) -> Opt
     Some(BranchCounts { taken: count(taken), not_taken: count(not_taken) })
 }
 
+/// The module `profile` profiles in `program` (refused unless it is a profile of `program`), the
+/// number of its two-way branches, and those of the functions the profile has, with how often it saw
+/// each go each way.
+fn counted_branches<'a, 'p>(
+    program: &'a [u8],
+    profile: &'p Profile,
+) -> Result<(ProfiledModule<'a>, usize, Vec<Branch<'p>>)> {
+    if profile.module.sha256 != sha256_hex(program) {
+        bail!("the profile is a profile of another module ({})", profile.module.path);
+    }
+    let profiled = ProfiledModule::of(program, profile.module.core_module)?;
+    let first_defined = ModuleInfo::read(profiled.bytes)?.num_imported_funcs;
+    let sites = branch_sites(profiled.bytes).context("cannot read the module's branches")?;
+    let mut counted = Vec::new();
+    for f in &profile.functions {
+        let Some(sites) = f.index.checked_sub(first_defined).and_then(|k| sites.get(k as usize)) else { continue };
+        let counts = edge_counts(f);
+        for site in sites {
+            if let Some(counts) = site_counts(site, &counts) {
+                counted.push(Branch { function: f, site: site.clone(), counts });
+            }
+        }
+    }
+    Ok((profiled, sites.iter().map(Vec::len).sum(), counted))
+}
+
+/// `program` with its profiled module (`profiled`) written with `hints` in place of its own.
+fn rewritten(program: &[u8], profiled: &ProfiledModule, hints: &Hints) -> Result<Vec<u8>> {
+    let module = write_hints(profiled.bytes, hints)?;
+    Ok(match &profiled.component {
+        None => module,
+        Some((_, m)) => replace_core_module(program, m.range.clone(), &module)?,
+    })
+}
+
 /// The program `program` with branch hints from `profile`, a profile of it.
 pub fn hint(program: &[u8], profile: &Profile, options: &HintOptions) -> Result<Hinted> {
     if !(0.5..=1.0).contains(&options.min_bias) {
         bail!("the least bias hinted must be from 0.5 to 1");
     }
-    if profile.module.sha256 != sha256_hex(program) {
-        bail!("the profile is a profile of another module ({})", profile.module.path);
-    }
     if !profile.mode.lists_paths() {
         bail!("a {} profile has no paths, and so no edge counts, to hint branches from", profile.mode);
     }
-    let profiled = ProfiledModule::of(program, profile.module.core_module)?;
-    let module = profiled.bytes;
-    let first_defined = ModuleInfo::read(module)?.num_imported_funcs;
-    let sites = branch_sites(module).context("cannot read the module's branches")?;
-    let mut hints = read_hints(module).context("cannot read the module's branch hints")?;
-    let functions: HashMap<u32, &FunctionProfile> = profile.functions.iter().map(|f| (f.index, f)).collect();
+    let (profiled, branches, counted) = counted_branches(program, profile)?;
+    let mut hints = read_hints(profiled.bytes).context("cannot read the module's branch hints")?;
     let (mut ran, mut hinted, mut dropped) = (0, 0, 0);
-    for (k, sites) in sites.iter().enumerate() {
-        let index = first_defined + k as u32;
-        let Some(f) = functions.get(&index) else { continue };
-        let counts = edge_counts(f);
-        for site in sites {
-            let Some(c) = site_counts(site, &counts) else { continue };
-            ran += usize::from(c.total() > 0);
-            if c.total() < options.min_count {
-                continue;
+    for Branch { function, site, counts: c } in &counted {
+        ran += usize::from(c.total() > 0);
+        if c.total() < options.min_count {
+            continue;
+        }
+        let share = c.taken_share();
+        let mine = hints.entry(function.index).or_default();
+        let hint = if share >= options.min_bias {
+            Some(true)
+        } else if 1.0 - share >= options.min_bias {
+            Some(false)
+        } else {
+            None
+        };
+        match (hint, mine.get(&site.offset).copied()) {
+            (Some(h), old) => {
+                dropped += usize::from(old.is_some_and(|o| o != h));
+                hinted += 1;
+                mine.insert(site.offset, h);
             }
-            let share = c.taken_share();
-            let mine = hints.entry(index).or_default();
-            let hint = if share >= options.min_bias {
-                Some(true)
-            } else if 1.0 - share >= options.min_bias {
-                Some(false)
-            } else {
-                None
-            };
-            match (hint, mine.get(&site.offset).copied()) {
-                (Some(h), old) => {
-                    dropped += usize::from(old.is_some_and(|o| o != h));
-                    hinted += 1;
-                    mine.insert(site.offset, h);
-                }
-                // An old hint the profile contradicts.
-                (None, Some(old)) if old != (share > 0.5) => {
-                    dropped += 1;
-                    mine.remove(&site.offset);
-                }
-                (None, _) => {}
+            // An old hint the profile contradicts.
+            (None, Some(old)) if old != (share > 0.5) => {
+                dropped += 1;
+                mine.remove(&site.offset);
             }
+            (None, _) => {}
         }
     }
     hints.retain(|_, h| !h.is_empty());
     let written: usize = hints.values().map(|h| h.len()).sum();
     let kept = written - hinted;
-    let hinted_module = write_hints(module, &hints)?;
-    let bytes = match &profiled.component {
-        None => hinted_module,
-        Some((_, m)) => replace_core_module(program, m.range.clone(), &hinted_module)?,
-    };
-    let branches = sites.iter().map(Vec::len).sum();
+    let bytes = rewritten(program, &profiled, &hints)?;
     Ok(Hinted { bytes, branches, ran, hinted, kept, dropped, hints })
 }
 
@@ -190,21 +207,9 @@ pub fn branches<'a>(
     (min_count, min_bias): (u64, f64),
     top: usize,
 ) -> Result<(Vec<Branch<'a>>, Vec<Branch<'a>>)> {
-    if profile.module.sha256 != sha256_hex(program) {
-        bail!("the module is not the profiled one (its SHA-256 differs from the profile's)");
-    }
-    let profiled = ProfiledModule::of(program, profile.module.core_module)?;
-    let first_defined = ModuleInfo::read(profiled.bytes)?.num_imported_funcs;
-    let sites = branch_sites(profiled.bytes)?;
-    let mut all = Vec::new();
-    for f in profile.functions.iter().filter(|f| function.is_none_or(|sel| crate::view::matches(f, sel))) {
-        let Some(sites) = f.index.checked_sub(first_defined).and_then(|k| sites.get(k as usize)) else { continue };
-        let counts = edge_counts(f);
-        for site in sites {
-            let Some(c) = site_counts(site, &counts).filter(|c| c.total() >= min_count.max(1)) else { continue };
-            all.push(Branch { function: f, site: site.clone(), counts: c });
-        }
-    }
+    let selected = |b: &Branch| function.is_none_or(|sel| crate::view::matches(b.function, sel));
+    let (_, _, mut all) = counted_branches(program, profile)?;
+    all.retain(|b| selected(b) && b.counts.total() >= min_count.max(1));
     let key = |b: &Branch| (std::cmp::Reverse(b.counts.total()), b.function.index, b.site.offset);
     let mut biased: Vec<Branch> = all.iter().filter(|b| b.bias() >= min_bias).cloned().collect();
     biased.sort_by_key(key);
@@ -224,10 +229,5 @@ pub fn inverted(hints: &Hints) -> Hints {
 /// `program`'s profiled module written with `hints` in place of its own (in its component when it
 /// is one).
 pub fn with_hints(program: &[u8], core_module: Option<u32>, hints: &Hints) -> Result<Vec<u8>> {
-    let profiled = ProfiledModule::of(program, core_module)?;
-    let module = write_hints(profiled.bytes, hints)?;
-    Ok(match &profiled.component {
-        None => module,
-        Some((_, m)) => replace_core_module(program, m.range.clone(), &module)?,
-    })
+    rewritten(program, &ProfiledModule::of(program, core_module)?, hints)
 }
