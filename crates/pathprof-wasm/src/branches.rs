@@ -157,11 +157,20 @@ pub fn function_branches(body: &FunctionBody, fcfg: &FuncCfg) -> Result<FuncBran
 /// the instrumenter leaves alone. (The instrumenter gives them for the module it instruments with
 /// [`SinkKind::Trace`](crate::SinkKind::Trace), from the CFGs it builds anyway.)
 pub fn module_branches(bytes: &[u8]) -> Result<(ModuleInfo, Vec<Option<FuncBranches>>), ModuleError> {
+    each_cfg(bytes, function_branches)
+}
+
+/// `f` of the body and CFG of every defined function of the module `bytes`, by defined index,
+/// computed in parallel; `None` for a function whose body pathprof does not read into a CFG.
+pub(crate) fn each_cfg<T: Send>(
+    bytes: &[u8],
+    f: impl Fn(&FunctionBody<'_>, &FuncCfg) -> Result<T, wasmparser::BinaryReaderError> + Sync,
+) -> Result<(ModuleInfo, Vec<Option<T>>), ModuleError> {
     let (info, bodies) = ModuleInfo::read_sections(bytes)?;
     let throws = Throws::of_module(&info, &bodies).map_err(ModuleError::from_validation)?;
     let all = parallel_map(&bodies, |_, (func, body)| -> Result<_, wasmparser::BinaryReaderError> {
         Ok(match cfg::build(body, &mut validator(func), &throws)? {
-            Ok(fcfg) => Some(function_branches(body, &fcfg)?),
+            Ok(fcfg) => Some(f(body, &fcfg)?),
             Err(_) => None,
         })
     });

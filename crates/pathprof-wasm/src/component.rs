@@ -24,6 +24,7 @@
 use crate::abi::{HostCalls, HostImport, ATTACH_IMPORT};
 use crate::instrument::Instrumented;
 use crate::module::ModuleError;
+use crate::sections::{sections, TopSection};
 use std::ops::Range;
 use wasm_encoder::{
     Alias, CanonicalFunctionSection, CanonicalOption, CodeSection, Component, ComponentAliasSection,
@@ -204,10 +205,13 @@ pub fn rewrite(
         )));
     }
     let mut out = Component::new();
-    for (id, range) in sections(bytes)? {
+    for TopSection { id, contents, .. } in sections(bytes)? {
         // A core module section's contents are the module.
-        let data =
-            if id == CORE_MODULE_SECTION && range == module.range { &instrumented.bytes[..] } else { &bytes[range] };
+        let data = if id == CORE_MODULE_SECTION && contents == module.range {
+            &instrumented.bytes[..]
+        } else {
+            &bytes[contents]
+        };
         out.section(&RawSection { id, data });
     }
     Glue::new(info.counts, instance, instrumented)?.append(&mut out);
@@ -217,19 +221,22 @@ pub fn rewrite(
 /// Id of the component section that holds a core module.
 const CORE_MODULE_SECTION: u8 = 1;
 
-/// The top-level sections of a component: id and contents.
-fn sections(bytes: &[u8]) -> Result<Vec<(u8, Range<usize>)>, ModuleError> {
-    let malformed = |e: wasmparser::BinaryReaderError| ModuleError::Malformed(e.to_string());
-    let mut reader = wasmparser::BinaryReader::new(bytes, 0);
-    reader.read_bytes(8).map_err(malformed)?;
-    let mut out = Vec::new();
-    while !reader.eof() {
-        let id = reader.read_u8().map_err(malformed)?;
-        let len = reader.read_var_u32().map_err(malformed)? as usize;
-        let start = reader.original_position();
-        reader.read_bytes(len).map_err(malformed)?;
-        out.push((id, start..start + len));
-    }
+/// `component` with its core module at `range` (the contents of one of its top-level sections)
+/// replaced by `module`: the section's size is written anew, every other byte is as it was.
+pub fn replace_core_module(component: &[u8], range: Range<usize>, module: &[u8]) -> Result<Vec<u8>, ModuleError> {
+    let found = sections(component)?.into_iter().find(|s| s.contents == range);
+    let Some(section) = found else {
+        return Err(ModuleError::Invalid("the core module is not a section of the component's top level".into()));
+    };
+    let mut out = Vec::with_capacity(component.len() + module.len() - range.len() + 4);
+    out.extend_from_slice(&component[..section.range.start]);
+    out.push(section.id);
+    wasm_encoder::Encode::encode(
+        &u32::try_from(module.len()).map_err(|_| ModuleError::Invalid("module too large".into()))?,
+        &mut out,
+    );
+    out.extend_from_slice(module);
+    out.extend_from_slice(&component[section.range.end..]);
     Ok(out)
 }
 

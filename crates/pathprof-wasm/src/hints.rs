@@ -12,22 +12,20 @@
 //! counted); each function's hints come in increasing order of offset, and the section precedes
 //! the code section.
 
+use crate::branches::each_cfg;
 use crate::cfg::{self, OPCODE_IF};
-use crate::module::{validator, ModuleError, ModuleInfo};
-use crate::throws::Throws;
+use crate::module::{ModuleError, ModuleInfo};
+use crate::sections::{sections, CUSTOM_SECTION};
 use pathprof_core::Succ;
 use std::collections::BTreeMap;
-use std::ops::Range;
 use wasm_encoder::{BranchHint, BranchHints, Section};
-use wasmparser::{BinaryReader, KnownCustom, Parser, Payload};
+use wasmparser::{KnownCustom, Parser, Payload};
 
 /// Name of the custom section of branch hints.
 pub const BRANCH_HINT_SECTION: &str = "metadata.code.branch_hint";
 
 /// Id of the code section.
 const CODE_SECTION: u8 = 10;
-/// Id of a custom section.
-const CUSTOM_SECTION: u8 = 0;
 
 /// Which operator a branch is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,17 +51,7 @@ pub struct BranchSite {
 /// The two-way branches of every defined function of `module`, by defined index, in order of
 /// offset (none for a function whose body pathprof does not read into a CFG).
 pub fn branch_sites(module: &[u8]) -> Result<Vec<Vec<BranchSite>>, ModuleError> {
-    let (info, bodies) = ModuleInfo::read_sections(module)?;
-    let throws = Throws::of_module(&info, &bodies).map_err(ModuleError::from_validation)?;
-    let mut out = Vec::with_capacity(bodies.len());
-    for (func, body) in &bodies {
-        let fcfg = match cfg::build(body, &mut validator(func), &throws).map_err(ModuleError::from_validation)? {
-            Ok(fcfg) => fcfg,
-            Err(_) => {
-                out.push(Vec::new());
-                continue;
-            }
-        };
+    let (_, all) = each_cfg(module, |body, fcfg| {
         let bytes = body.as_bytes();
         let edges = fcfg.cfg.edges();
         let sites = fcfg.sites.iter().filter_map(|site| {
@@ -73,9 +61,9 @@ pub fn branch_sites(module: &[u8]) -> Result<Vec<Vec<BranchSite>>, ModuleError> 
             let (taken, not_taken) = (edges[taken as usize], edges[not_taken as usize]);
             Some(BranchSite { offset, op, block: taken.from, taken: taken.to, not_taken: not_taken.to })
         });
-        out.push(sites.collect());
-    }
-    Ok(out)
+        Ok(sites.collect())
+    })?;
+    Ok(all.into_iter().map(Option::unwrap_or_default).collect())
 }
 
 /// Hints by function index, each by operator offset: `true` when the branch is likely taken.
@@ -146,59 +134,5 @@ pub fn write_hints(module: &[u8], hints: &Hints) -> Result<Vec<u8>, ModuleError>
     if !placed && !section.is_empty() {
         return Err(ModuleError::Invalid("a module without code has no branches to hint".into()));
     }
-    Ok(out)
-}
-
-/// A section of a module or component: its id, its whole bytes (id and size too), and the name
-/// of a custom section.
-pub(crate) struct RawSection {
-    pub id: u8,
-    pub range: Range<usize>,
-    pub contents: Range<usize>,
-    pub name: Option<String>,
-}
-
-/// The top-level sections of a module or component, after its 8-byte header.
-pub(crate) fn sections(bytes: &[u8]) -> Result<Vec<RawSection>, ModuleError> {
-    let err = |e: wasmparser::BinaryReaderError| ModuleError::Malformed(e.to_string());
-    if bytes.len() < 8 {
-        return Err(ModuleError::Malformed("missing the \\0asm header".into()));
-    }
-    let mut reader = BinaryReader::new(&bytes[8..], 8);
-    let mut out = Vec::new();
-    while !reader.eof() {
-        let start = reader.original_position();
-        let id = reader.read_u8().map_err(err)?;
-        let size = reader.read_var_u32().map_err(err)? as usize;
-        let contents_start = reader.original_position();
-        let end = contents_start.checked_add(size).filter(|&e| e <= bytes.len());
-        let end = end.ok_or_else(|| ModuleError::Malformed("a section runs past the end".into()))?;
-        let name = (id == CUSTOM_SECTION)
-            .then(|| {
-                BinaryReader::new(&bytes[contents_start..end], contents_start).read_string().ok().map(str::to_string)
-            })
-            .flatten();
-        reader.read_bytes(size).map_err(err)?;
-        out.push(RawSection { id, range: start..end, contents: contents_start..end, name });
-    }
-    Ok(out)
-}
-
-/// `component` with its core module at `range` (the contents of one of its top-level sections)
-/// replaced by `module`: the section's size is written anew, every other byte is as it was.
-pub fn replace_core_module(component: &[u8], range: Range<usize>, module: &[u8]) -> Result<Vec<u8>, ModuleError> {
-    let found = sections(component)?.into_iter().find(|s| s.contents == range);
-    let Some(section) = found else {
-        return Err(ModuleError::Invalid("the core module is not a section of the component's top level".into()));
-    };
-    let mut out = Vec::with_capacity(component.len() + module.len() - range.len() + 4);
-    out.extend_from_slice(&component[..section.range.start]);
-    out.push(section.id);
-    wasm_encoder::Encode::encode(
-        &u32::try_from(module.len()).map_err(|_| ModuleError::Invalid("module too large".into()))?,
-        &mut out,
-    );
-    out.extend_from_slice(module);
-    out.extend_from_slice(&component[section.range.end..]);
     Ok(out)
 }

@@ -29,6 +29,7 @@ pub mod instrument;
 pub mod map;
 pub mod module;
 pub mod parallel;
+mod sections;
 pub mod throws;
 
 pub use instrument::{instrument, InstrumentOptions, Instrumented, SinkKind};

@@ -18,7 +18,8 @@ use crate::profiled::ProfiledModule;
 use anyhow::{bail, Context, Result};
 use pathprof_core::profile::{Endpoint, FunctionProfile, Profile};
 use pathprof_core::Succ;
-use pathprof_wasm::hints::{branch_sites, read_hints, replace_core_module, write_hints, BranchSite, Hints};
+use pathprof_wasm::component::replace_core_module;
+use pathprof_wasm::hints::{branch_sites, read_hints, write_hints, BranchSite, Hints};
 use pathprof_wasm::ModuleInfo;
 use std::collections::HashMap;
 
