@@ -1,7 +1,7 @@
 //! A profile's functions decoded from the counts a run recorded: every path ID regenerated to its
 //! blocks, the edge counts they add up to, and, in mode `ppp`, the residual paths and untested edges.
 
-use super::{Counters, ProbeState, Probes, ProfileMap, RawCounts};
+use super::{ProbeState, Probes, ProfileMap, RawCounts};
 use pathprof_core::dag::DagEdgeKind;
 use pathprof_core::ppp::PppPlan;
 use pathprof_core::profile::{
@@ -96,10 +96,10 @@ fn path_profile(p: &Probes, list: &[(u64, u64)]) -> Result<PathProfile, CountsEr
         cut_blocks: p.plan.overflow_cuts.clone(),
         paths,
         edges: edges.into_iter().map(|((from, to), c)| EdgeCount { from, to, count: U64(c) }).collect(),
-        // Direct event counting has no path register.
-        increments: match p.counters {
-            Counters::Events { decoded: false, .. } => 0,
-            _ => (0..p.plan.dag.edges.len() as u32).filter(|&e| is_increment(&p.plan, e)).count() as u32,
+        increments: if p.counters.has_path_register() {
+            (0..p.plan.dag.edges.len() as u32).filter(|&e| is_increment(&p.plan, e)).count() as u32
+        } else {
+            0
         },
         increments_executed: U64(increments_executed),
         kipf: None,

@@ -83,6 +83,19 @@ impl Counters {
             | Counters::Events { .. } => None,
         }
     }
+
+    /// Whether the function keeps a path register (all but direct event counting, `events:dec`).
+    pub fn has_path_register(self) -> bool {
+        match self {
+            Counters::Events { decoded, .. } => decoded,
+            Counters::Array { .. }
+            | Counters::Table { .. }
+            | Counters::Hash
+            | Counters::Sampled
+            | Counters::Stream { .. }
+            | Counters::Ppp { .. } => true,
+        }
+    }
 }
 
 /// The probes of one function.
