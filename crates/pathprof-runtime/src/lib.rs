@@ -12,6 +12,8 @@
 //! * [`component`](mod@component) — components: `wasi:cli/run` under the component model, and the
 //!   profiler's memory handed over by the component itself;
 //! * [`collect`] — the host's side of each way of recording path ends, one collector per mode;
+//! * [`replay`] — runs recorded by pathprof's JavaScript host under another engine, handed to
+//!   the same collectors;
 //! * [`clock`] — the virtual clocks of deterministic runs;
 //! * [`stop`] — stopping a run on a signal or a time limit, its profile kept;
 //! * [`entry`] — `_start` or the export named by `--invoke`.
@@ -22,6 +24,7 @@ mod component;
 mod entry;
 mod module;
 pub mod outcome;
+pub mod replay;
 pub mod run;
 pub mod stop;
 mod words;
@@ -36,5 +39,6 @@ pub use outcome::{NoEntry, RunConfig, RunOutcome, TRAP_EXIT_CODE};
 pub use run::{
     check_imports, compile, engine, engine_with, run, run_module, run_module_with_snapshots, EngineOptions, Program,
 };
+pub use replay::{replay, HostRecord, Recorded, RecordedEnding};
 pub use stop::{SnapshotTaken, Snapshots, StopReason, Stopper};
 pub use wasmtime::{Engine, Module};

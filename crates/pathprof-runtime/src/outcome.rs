@@ -229,7 +229,7 @@ fn ending(
 }
 
 /// The open frames of profiled functions, as indices of the original module.
-fn open_profiled_frames(map: Option<&ProfileMap>, frames: Vec<u32>) -> Vec<u32> {
+pub(crate) fn open_profiled_frames(map: Option<&ProfileMap>, frames: Vec<u32>) -> Vec<u32> {
     let Some(map) = map else { return frames };
     // Frames report indices of the instrumented module, which has one more function when the
     // profiler calls a host function.

@@ -11,6 +11,8 @@
 //! * [`profiled`] — the core module profiled in a program (a module, or one of a component's);
 //! * [`profiler`] — a module instrumented for a mode, run, and turned into a profile;
 //! * [`bench`] — each mode's overhead against the uninstrumented program, side by side;
+//! * [`dump`] — runs recorded under another engine by pathprof's JavaScript host, decoded into
+//!   profiles;
 //! * [`view`] — what reports show: hottest paths and sequences, labels and source lines;
 //! * [`source`] — a path as the source lines it runs, with their text;
 //! * [`merge`] — profiles of several runs of one module added up;
@@ -22,6 +24,7 @@
 //! * [`files`] — reading modules and profiles, writing files whole.
 
 pub mod bench;
+pub mod dump;
 pub mod export;
 pub mod files;
 pub mod hint;

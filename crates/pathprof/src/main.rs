@@ -23,6 +23,8 @@ enum Command {
     Run(cli::run::Args),
     /// Write an instrumented module and the map that decodes what it records.
     Instrument(cli::instrument::Args),
+    /// Decode the dump of a run under another engine (Node, a browser) into a profile.
+    Decode(cli::decode::Args),
     /// Measure each mode's overhead against the uninstrumented programs of a Sightglass-style corpus.
     Bench(cli::bench::Args),
     /// Simulate the hardware path profiler (path stack, Hot Path Table) on a run's branches [PPP07 ch. 5].
@@ -49,6 +51,7 @@ fn main() {
         Command::Instrument(args) => cli::instrument::run(args),
         Command::Bench(args) => cli::bench::run(args, &stopper),
         Command::Compare(args) => cli::compare::run(args),
+        Command::Decode(args) => cli::decode::run(args),
         Command::Hpp(args) => cli::hpp::run(args, &stopper),
         Command::Report(args) => cli::report::run(args),
         Command::Merge(args) => cli::merge::run(args),

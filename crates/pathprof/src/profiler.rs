@@ -144,39 +144,15 @@ impl<'a> Prepared<'a> {
     /// The function profiles of a run: its counts decoded with the map, and what the mode adds to
     /// them.
     pub fn functions(&self, run: &ModeRun) -> Result<Vec<FunctionProfile>> {
-        let Some(map) = &self.map else { return Ok(Vec::new()) };
-        let mut functions = map.function_profiles(&run.counts)?;
-        self.mode.attach(run, map, &mut functions)?;
-        Ok(functions)
+        run_functions(&self.mode, self.map.as_ref(), run)
     }
 
     /// The profile of a run, with source lines from the module's DWARF.
     pub fn profile(&self, run: &ModeRun, config: &RunConfig) -> Result<Profile> {
-        let mut functions = self.functions(run)?;
-        let mode = self.mode.profile_mode(run, &functions, self.map.as_ref(), &self.given)?;
-        // A profile is as large as what ran: the blocks of functions without paths, and the names
-        // of the instrumented ones that did not run, are the module's (`instrument --map` lists
-        // them), not the run's. Skipped functions keep their names, which reports list, and so do
-        // functions that ran without completing a path (still open at the end, or counting events).
-        let open: HashSet<u32> = run.outcome.open_frames.iter().copied().collect();
-        for f in functions.iter_mut().filter(|f| f.paths().is_empty()) {
-            f.blocks = Vec::new();
-            let counted_events = f.events().is_some_and(|e| e.values().any(|n| n > 0));
-            if f.is_instrumented() && !counted_events && !open.contains(&f.index) {
-                f.name = None;
-            }
-        }
-        // Source lines are read once the program has run (uninstrumented runs have no blocks).
-        if let Some(lines) = (!functions.is_empty()).then(|| LineTable::read(self.profiled.bytes)).flatten() {
-            lines.attach(functions.iter_mut().flat_map(|f| &mut f.blocks));
-        }
-        let path_executions = functions
-            .iter()
-            .flat_map(|f| f.paths())
-            .try_fold(0u64, |sum, p| sum.checked_add(p.count.0))
-            .context("the path executions add up past 2^64 - 1")?;
-        let outcome = &run.outcome;
-        Ok(Profile {
+        let parts = ProfileParts {
+            mode: &self.mode,
+            map: self.map.as_ref(),
+            given: &self.given,
             module: ProfileModule {
                 path: self.path.clone(),
                 sha256: sha256_hex(self.original),
@@ -184,23 +160,13 @@ impl<'a> Prepared<'a> {
                 code_section_size: self.info.code_size() as u64,
                 core_module: self.profiled.core_module(),
             },
-            mode,
             args: config.args.clone(),
-            wall_seconds: outcome.wall_seconds,
-            bench_region_seconds: outcome.bench_region_seconds,
             instrumentation_seconds: self.instrumentation_seconds,
-            exit_code: outcome.exit_code,
-            trap: outcome.trap.clone(),
-            stopped: outcome.stopped.map(|r| r.name().to_string()),
             random_seed: config.seed(),
             deterministic: config.deterministic,
-            run_id: None,
-            snapshot: None,
-            open_activations_at_exit: outcome.open_frames.len() as u64,
-            runs: 1,
-            path_executions: U64(path_executions),
-            functions,
-        })
+        };
+        // Source lines are read once the program has run (uninstrumented runs have no blocks).
+        parts.profile(run, || LineTable::read(self.profiled.bytes))
     }
 
     /// Size of the code section of the module that runs: the instrumented module (the original in
@@ -239,4 +205,75 @@ pub fn instrument_options(
     }
     mode.instrument(&mut options, profiled, inputs)?;
     Ok(options)
+}
+
+/// The function profiles of a run of `mode`: its counts decoded with `map` (none without probes),
+/// and what the mode adds to them.
+fn run_functions(mode: &Mode, map: Option<&ProfileMap>, run: &ModeRun) -> Result<Vec<FunctionProfile>> {
+    let Some(map) = map else { return Ok(Vec::new()) };
+    let mut functions = map.function_profiles(&run.counts)?;
+    mode.attach(run, map, &mut functions)?;
+    Ok(functions)
+}
+
+/// What a profile says besides what its run recorded.
+pub(crate) struct ProfileParts<'a> {
+    pub mode: &'a Mode,
+    /// The map of the instrumented module (none in mode `none`).
+    pub map: Option<&'a ProfileMap>,
+    pub given: &'a Given,
+    pub module: ProfileModule,
+    pub args: Vec<String>,
+    pub instrumentation_seconds: Option<f64>,
+    pub random_seed: Option<u64>,
+    pub deterministic: bool,
+}
+
+impl ProfileParts<'_> {
+    /// The profile of `run`, with the source lines `lines` reads (none where the map's blocks
+    /// have theirs).
+    pub fn profile(self, run: &ModeRun, lines: impl FnOnce() -> Option<LineTable>) -> Result<Profile> {
+        let mut functions = run_functions(self.mode, self.map, run)?;
+        let mode = self.mode.profile_mode(run, &functions, self.map, self.given)?;
+        // A profile is as large as what ran: the blocks of functions without paths, and the names
+        // of the instrumented ones that did not run, are the module's (`instrument --map` lists
+        // them), not the run's. Skipped functions keep their names, which reports list, and so do
+        // functions that ran without completing a path (still open at the end, or counting events).
+        let open: HashSet<u32> = run.outcome.open_frames.iter().copied().collect();
+        for f in functions.iter_mut().filter(|f| f.paths().is_empty()) {
+            f.blocks = Vec::new();
+            let counted_events = f.events().is_some_and(|e| e.values().any(|n| n > 0));
+            if f.is_instrumented() && !counted_events && !open.contains(&f.index) {
+                f.name = None;
+            }
+        }
+        if let Some(lines) = (!functions.is_empty()).then(lines).flatten() {
+            lines.attach(functions.iter_mut().flat_map(|f| &mut f.blocks));
+        }
+        let path_executions = functions
+            .iter()
+            .flat_map(|f| f.paths())
+            .try_fold(0u64, |sum, p| sum.checked_add(p.count.0))
+            .context("the path executions add up past 2^64 - 1")?;
+        let outcome = &run.outcome;
+        Ok(Profile {
+            module: self.module,
+            mode,
+            args: self.args,
+            wall_seconds: outcome.wall_seconds,
+            bench_region_seconds: outcome.bench_region_seconds,
+            instrumentation_seconds: self.instrumentation_seconds,
+            exit_code: outcome.exit_code,
+            trap: outcome.trap.clone(),
+            stopped: outcome.stopped.map(|r| r.name().to_string()),
+            random_seed: self.random_seed,
+            deterministic: self.deterministic,
+            run_id: None,
+            snapshot: None,
+            open_activations_at_exit: outcome.open_frames.len() as u64,
+            runs: 1,
+            path_executions: U64(path_executions),
+            functions,
+        })
+    }
 }

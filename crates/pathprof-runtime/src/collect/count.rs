@@ -9,7 +9,8 @@
 //! event counters in the profiler's memory, read with the rest [EVT23 §4.2].
 
 use super::{Collector, HostCall};
-use anyhow::{bail, Result};
+use crate::replay::HostRecord;
+use anyhow::{bail, ensure, Context, Result};
 use pathprof_wasm::abi::HostImport;
 use pathprof_wasm::map::{ArrayCounters, EventCounters, RawCounts, SinkLayout, TableCounters};
 use pathprof_wasm::ProfileMap;
@@ -94,6 +95,15 @@ impl Collector for CountCollector {
     fn host_call(&mut self, call: HostCall<'_>) -> Result<()> {
         let HostCall::Path { function, path } = call else { bail!("count_path takes a path") };
         *self.hash.entry((function, path)).or_insert(0) += 1;
+        Ok(())
+    }
+
+    fn replay(&mut self, host: &HostRecord) -> Result<()> {
+        ensure!(host.stream.is_empty(), "the host recorded a stream, which this module does not write");
+        for &(function, path, n) in &host.counts {
+            let count = self.hash.entry((function, path)).or_insert(0);
+            *count = count.checked_add(n).context("a recorded path count adds up past 2^64 - 1")?;
+        }
         Ok(())
     }
 

@@ -22,6 +22,7 @@ pub mod stream;
 
 use anyhow::{anyhow, Result};
 use pathprof_wasm::abi::{HostImport, IMPORT_MODULE};
+use crate::replay::HostRecord;
 use pathprof_wasm::map::RawCounts;
 use std::collections::HashMap;
 use wasmtime::{Caller, Linker};
@@ -93,6 +94,13 @@ pub trait Collector: Send + Sized + 'static {
             )?;
         }
         Ok(())
+    }
+
+    /// What a host outside pathprof recorded in place of this collector's calls of
+    /// [`Self::IMPORT`] (see [`crate::replay`]), taken as those calls would have been; the
+    /// profiler's memory follows at [`Collector::finish`].
+    fn replay(&mut self, host: &HostRecord) -> Result<()> {
+        crate::replay::nothing_recorded(host)
     }
 
     /// The instance is ready (its start function has run) and its entry point is about to be called:

@@ -11,6 +11,7 @@
 //! flag stays set and every N-th path end is recorded, deterministically.
 
 use super::{Collector, HostCall};
+use crate::replay::HostRecord;
 use crate::words::{Flag, Word};
 use anyhow::{bail, ensure, Result};
 use pathprof_wasm::abi::{sample_parts, HostImport, SampleBufferLayout, SAMPLE_FLAG};
@@ -239,6 +240,20 @@ impl Collector for SampleCollector {
     }
 
     /// Starts sampling: every N-th path end from now on, or the timer.
+    /// The samples a host kept of the path ends passed to it, every N-th as [`Sampling::Every`]
+    /// keeps them.
+    fn replay(&mut self, host: &HostRecord) -> Result<()> {
+        ensure!(
+            matches!(self.sampling, Sampling::Every(_)),
+            "timer sampling needs pathprof's own host: a run recorded elsewhere samples every N path ends"
+        );
+        ensure!(host.stream.is_empty(), "the host recorded a stream, which this module does not write");
+        for &(function, path, n) in &host.counts {
+            self.add(function, path, n);
+        }
+        Ok(())
+    }
+
     fn start(&mut self, memory: Option<&mut [u8]>) -> Result<()> {
         let Some(memory) = memory else { bail!("the sampled module does not export its profiler memory") };
         self.attach(memory)?;

@@ -10,7 +10,8 @@
 //! functions; the functions counted in arrays add theirs.
 
 use super::{Collector, HostCall};
-use anyhow::{anyhow, bail, Result};
+use crate::replay::HostRecord;
+use anyhow::{anyhow, bail, ensure, Result};
 use pathprof_core::kpath::{Activations, Kipf, Options};
 use pathprof_wasm::abi::{HostImport, StreamItem, StreamLayout, STREAM_ENTER, STREAM_PATH_EXIT, STREAM_REPEAT};
 use pathprof_wasm::map::{ArrayCounters, RawCounts, SinkLayout};
@@ -239,18 +240,30 @@ impl<C: StreamConsumer> StreamCollector<C> {
         if n == 0 && run == 0 {
             return Ok(());
         }
+        let base = self.layout.buffer as usize;
+        self.hand_over(|buffer| {
+            let items = data[base..base + 8 * n].chunks_exact(8);
+            buffer.extend(items.map(|c| u64::from_le_bytes(c.try_into().expect("8"))));
+            if run > 0 {
+                buffer.push(StreamItem::Repeat(run).encode());
+            }
+        })?;
+        if run > 0 {
+            data[self.layout.run as usize..self.layout.run as usize + 8].fill(0);
+        }
+        data[at..at + 4].copy_from_slice(&0u32.to_le_bytes());
+        Ok(())
+    }
+
+    /// Hands the consumer a buffer that `fill` fills, waiting for one to come back if both are in
+    /// flight.
+    fn hand_over(&mut self, fill: impl FnOnce(&mut Vec<u64>)) -> Result<()> {
         let lost = || anyhow!("the stream's consumer thread stopped");
         let asked = Instant::now();
         let mut buffer = self.free.recv().map_err(|_| lost())?;
         self.waited += asked.elapsed();
         buffer.clear();
-        let base = self.layout.buffer as usize;
-        buffer.extend(data[base..base + 8 * n].chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8"))));
-        if run > 0 {
-            buffer.push(StreamItem::Repeat(run).encode());
-            data[self.layout.run as usize..self.layout.run as usize + 8].fill(0);
-        }
-        data[at..at + 4].copy_from_slice(&0u32.to_le_bytes());
+        fill(&mut buffer);
         super::record(&mut self.recorded, self.record, buffer.iter().copied());
         self.drains += 1;
         self.full.as_ref().ok_or_else(lost)?.send(buffer).map_err(|_| lost())
@@ -272,6 +285,15 @@ impl<C: StreamConsumer> Collector for StreamCollector<C> {
     fn host_call(&mut self, call: HostCall<'_>) -> Result<()> {
         let HostCall::Memory(data) = call else { bail!("flush_stream takes no path") };
         self.drain(data, false)
+    }
+
+    /// The items a host flushed, handed to the consumer in buffers of the stream's capacity.
+    fn replay(&mut self, host: &HostRecord) -> Result<()> {
+        ensure!(host.counts.is_empty(), "the host recorded path counts, which this module does not pass it");
+        for items in host.stream.chunks(self.layout.capacity.max(1) as usize) {
+            self.hand_over(|buffer| buffer.extend_from_slice(items))?;
+        }
+        Ok(())
     }
 
     fn finish(&mut self, memory: Option<&mut [u8]>) -> Result<C::Output> {

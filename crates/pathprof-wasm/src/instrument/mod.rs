@@ -144,6 +144,7 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
         sink: sink_layout,
         events: options.events.as_ref().map_or_else(Vec::new, |e| e.names().to_vec()),
         functions: maps,
+        origin: None,
     };
     let memory_bytes = if map.memory_export.is_some() { memory_pages * 65536 } else { 0 };
     let warnings = rewriter.warnings;

@@ -18,14 +18,14 @@ pub use memory::{read_bursts, ArrayCounters, EventCounters, RawCounts, TableCoun
 
 use crate::abi::{HostImport, SampleBufferLayout, StreamLayout};
 use pathprof_core::ppp::PppPlan;
-use pathprof_core::profile::{BlockInfo, CounterKind};
+use pathprof_core::profile::{BlockInfo, CounterKind, ModuleInfo};
 use pathprof_core::FunctionPlan;
 use serde::{Deserialize, Serialize};
 
 /// Value of the map's `format` field.
 pub const MAP_FORMAT: &str = "pathprof-map";
 /// Version of the map format.
-pub const MAP_VERSION: u32 = 6;
+pub const MAP_VERSION: u32 = 7;
 
 /// Where a function's path counters live.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -284,6 +284,33 @@ pub struct ProfileMap {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<String>,
     pub functions: Vec<FunctionMap>,
+    /// What the module was instrumented from and for, which a host outside pathprof and `pathprof
+    /// decode` need (written by `pathprof instrument`; absent from the maps `pathprof run` keeps in
+    /// memory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<MapOrigin>,
+}
+
+/// What a written map's module was instrumented from and for.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MapOrigin {
+    /// The mode, in its shortest form (`kbl:8`, `pep:every:100`).
+    pub mode: String,
+    /// The program instrumented, as its profiles describe it.
+    pub module: ModuleInfo,
+    /// SHA-256 of the instrumented program written beside the map, in hex.
+    pub instrumented_sha256: String,
+    /// Bytes of the profiler's memory (0 when the module has none).
+    pub memory_bytes: u64,
+    /// Mode `ppp`: the names of the profiles whose paths are interesting.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub interesting_from: Vec<String>,
+    /// Mode `events`: the functions whose calls count as `alloc` (`--alloc-fn`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alloc_functions: Vec<String>,
+    /// Mode `events`: the user's events, each a name and its operators (`--event`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub user_events: Vec<(String, Vec<String>)>,
 }
 
 impl ProfileMap {
@@ -294,11 +321,23 @@ impl ProfileMap {
 
     /// Parses a map written by [`ProfileMap::to_json`].
     pub fn from_json(text: &str) -> Result<ProfileMap, String> {
-        let map: ProfileMap = serde_json::from_str(text).map_err(|e| format!("not a pathprof map: {e}"))?;
-        if map.format != MAP_FORMAT || map.version != MAP_VERSION {
-            return Err(format!("not a pathprof map of version {MAP_VERSION}"));
+        #[derive(Deserialize)]
+        struct Version {
+            format: String,
+            version: u32,
         }
-        Ok(map)
+        let Ok(Version { format, version }) = serde_json::from_str::<Version>(text) else {
+            return Err("not a pathprof map".to_string());
+        };
+        if format != MAP_FORMAT {
+            return Err("not a pathprof map".to_string());
+        }
+        if version != MAP_VERSION {
+            return Err(format!(
+                "a pathprof map of version {version}; this pathprof reads version {MAP_VERSION} (instrument the module again)"
+            ));
+        }
+        serde_json::from_str(text).map_err(|e| format!("not a pathprof map: {e}"))
     }
 
     pub fn to_json(&self) -> String {

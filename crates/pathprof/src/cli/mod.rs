@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod compare;
+pub mod decode;
 pub mod export;
 pub mod hint;
 pub mod hpp;

@@ -7,7 +7,7 @@ use super::setting::Setting;
 use crate::mode_identity;
 use anyhow::Result;
 use pathprof_core::profile::{FunctionProfile, ProfileMode};
-use pathprof_runtime::{CountCollector, Counted, Engine, Program, RunConfig, RunOutcome};
+use pathprof_runtime::{CountCollector, Counted, Engine, Program, Recorded, RunConfig, RunOutcome};
 use pathprof_wasm::{ProfileMap, SinkKind};
 use std::collections::HashMap;
 use std::fmt;
@@ -65,6 +65,10 @@ impl ProfilingMode for Bl {
         run_counted(engine, program, map, config, snapshots, |_| Box::new(()))
     }
 
+    fn replay(&self, map: &ProfileMap, recorded: Recorded) -> Result<ModeRun> {
+        replay_counted(map, recorded, |_| Box::new(()))
+    }
+
     fn profile_mode(
         &self,
         _: &ModeRun,
@@ -78,6 +82,17 @@ impl ProfilingMode for Bl {
     mode_identity!();
 }
 
+/// What makes a mode's facts of the event counters by function, for the count collector's modes.
+pub(crate) trait CountFacts:
+    Fn(HashMap<u32, Vec<u64>>) -> Box<dyn std::any::Any + Send> + Copy + Send + Sync + 'static
+{
+}
+
+impl<F> CountFacts for F where
+    F: Fn(HashMap<u32, Vec<u64>>) -> Box<dyn std::any::Any + Send> + Copy + Send + Sync + 'static
+{
+}
+
 /// Runs a module whose paths (and events) the count collector counts (modes `bl`, `ppp` and
 /// `events`); `facts` makes the mode's facts of the event counters by function.
 pub(crate) fn run_counted(
@@ -86,19 +101,35 @@ pub(crate) fn run_counted(
     map: Option<&ProfileMap>,
     config: &RunConfig,
     snapshots: Option<&SnapshotSink>,
-    facts: impl Fn(HashMap<u32, Vec<u64>>) -> Box<dyn std::any::Any + Send> + Copy + Send + Sync + 'static,
+    facts: impl CountFacts,
 ) -> Result<ModeRun> {
     let map = instrumented(map)?;
-    let to_run = move |outcome: RunOutcome, counted: Counted| ModeRun {
-        outcome,
-        counts: counted.counts,
-        facts: facts(counted.events),
-        host_bytes: HASH_ENTRY_BYTES * counted.hash_entries as u64,
-        figures: Vec::new(),
-    };
+    let to_run = counted_run(facts);
     let collector = CountCollector::new(map)?;
     let snapshots = snapshots.map(|s| s.snapshots(to_run));
     let (outcome, counted) =
         pathprof_runtime::run_module_with_snapshots(engine, program, Some(map), collector, config, snapshots)?;
     Ok(to_run(outcome, counted))
+}
+
+/// A run recorded elsewhere of a module whose paths (and events) the count collector counts;
+/// `facts` as for [`run_counted`].
+pub(crate) fn replay_counted(
+    map: &ProfileMap,
+    recorded: Recorded,
+    facts: impl CountFacts,
+) -> Result<ModeRun> {
+    let (outcome, counted) = pathprof_runtime::replay(CountCollector::new(map)?, map, recorded)?;
+    Ok(counted_run(facts)(outcome, counted))
+}
+
+/// What a run of the count collector recorded, with the mode's `facts` of its event counters.
+fn counted_run(facts: impl CountFacts) -> impl Fn(RunOutcome, Counted) -> ModeRun + Copy + Send + Sync + 'static {
+    move |outcome, counted| ModeRun {
+        outcome,
+        counts: counted.counts,
+        facts: facts(counted.events),
+        host_bytes: HASH_ENTRY_BYTES * counted.hash_entries as u64,
+        figures: Vec::new(),
+    }
 }

@@ -27,7 +27,7 @@ use pathprof_core::profile::{
     EventCounts, EventStrategy, EventsInfo, FunctionProfile, PathCut, PathProfile, Profile, ProfileMode,
 };
 use pathprof_core::PlanOptions;
-use pathprof_runtime::{Engine, Program, RunConfig, RunOutcome};
+use pathprof_runtime::{Engine, Program, Recorded, RunConfig, RunOutcome};
 use pathprof_wasm::events::{EventSet, EventSpec};
 use pathprof_wasm::map::Counters;
 use pathprof_wasm::{InstrumentOptions, ModuleInfo, ProfileMap, SinkKind};
@@ -193,6 +193,10 @@ impl ProfilingMode for EventSettings {
         snapshots: Option<&SnapshotSink>,
     ) -> Result<ModeRun> {
         super::bl::run_counted(engine, program, map, config, snapshots, |counters| Box::new(EventCounters(counters)))
+    }
+
+    fn replay(&self, map: &ProfileMap, recorded: Recorded) -> Result<ModeRun> {
+        super::bl::replay_counted(map, recorded, |counters| Box::new(EventCounters(counters)))
     }
 
     fn attach(&self, run: &ModeRun, map: &ProfileMap, functions: &mut [FunctionProfile]) -> Result<()> {

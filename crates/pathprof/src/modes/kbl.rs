@@ -11,7 +11,7 @@ use crate::mode_identity;
 use anyhow::{bail, Result};
 use pathprof_core::kpath::{Kipf, KipfNode, NODE_BYTES};
 use pathprof_core::profile::{FunctionProfile, KblInfo, KipfNodeProfile, KipfProfile, PathProfile, ProfileMode, U64};
-use pathprof_runtime::{Engine, ForestSettings, Program, RunConfig, StreamCollector};
+use pathprof_runtime::{Engine, ForestSettings, Program, Recorded, RunConfig, RunOutcome, StreamCollector, Streamed};
 use pathprof_wasm::abi::STREAM_CAPACITY;
 use pathprof_wasm::{ProfileMap, SinkKind};
 use std::collections::HashMap;
@@ -112,6 +112,11 @@ impl ProfilingMode for KblMode {
         run(engine, program, instrumented(map)?, config, self.0)
     }
 
+    fn replay(&self, map: &ProfileMap, recorded: Recorded) -> Result<ModeRun> {
+        let (outcome, streamed) = pathprof_runtime::replay(StreamCollector::new(map, self.0)?, map, recorded)?;
+        Ok(streamed_run(outcome, streamed, self.0))
+    }
+
     fn attach(&self, run: &ModeRun, _: &ProfileMap, functions: &mut [FunctionProfile]) -> Result<()> {
         let facts = run.facts::<KblFacts>()?;
         attach_kipf(functions, &facts.kipf, facts.info.k);
@@ -153,6 +158,11 @@ fn run(
 ) -> Result<ModeRun> {
     let collector = StreamCollector::new(map, settings)?;
     let (outcome, streamed) = pathprof_runtime::run_module(engine, program, Some(map), collector, config)?;
+    Ok(streamed_run(outcome, streamed, settings))
+}
+
+/// What a run streamed into a forest built as `settings` say recorded.
+fn streamed_run(outcome: RunOutcome, streamed: Streamed, settings: ForestSettings) -> ModeRun {
     let f = streamed.ksf;
     let info = KblInfo {
         k: settings.k,
@@ -169,7 +179,7 @@ fn run(
     let host_bytes = 8 * u64::from(STREAM_CAPACITY) + (f.nodes * NODE_BYTES) as u64;
     let figures = vec![RunFigure { key: "ksf_nodes", label: "k-SF nodes", value: f.nodes as u64 }];
     let facts = Box::new(KblFacts { info, kipf: streamed.kipf });
-    Ok(ModeRun { outcome, counts: streamed.counts, facts, host_bytes, figures })
+    ModeRun { outcome, counts: streamed.counts, facts, host_bytes, figures }
 }
 
 /// Gives every function its part of the run's k-IPF (labels are `function << 32 | path ID`), cut to

@@ -8,7 +8,7 @@ use crate::inputs::Inputs;
 use crate::profiled::ProfiledModule;
 use anyhow::{Context, Result};
 use pathprof_core::profile::{FunctionProfile, PathProfile, Profile, ProfileMode};
-use pathprof_runtime::{Engine, Program, RunConfig, RunOutcome, SnapshotTaken, Snapshots};
+use pathprof_runtime::{Engine, Program, Recorded, RunConfig, RunOutcome, SnapshotTaken, Snapshots};
 use pathprof_wasm::events::EventSpec;
 use pathprof_wasm::map::RawCounts;
 use pathprof_wasm::{InstrumentOptions, ProfileMap, SinkKind};
@@ -101,6 +101,13 @@ pub trait ProfilingMode: fmt::Debug + Send + Sync + 'static {
         config: &RunConfig,
         snapshots: Option<&SnapshotSink>,
     ) -> Result<ModeRun>;
+
+    /// The run that a host outside pathprof recorded of a program instrumented for the mode as
+    /// `map` says (`pathprof decode`), read by the mode's collector as it reads a run of its own;
+    /// an error for a mode whose collector needs pathprof's own host.
+    fn replay(&self, _map: &ProfileMap, _recorded: Recorded) -> Result<ModeRun> {
+        anyhow::bail!("it records its paths through pathprof's own host only")
+    }
 
     /// Adds what the run recorded besides path counts (forests, events) to the functions decoded
     /// from its counts.

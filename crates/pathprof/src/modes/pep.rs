@@ -10,7 +10,7 @@ use crate::mode_identity;
 use crate::profiled::ProfiledModule;
 use anyhow::{bail, Result};
 use pathprof_core::profile::{FunctionProfile, ProfileMode, SamplingInfo};
-use pathprof_runtime::{Engine, Program, RunConfig, RunOutcome, SampleCollector, Sampled, Sampling};
+use pathprof_runtime::{Engine, Program, Recorded, RunConfig, RunOutcome, SampleCollector, Sampled, Sampling};
 use pathprof_wasm::{InstrumentOptions, ProfileMap, SinkKind};
 use std::fmt;
 use std::time::Duration;
@@ -120,6 +120,12 @@ impl ProfilingMode for PepMode {
         snapshots: Option<&SnapshotSink>,
     ) -> Result<ModeRun> {
         run(engine, program, instrumented(map)?, config, *self, snapshots)
+    }
+
+    /// Only sampling every N path ends can be recorded elsewhere: the timer is pathprof's own.
+    fn replay(&self, map: &ProfileMap, recorded: Recorded) -> Result<ModeRun> {
+        let (outcome, sampled) = pathprof_runtime::replay(SampleCollector::new(map, self.sampling)?, map, recorded)?;
+        Ok(mode_run(*self, outcome, sampled))
     }
 
     fn profile_mode(

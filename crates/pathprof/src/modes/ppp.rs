@@ -14,7 +14,7 @@ use crate::profiled::ProfiledModule;
 use crate::render::group;
 use anyhow::{bail, Context, Result};
 use pathprof_core::profile::{residual, FunctionProfile, PathProfile, PppInfo, Profile, ProfileMode, U64};
-use pathprof_runtime::{Engine, Program, RunConfig};
+use pathprof_runtime::{Engine, Program, Recorded, RunConfig};
 use pathprof_wasm::{InstrumentOptions, ProfileMap, SinkKind};
 use std::collections::BTreeSet;
 use std::fmt;
@@ -137,6 +137,10 @@ impl ProfilingMode for PppMode {
         snapshots: Option<&SnapshotSink>,
     ) -> Result<ModeRun> {
         super::bl::run_counted(engine, program, map, config, snapshots, |_| Box::new(()))
+    }
+
+    fn replay(&self, map: &ProfileMap, recorded: Recorded) -> Result<ModeRun> {
+        super::bl::replay_counted(map, recorded, |_| Box::new(()))
     }
 
     fn profile_mode(

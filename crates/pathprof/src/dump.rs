@@ -1,0 +1,171 @@
+//! Dumps: what pathprof's JavaScript host (`js/pathprof-host.mjs`) recorded of a run of an
+//! instrumented module under another engine (Node, a browser), and the profile decoded from it with
+//! the module's map (`pathprof decode`) — the same profile `pathprof run` writes from the same counts.
+//!
+//! A dump is, all integers little-endian (docs/profile-format.md, "Dumps"):
+//!
+//! ```text
+//! pathprof-dump 1\n          the format and its version
+//! {...}\n                    the header: one line of JSON (DumpHeader)
+//! memory                     the profiler's memory at the end, `memory_bytes` bytes
+//! host counts                `host_counts` records of 24 bytes: u32 function, u32 0, u64 path, u64 count
+//! stream                     `stream_items` u64 items, as flush_stream took them
+//! ```
+
+use crate::modes::{Given, Mode, ModeFlags, Setting};
+use crate::profiler::ProfileParts;
+use crate::Registry;
+use anyhow::{bail, ensure, Context, Result};
+use pathprof_core::profile::Profile;
+use pathprof_runtime::{HostRecord, Recorded, RecordedEnding};
+use pathprof_wasm::events::EventSpec;
+use pathprof_wasm::map::MapOrigin;
+use pathprof_wasm::ProfileMap;
+use serde::Deserialize;
+
+/// The first line of a dump, without its version.
+pub const DUMP_MAGIC: &str = "pathprof-dump";
+/// Version of the dump format.
+pub const DUMP_VERSION: u32 = 1;
+/// Bytes of a host count record.
+const COUNT_RECORD: usize = 24;
+
+/// The header of a dump: the module it ran, how the run went, and the sizes of what follows.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DumpHeader {
+    /// Version of the map the host read.
+    pub map_version: u32,
+    /// SHA-256 of the instrumented module that ran, in hex.
+    pub module_sha256: String,
+    /// The engine, as the host names it (`node 22.23.3`, a browser's user agent).
+    #[serde(default)]
+    pub engine: Option<String>,
+    /// The program's arguments, its name first.
+    #[serde(default)]
+    pub args: Vec<String>,
+    pub exit_code: i32,
+    /// The trap's message, when the program trapped.
+    #[serde(default)]
+    pub trap: Option<String>,
+    pub wall_seconds: f64,
+    #[serde(default)]
+    pub bench_region_seconds: Option<f64>,
+    /// Functions of the frames still open when the program stopped, innermost first, as the
+    /// instrumented module numbers them.
+    #[serde(default)]
+    pub open_frames: Vec<u32>,
+    pub memory_bytes: u64,
+    pub host_counts: u64,
+    pub stream_items: u64,
+}
+
+/// A dump read: its header and the run it recorded.
+#[derive(Clone, Debug)]
+pub struct Dump {
+    pub header: DumpHeader,
+    pub recorded: Recorded,
+}
+
+impl Dump {
+    /// Reads a dump, every size checked against what follows the header.
+    pub fn read(bytes: &[u8]) -> Result<Dump> {
+        let (magic, rest) = line(bytes).context("not a pathprof dump")?;
+        let version = magic
+            .strip_prefix(DUMP_MAGIC)
+            .and_then(|v| v.strip_prefix(' '))
+            .context("not a pathprof dump")?;
+        let version: u32 = version.parse().ok().context("not a pathprof dump")?;
+        ensure!(version == DUMP_VERSION, "a dump of version {version}; pathprof reads version {DUMP_VERSION}");
+        let (header, body) = line(rest).context("the dump is truncated: its header does not end")?;
+        let header: DumpHeader = serde_json::from_str(header).map_err(|e| anyhow::anyhow!("the dump's header: {e}"))?;
+        let sections = [(header.memory_bytes, 1), (header.host_counts, COUNT_RECORD as u64), (header.stream_items, 8)];
+        let expected = sections
+            .iter()
+            .try_fold(0u64, |sum, &(n, size)| sum.checked_add(n.checked_mul(size)?))
+            .context("the dump's header announces more bytes than a file holds")?;
+        let got = body.len() as u64;
+        ensure!(got >= expected, "the dump is truncated: {got} bytes follow its header, which announces {expected}");
+        ensure!(got == expected, "the dump has {} bytes after the {expected} its header announces", got - expected);
+        let (memory, rest) = body.split_at(header.memory_bytes as usize);
+        let (counts, stream) = rest.split_at(header.host_counts as usize * COUNT_RECORD);
+        let u64_at = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
+        let counts = counts
+            .chunks_exact(COUNT_RECORD)
+            .map(|r| (u32::from_le_bytes(r[..4].try_into().expect("4 bytes")), u64_at(r, 8), u64_at(r, 16)))
+            .collect();
+        let stream = stream.chunks_exact(8).map(|c| u64_at(c, 0)).collect();
+        let ending = RecordedEnding {
+            exit_code: header.exit_code,
+            trap: header.trap.clone(),
+            wall_seconds: header.wall_seconds,
+            bench_region_seconds: header.bench_region_seconds,
+            frames: header.open_frames.clone(),
+        };
+        let recorded = Recorded { memory: memory.to_vec(), host: HostRecord { counts, stream }, ending };
+        Ok(Dump { header, recorded })
+    }
+}
+
+/// The first line of `bytes` (as text) and what follows it.
+fn line(bytes: &[u8]) -> Option<(&str, &[u8])> {
+    let end = bytes.iter().position(|&b| b == b'\n')?;
+    Some((std::str::from_utf8(&bytes[..end]).ok()?, &bytes[end + 1..]))
+}
+
+/// The profile of the run `dump` recorded of the module `map` describes, its forests (mode `kbl`)
+/// bounded by `max_nodes` when given.
+pub fn decode(map: &ProfileMap, dump: Dump, max_nodes: Option<usize>) -> Result<Profile> {
+    let Some(origin) = &map.origin else {
+        bail!("the map does not say what its module was instrumented from: write it with `pathprof instrument`")
+    };
+    let header = &dump.header;
+    ensure!(
+        header.map_version == map.version,
+        "the dump was recorded with a map of version {}, not {}",
+        header.map_version,
+        map.version
+    );
+    ensure!(
+        header.module_sha256.eq_ignore_ascii_case(&origin.instrumented_sha256),
+        "the dump is of another module (sha256 {}) than the one the map describes ({})",
+        header.module_sha256,
+        origin.instrumented_sha256
+    );
+    ensure!(
+        header.memory_bytes == origin.memory_bytes,
+        "the dump holds {} bytes of profiler memory; the module has {}",
+        header.memory_bytes,
+        origin.memory_bytes
+    );
+    let mode = mode_of(origin, max_nodes)?;
+    let run = mode.replay(map, dump.recorded).with_context(|| format!("cannot decode a run of --mode {mode}"))?;
+    let given = Given {
+        interesting_from: origin.interesting_from.clone(),
+        events: (!origin.alloc_functions.is_empty() || !origin.user_events.is_empty()).then(|| EventSpec {
+            list: None,
+            alloc_fns: origin.alloc_functions.clone(),
+            user: origin.user_events.clone(),
+        }),
+    };
+    let parts = ProfileParts {
+        mode: &mode,
+        map: Some(map),
+        given: &given,
+        module: origin.module.clone(),
+        args: dump.header.args,
+        instrumentation_seconds: None,
+        random_seed: None,
+        deterministic: false,
+    };
+    // The map's blocks carry their source lines.
+    parts.profile(&run, || None)
+}
+
+/// The mode the map's module was instrumented for, with the bound on forests given.
+fn mode_of(origin: &MapOrigin, max_nodes: Option<usize>) -> Result<Mode> {
+    let mode = Registry::built_in().parse(&origin.mode).context("the map's mode")?;
+    let Some(max_nodes) = max_nodes else { return Ok(mode) };
+    mode.check(&[Setting::MaxNodes])?;
+    mode.with_flags(&ModeFlags { max_nodes: Some(max_nodes), ..ModeFlags::default() })
+}
