@@ -1,0 +1,176 @@
+//! Profiling under Node: programs of ../shared/corpus whose paths are the same in every run,
+//! instrumented with `pathprof instrument`, run under Node's WASI with pathprof's JavaScript host
+//! (`js/pathprof-node.mjs`), and decoded with `pathprof decode`, give the profile `pathprof run`
+//! gives — the same paths, counts, edges, events, k-iteration path forests and open activations —
+//! in every mode the host runs; the programs print what they should.
+//!
+//! Needs a Node whose V8 has multi-memory (Node 22 or later): `PATHPROF_NODE`, else `node` on the
+//! path. Skipped, with a message, when there is none or the corpus is absent — unless
+//! `PATHPROF_REQUIRE_NODE` is set (as CI sets it, having installed one), when its absence fails.
+
+mod common;
+
+use common::{corpus_dir, expected, pathprof};
+use pathprof_core::profile::{FunctionProfile, Profile, U64};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// `(module (memory 0) (memory 0))`: what a Node without multi-memory refuses.
+const TWO_MEMORIES: &str = "[0,97,115,109,1,0,0,0,5,5,2,0,0,0,0]";
+
+/// Short programs of the corpus whose paths do not vary from run to run.
+const PROGRAMS: &[&str] = &[
+    "shootout/shootout-ackermann.wasm",
+    "shootout/shootout-gimli.wasm",
+    "shootout/shootout-memmove.wasm",
+    "shootout/shootout-ratelimit.wasm",
+];
+
+/// A Node with multi-memory, or why there is none.
+pub fn node() -> Result<PathBuf, String> {
+    let node = std::env::var_os("PATHPROF_NODE").map_or_else(|| PathBuf::from("node"), PathBuf::from);
+    let probe = format!("process.exit(WebAssembly.validate(new Uint8Array({TWO_MEMORIES})) ? 0 : 3)");
+    match Command::new(&node).args(["-e", &probe]).output() {
+        Err(e) => Err(format!("no Node ({}: {e})", node.display())),
+        Ok(o) if o.status.code() == Some(3) => Err(format!("{} has no WebAssembly multi-memory", node.display())),
+        Ok(o) if !o.status.success() => Err(format!("{} fails: {}", node.display(), String::from_utf8_lossy(&o.stderr))),
+        Ok(_) => Ok(node),
+    }
+}
+
+/// A Node to run the tests with, or `None` (with a message) where the tests skip.
+fn node_or_skip() -> Option<PathBuf> {
+    match node() {
+        Ok(node) => Some(node),
+        Err(why) if std::env::var_os("PATHPROF_REQUIRE_NODE").is_some() => {
+            panic!("PATHPROF_REQUIRE_NODE is set, but {why}")
+        }
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            None
+        }
+    }
+}
+
+fn js(file: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../js").join(file).canonicalize().unwrap()
+}
+
+/// Runs `command`, which must succeed, and gives its standard output.
+fn checked(command: &mut Command, what: &str) -> Vec<u8> {
+    let out = command.output().unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert!(out.status.success(), "{what}: {}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+    out.stdout
+}
+
+fn read_profile(path: &Path) -> Profile {
+    Profile::from_json(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// `profile` with every other path of each function left out, as a profile of interesting paths.
+fn halved(mut profile: Profile) -> Profile {
+    for f in &mut profile.functions {
+        if let Some(p) = f.profiled_mut() {
+            p.paths.sort_by_key(|x| x.id);
+            p.paths = p.paths.iter().step_by(2).cloned().collect();
+        }
+    }
+    profile.path_executions = U64(profile.functions.iter().flat_map(|f| f.paths()).map(|p| p.count.0).sum());
+    profile
+}
+
+/// What must agree between two profiles of one run: everything but times, paths of files and
+/// the facts of how the host worked (the stream's hand-overs and waits).
+fn comparable(p: &Profile) -> (Vec<FunctionProfile>, Value) {
+    let mut json: Value = serde_json::from_str(&p.to_json()).unwrap();
+    let object = json.as_object_mut().unwrap();
+    for key in ["functions", "module", "args", "wall_seconds", "bench_region_seconds", "instrumentation_seconds"] {
+        object.remove(key);
+    }
+    if let Some(kbl) = object.get_mut("kbl").and_then(Value::as_object_mut) {
+        kbl.remove("stream_handovers");
+        kbl.remove("stream_wait_seconds");
+    }
+    (p.functions.clone(), json)
+}
+
+/// Profiles `wasm` in `mode` with `pathprof run` and under Node, and requires the same profile.
+fn same_profile_under_node(node: &Path, wasm: &Path, mode: &str, interesting: Option<&Path>) -> Profile {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = wasm.parent().unwrap();
+    let name = wasm.file_name().unwrap().to_string_lossy().into_owned();
+    let extra: Vec<&Path> = interesting.into_iter().collect();
+    let interesting_args = |c: &mut Command| {
+        for p in &extra {
+            c.arg("--interesting").arg(p);
+        }
+    };
+    let instrumented = tmp.path().join("program.wasm");
+    let map = tmp.path().join("program.wasm.map.json");
+    let mut instrument = pathprof();
+    instrument.args(["instrument", "--mode", mode, "-o"]).arg(&instrumented).arg(wasm);
+    interesting_args(&mut instrument);
+    checked(&mut instrument, &format!("instrument {name} --mode {mode}"));
+
+    let dump = tmp.path().join("run.dump");
+    let stdout = checked(
+        Command::new(node)
+            .current_dir(dir)
+            .arg("--no-warnings")
+            .arg(js("pathprof-node.mjs"))
+            .arg(&map)
+            .arg(&instrumented)
+            .arg("-o")
+            .arg(&dump)
+            .args(["--dir", "."]),
+        &format!("{name} under Node ({mode})"),
+    );
+    if let Some(file) = expected(wasm, "stdout") {
+        assert!(stdout == std::fs::read(&file).unwrap(), "{name} under Node ({mode}): stdout differs from {}", file.display());
+    }
+    let decoded = tmp.path().join("node.json");
+    checked(pathprof().arg("decode").arg(&map).arg(&dump).arg("-o").arg(&decoded), &format!("decode {name} ({mode})"));
+
+    let ran = tmp.path().join("run.json");
+    let mut run = pathprof();
+    run.current_dir(dir).args(["run", "--quiet", "--mode", mode, "--dir", ".", "-o"]).arg(&ran);
+    interesting_args(&mut run);
+    checked(run.arg(&name), &format!("run {name} --mode {mode}"));
+
+    let (ran, decoded) = (read_profile(&ran), read_profile(&decoded));
+    assert_eq!(decoded.module.sha256, ran.module.sha256, "{name} ({mode})");
+    let (ran_functions, ran_rest) = comparable(&ran);
+    let (node_functions, node_rest) = comparable(&decoded);
+    assert_eq!(node_rest, ran_rest, "{name} ({mode}): the profiles' facts differ");
+    assert_eq!(node_functions.len(), ran_functions.len(), "{name} ({mode})");
+    for (x, y) in node_functions.iter().zip(&ran_functions) {
+        assert!(x == y, "{name} ({mode}): function {} differs between Node and pathprof run", y.index);
+    }
+    let counted_events = ran.functions.iter().any(|f| f.events().is_some_and(|e| e.values().any(|n| n > 0)));
+    assert!(ran.path_executions.0 > 0 || counted_events, "{name} ({mode}) counted something");
+    ran
+}
+
+#[test]
+fn node_profiles_equal_embedded_ones() {
+    let Some(node) = node_or_skip() else { return };
+    let Some(corpus) = corpus_dir() else {
+        eprintln!("skipped: ../shared/corpus is absent");
+        return;
+    };
+    for program in PROGRAMS {
+        let wasm = corpus.join(program);
+        let bl = same_profile_under_node(&node, &wasm, "bl", None);
+        for mode in ["kbl:4", "events", "events:pd", "events:dec", "pep:every:7"] {
+            same_profile_under_node(&node, &wasm, mode, None);
+        }
+        // Half the paths interesting: the others are residual, counted by the host's import.
+        let tmp = tempfile::tempdir().unwrap();
+        let interesting = tmp.path().join("interesting.json");
+        std::fs::write(&interesting, halved(bl).to_json()).unwrap();
+        let ppp = same_profile_under_node(&node, &wasm, "ppp", Some(&interesting));
+        let residual = ppp.functions.iter().flat_map(|f| f.paths()).filter(|p| p.interesting == Some(false)).count();
+        assert!(residual > 0, "{program}: some paths are residual");
+    }
+}
