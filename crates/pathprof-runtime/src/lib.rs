@@ -36,9 +36,9 @@ pub use collect::stream::{
 };
 pub use collect::{Collector, HostCall, NoCollector};
 pub use outcome::{NoEntry, RunConfig, RunOutcome, TRAP_EXIT_CODE};
+pub use replay::{replay, HostRecord, Recorded, RecordedEnding};
 pub use run::{
     check_imports, compile, engine, engine_with, run, run_module, run_module_with_snapshots, EngineOptions, Program,
 };
-pub use replay::{replay, HostRecord, Recorded, RecordedEnding};
 pub use stop::{SnapshotTaken, Snapshots, StopReason, Stopper};
 pub use wasmtime::{Engine, Module};

@@ -71,10 +71,8 @@ impl Dump {
     /// Reads a dump, every size checked against what follows the header.
     pub fn read(bytes: &[u8]) -> Result<Dump> {
         let (magic, rest) = line(bytes).context("not a pathprof dump")?;
-        let version = magic
-            .strip_prefix(DUMP_MAGIC)
-            .and_then(|v| v.strip_prefix(' '))
-            .context("not a pathprof dump")?;
+        let version =
+            magic.strip_prefix(DUMP_MAGIC).and_then(|v| v.strip_prefix(' ')).context("not a pathprof dump")?;
         let version: u32 = version.parse().ok().context("not a pathprof dump")?;
         ensure!(version == DUMP_VERSION, "a dump of version {version}; pathprof reads version {DUMP_VERSION}");
         let (header, body) = line(rest).context("the dump is truncated: its header does not end")?;

@@ -34,7 +34,9 @@ pub fn node() -> Result<PathBuf, String> {
     match Command::new(&node).args(["-e", &probe]).output() {
         Err(e) => Err(format!("no Node ({}: {e})", node.display())),
         Ok(o) if o.status.code() == Some(3) => Err(format!("{} has no WebAssembly multi-memory", node.display())),
-        Ok(o) if !o.status.success() => Err(format!("{} fails: {}", node.display(), String::from_utf8_lossy(&o.stderr))),
+        Ok(o) if !o.status.success() => {
+            Err(format!("{} fails: {}", node.display(), String::from_utf8_lossy(&o.stderr)))
+        }
         Ok(_) => Ok(node),
     }
 }
@@ -59,8 +61,13 @@ fn js(file: &str) -> PathBuf {
 
 /// Runs `command`, which must succeed, and gives its standard output.
 fn checked(command: &mut Command, what: &str) -> Vec<u8> {
+    exits(command, what, 0)
+}
+
+/// Runs `command`, which must exit with `status`, and gives its standard output.
+fn exits(command: &mut Command, what: &str, status: i32) -> Vec<u8> {
     let out = command.output().unwrap_or_else(|e| panic!("{what}: {e}"));
-    assert!(out.status.success(), "{what}: {}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(status), "{what}: {}", String::from_utf8_lossy(&out.stderr));
     out.stdout
 }
 
@@ -97,6 +104,12 @@ fn comparable(p: &Profile) -> (Vec<FunctionProfile>, Value) {
 
 /// Profiles `wasm` in `mode` with `pathprof run` and under Node, and requires the same profile.
 fn same_profile_under_node(node: &Path, wasm: &Path, mode: &str, interesting: Option<&Path>) -> Profile {
+    same_ending_under_node(node, wasm, mode, interesting, 0)
+}
+
+/// [`same_profile_under_node`] for a program that exits with `status` (134: it traps, with a
+/// message each engine words its own way).
+fn same_ending_under_node(node: &Path, wasm: &Path, mode: &str, interesting: Option<&Path>, status: i32) -> Profile {
     let tmp = tempfile::tempdir().unwrap();
     let dir = wasm.parent().unwrap();
     let name = wasm.file_name().unwrap().to_string_lossy().into_owned();
@@ -114,7 +127,7 @@ fn same_profile_under_node(node: &Path, wasm: &Path, mode: &str, interesting: Op
     checked(&mut instrument, &format!("instrument {name} --mode {mode}"));
 
     let dump = tmp.path().join("run.dump");
-    let stdout = checked(
+    let stdout = exits(
         Command::new(node)
             .current_dir(dir)
             .arg("--no-warnings")
@@ -125,9 +138,14 @@ fn same_profile_under_node(node: &Path, wasm: &Path, mode: &str, interesting: Op
             .arg(&dump)
             .args(["--dir", "."]),
         &format!("{name} under Node ({mode})"),
+        status,
     );
     if let Some(file) = expected(wasm, "stdout") {
-        assert!(stdout == std::fs::read(&file).unwrap(), "{name} under Node ({mode}): stdout differs from {}", file.display());
+        assert!(
+            stdout == std::fs::read(&file).unwrap(),
+            "{name} under Node ({mode}): stdout differs from {}",
+            file.display()
+        );
     }
     let decoded = tmp.path().join("node.json");
     checked(pathprof().arg("decode").arg(&map).arg(&dump).arg("-o").arg(&decoded), &format!("decode {name} ({mode})"));
@@ -136,9 +154,13 @@ fn same_profile_under_node(node: &Path, wasm: &Path, mode: &str, interesting: Op
     let mut run = pathprof();
     run.current_dir(dir).args(["run", "--quiet", "--mode", mode, "--dir", ".", "-o"]).arg(&ran);
     interesting_args(&mut run);
-    checked(run.arg(&name), &format!("run {name} --mode {mode}"));
+    exits(run.arg(&name), &format!("run {name} --mode {mode}"), status);
 
-    let (ran, decoded) = (read_profile(&ran), read_profile(&decoded));
+    let (ran, mut decoded) = (read_profile(&ran), read_profile(&decoded));
+    if status == 134 {
+        assert!(ran.trap.is_some() && decoded.trap.is_some(), "{name} ({mode}) trapped");
+        decoded.trap = ran.trap.clone();
+    }
     assert_eq!(decoded.module.sha256, ran.module.sha256, "{name} ({mode})");
     let (ran_functions, ran_rest) = comparable(&ran);
     let (node_functions, node_rest) = comparable(&decoded);
@@ -172,5 +194,49 @@ fn node_profiles_equal_embedded_ones() {
         let ppp = same_profile_under_node(&node, &wasm, "ppp", Some(&interesting));
         let residual = ppp.functions.iter().flat_map(|f| f.paths()).filter(|p| p.interesting == Some(false)).count();
         assert!(residual > 0, "{program}: some paths are residual");
+    }
+}
+
+/// Activations left open by `proc_exit` and by a trap, three calls deep: `$outer` → `$middle` →
+/// `$inner`, each with a loop, under `_start`.
+const DEEP_ENDING: &str = r#"
+(module
+  (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
+  (memory (export "memory") 1)
+  (global $how (mut i32) (i32.const 0))
+  (func $inner (param $n i32)
+    (loop $l
+      (local.set $n (i32.sub (local.get $n) (i32.const 1)))
+      (br_if $l (i32.gt_s (local.get $n) (i32.const 0))))
+    (if (global.get $how) (then unreachable))
+    (call $proc_exit (i32.const 3)))
+  (func $middle (param $n i32)
+    (if (i32.gt_s (local.get $n) (i32.const 5)) (then (call $inner (local.get $n))) (else (call $inner (i32.const 9)))))
+  (func $outer (param $n i32)
+    (loop $l
+      (local.set $n (i32.add (local.get $n) (i32.const 1)))
+      (br_if $l (i32.lt_s (local.get $n) (i32.const 4))))
+    (call $middle (local.get $n)))
+  (func (export "_start") (call $outer (i32.const 0))))
+"#;
+
+#[test]
+fn activations_left_open_are_counted_as_pathprof_run_counts_them() {
+    let Some(node) = node_or_skip() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let exiting = tmp.path().join("exits.wasm");
+    std::fs::write(&exiting, wat::parse_str(DEEP_ENDING).unwrap()).unwrap();
+    // The same program with `$how` set: it traps where the other exits.
+    let trapping = tmp.path().join("traps.wasm");
+    std::fs::write(
+        &trapping,
+        wat::parse_str(DEEP_ENDING.replace("(mut i32) (i32.const 0)", "(mut i32) (i32.const 1)")).unwrap(),
+    )
+    .unwrap();
+    for mode in ["bl", "kbl:2", "events"] {
+        let exited = same_ending_under_node(&node, &exiting, mode, None, 3);
+        assert_eq!((exited.exit_code, exited.open_activations_at_exit), (3, 4), "{mode}");
+        let trapped = same_ending_under_node(&node, &trapping, mode, None, 134);
+        assert_eq!(trapped.open_activations_at_exit, 4, "{mode}");
     }
 }

@@ -20,9 +20,9 @@ pub mod count;
 pub mod sample;
 pub mod stream;
 
+use crate::replay::HostRecord;
 use anyhow::{anyhow, Result};
 use pathprof_wasm::abi::{HostImport, IMPORT_MODULE};
-use crate::replay::HostRecord;
 use pathprof_wasm::map::RawCounts;
 use std::collections::HashMap;
 use wasmtime::{Caller, Linker};

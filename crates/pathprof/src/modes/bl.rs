@@ -114,11 +114,7 @@ pub(crate) fn run_counted(
 
 /// A run recorded elsewhere of a module whose paths (and events) the count collector counts;
 /// `facts` as for [`run_counted`].
-pub(crate) fn replay_counted(
-    map: &ProfileMap,
-    recorded: Recorded,
-    facts: impl CountFacts,
-) -> Result<ModeRun> {
+pub(crate) fn replay_counted(map: &ProfileMap, recorded: Recorded, facts: impl CountFacts) -> Result<ModeRun> {
     let (outcome, counted) = pathprof_runtime::replay(CountCollector::new(map)?, map, recorded)?;
     Ok(counted_run(facts)(outcome, counted))
 }
