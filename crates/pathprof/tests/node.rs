@@ -10,9 +10,9 @@
 
 mod common;
 
-use common::{corpus_dir, expected, pathprof};
-use pathprof_core::profile::{FunctionProfile, Profile, U64};
-use serde_json::Value;
+use common::corpus_dir;
+use common::elsewhere::{exits, half_interesting, js, Case};
+use pathprof_core::profile::Profile;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -28,7 +28,7 @@ const PROGRAMS: &[&str] = &[
 ];
 
 /// A Node with multi-memory, or why there is none.
-pub fn node() -> Result<PathBuf, String> {
+fn node() -> Result<PathBuf, String> {
     let node = std::env::var_os("PATHPROF_NODE").map_or_else(|| PathBuf::from("node"), PathBuf::from);
     let probe = format!("process.exit(WebAssembly.validate(new Uint8Array({TWO_MEMORIES})) ? 0 : 3)");
     match Command::new(&node).args(["-e", &probe]).output() {
@@ -55,123 +55,28 @@ fn node_or_skip() -> Option<PathBuf> {
     }
 }
 
-fn js(file: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../js").join(file).canonicalize().unwrap()
-}
-
-/// Runs `command`, which must succeed, and gives its standard output.
-fn checked(command: &mut Command, what: &str) -> Vec<u8> {
-    exits(command, what, 0)
-}
-
-/// Runs `command`, which must exit with `status`, and gives its standard output.
-fn exits(command: &mut Command, what: &str, status: i32) -> Vec<u8> {
-    let out = command.output().unwrap_or_else(|e| panic!("{what}: {e}"));
-    assert_eq!(out.status.code(), Some(status), "{what}: {}", String::from_utf8_lossy(&out.stderr));
-    out.stdout
-}
-
-fn read_profile(path: &Path) -> Profile {
-    Profile::from_json(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-/// `profile` with every other path of each function left out, as a profile of interesting paths.
-fn halved(mut profile: Profile) -> Profile {
-    for f in &mut profile.functions {
-        if let Some(p) = f.profiled_mut() {
-            p.paths.sort_by_key(|x| x.id);
-            p.paths = p.paths.iter().step_by(2).cloned().collect();
-        }
-    }
-    profile.path_executions = U64(profile.functions.iter().flat_map(|f| f.paths()).map(|p| p.count.0).sum());
-    profile
-}
-
-/// What must agree between two profiles of one run: everything but times, paths of files and
-/// the facts of how the host worked (the stream's hand-overs and waits).
-fn comparable(p: &Profile) -> (Vec<FunctionProfile>, Value) {
-    let mut json: Value = serde_json::from_str(&p.to_json()).unwrap();
-    let object = json.as_object_mut().unwrap();
-    for key in ["functions", "module", "args", "wall_seconds", "bench_region_seconds", "instrumentation_seconds"] {
-        object.remove(key);
-    }
-    if let Some(kbl) = object.get_mut("kbl").and_then(Value::as_object_mut) {
-        kbl.remove("stream_handovers");
-        kbl.remove("stream_wait_seconds");
-    }
-    (p.functions.clone(), json)
-}
-
 /// Profiles `wasm` in `mode` with `pathprof run` and under Node, and requires the same profile.
 fn same_profile_under_node(node: &Path, wasm: &Path, mode: &str, interesting: Option<&Path>) -> Profile {
     same_ending_under_node(node, wasm, mode, interesting, 0)
 }
 
-/// [`same_profile_under_node`] for a program that exits with `status` (134: it traps, with a
-/// message each engine words its own way).
+/// [`same_profile_under_node`] for a program that exits with `status` (134: it traps).
 fn same_ending_under_node(node: &Path, wasm: &Path, mode: &str, interesting: Option<&Path>, status: i32) -> Profile {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = wasm.parent().unwrap();
-    let name = wasm.file_name().unwrap().to_string_lossy().into_owned();
-    let extra: Vec<&Path> = interesting.into_iter().collect();
-    let interesting_args = |c: &mut Command| {
-        for p in &extra {
-            c.arg("--interesting").arg(p);
-        }
-    };
-    let instrumented = tmp.path().join("program.wasm");
-    let map = tmp.path().join("program.wasm.map.json");
-    let mut instrument = pathprof();
-    instrument.args(["instrument", "--mode", mode, "-o"]).arg(&instrumented).arg(wasm);
-    interesting_args(&mut instrument);
-    checked(&mut instrument, &format!("instrument {name} --mode {mode}"));
-
-    let dump = tmp.path().join("run.dump");
+    let case = Case::new(wasm, mode, interesting, status);
     let stdout = exits(
         Command::new(node)
-            .current_dir(dir)
+            .current_dir(wasm.parent().unwrap())
             .arg("--no-warnings")
             .arg(js("pathprof-node.mjs"))
-            .arg(&map)
-            .arg(&instrumented)
+            .arg(&case.map)
+            .arg(&case.instrumented)
             .arg("-o")
-            .arg(&dump)
+            .arg(case.dump())
             .args(["--dir", "."]),
-        &format!("{name} under Node ({mode})"),
+        &format!("{} under Node", case.name),
         status,
     );
-    if let Some(file) = expected(wasm, "stdout") {
-        assert!(
-            stdout == std::fs::read(&file).unwrap(),
-            "{name} under Node ({mode}): stdout differs from {}",
-            file.display()
-        );
-    }
-    let decoded = tmp.path().join("node.json");
-    checked(pathprof().arg("decode").arg(&map).arg(&dump).arg("-o").arg(&decoded), &format!("decode {name} ({mode})"));
-
-    let ran = tmp.path().join("run.json");
-    let mut run = pathprof();
-    run.current_dir(dir).args(["run", "--quiet", "--mode", mode, "--dir", ".", "-o"]).arg(&ran);
-    interesting_args(&mut run);
-    exits(run.arg(&name), &format!("run {name} --mode {mode}"), status);
-
-    let (ran, mut decoded) = (read_profile(&ran), read_profile(&decoded));
-    if status == 134 {
-        assert!(ran.trap.is_some() && decoded.trap.is_some(), "{name} ({mode}) trapped");
-        decoded.trap = ran.trap.clone();
-    }
-    assert_eq!(decoded.module.sha256, ran.module.sha256, "{name} ({mode})");
-    let (ran_functions, ran_rest) = comparable(&ran);
-    let (node_functions, node_rest) = comparable(&decoded);
-    assert_eq!(node_rest, ran_rest, "{name} ({mode}): the profiles' facts differ");
-    assert_eq!(node_functions.len(), ran_functions.len(), "{name} ({mode})");
-    for (x, y) in node_functions.iter().zip(&ran_functions) {
-        assert!(x == y, "{name} ({mode}): function {} differs between Node and pathprof run", y.index);
-    }
-    let counted_events = ran.functions.iter().any(|f| f.events().is_some_and(|e| e.values().any(|n| n > 0)));
-    assert!(ran.path_executions.0 > 0 || counted_events, "{name} ({mode}) counted something");
-    ran
+    case.same_as_run(&stdout)
 }
 
 #[test]
@@ -183,14 +88,13 @@ fn node_profiles_equal_embedded_ones() {
     };
     for program in PROGRAMS {
         let wasm = corpus.join(program);
-        let bl = same_profile_under_node(&node, &wasm, "bl", None);
+        same_profile_under_node(&node, &wasm, "bl", None);
         for mode in ["kbl:4", "events", "events:pd", "events:dec", "pep:every:7"] {
             same_profile_under_node(&node, &wasm, mode, None);
         }
         // Half the paths interesting: the others are residual, counted by the host's import.
         let tmp = tempfile::tempdir().unwrap();
-        let interesting = tmp.path().join("interesting.json");
-        std::fs::write(&interesting, halved(bl).to_json()).unwrap();
+        let interesting = half_interesting(&wasm, tmp.path());
         let ppp = same_profile_under_node(&node, &wasm, "ppp", Some(&interesting));
         let residual = ppp.functions.iter().flat_map(|f| f.paths()).filter(|p| p.interesting == Some(false)).count();
         assert!(residual > 0, "{program}: some paths are residual");

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{fails_cleanly, function, pathprof, run_in, run_wat, KBL_LOOP};
+use common::{browser, fails_cleanly, function, pathprof, run_in, run_wat, KBL_LOOP};
 use pathprof_core::profile::{FunctionProfile, Profile};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -541,17 +541,6 @@ fn files_get_the_usual_mode() {
             assert_eq!(mode, 0o666 & !umask, "{}", file.display());
         }
     }
-}
-
-/// Chromium, when installed (`PATHPROF_BROWSER` names another binary); required when
-/// `PATHPROF_REQUIRE_BROWSER` is set, as CI sets it.
-fn browser() -> Option<PathBuf> {
-    let candidates = [std::env::var_os("PATHPROF_BROWSER").map(PathBuf::from), Some("/usr/bin/chromium".into())];
-    let found = candidates.into_iter().flatten().find(|p| p.is_file());
-    if found.is_none() && std::env::var_os("PATHPROF_REQUIRE_BROWSER").is_some() {
-        panic!("no headless browser: install Debian's chromium");
-    }
-    found
 }
 
 #[test]

@@ -1,6 +1,8 @@
 //! Helpers shared by the CLI integration tests.
 #![allow(dead_code)]
 
+pub mod elsewhere;
+
 use pathprof_core::profile::{Endpoint, FunctionProfile, Profile};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -298,4 +300,15 @@ pub fn component_of(module: &[u8]) -> Vec<u8> {
     let encoder = wit_component::ComponentEncoder::default().validate(true).module(&module).unwrap();
     let mut encoder = encoder.adapter("wasi_snapshot_preview1", WASI_SNAPSHOT_PREVIEW1_COMMAND_ADAPTER).unwrap();
     encoder.encode().unwrap()
+}
+
+/// Chromium, when installed (`PATHPROF_BROWSER` names another binary); required when
+/// `PATHPROF_REQUIRE_BROWSER` is set, as CI sets it.
+pub fn browser() -> Option<PathBuf> {
+    let candidates = [std::env::var_os("PATHPROF_BROWSER").map(PathBuf::from), Some("/usr/bin/chromium".into())];
+    let found = candidates.into_iter().flatten().find(|p| p.is_file());
+    if found.is_none() && std::env::var_os("PATHPROF_REQUIRE_BROWSER").is_some() {
+        panic!("no headless browser: install Debian's chromium");
+    }
+    found
 }
