@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 // Runs a WASI program instrumented by `pathprof instrument` under Node (node:wasi) with pathprof's
 // JavaScript host, and writes the dump that `pathprof decode` turns into a profile.
 //

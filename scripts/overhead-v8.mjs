@@ -1,0 +1,128 @@
+// The overhead of a mode's probes in V8: every program of a Sightglass-style corpus instrumented
+// with `pathprof instrument`, then run under Node's WASI, original and instrumented interleaved
+// (each run a process of its own, the instrumented one with pathprof's JavaScript host); prints
+// each program's median bench region (`bench.start` → `bench.end`) on both sides, their ratio, and
+// the geometric mean of the ratios, as `pathprof bench` does for Wasmtime.
+//
+//   node scripts/overhead-v8.mjs [--runs N] [--mode MODE] [--pathprof BIN] [--json FILE] CORPUS [PROGRAM...]
+//
+// PROGRAM filters by a substring of the program's path. Both sides call WASI through the same
+// JavaScript wrappers (which V8 needs for a module with two memories). The programs' standard
+// output must be the same on both sides. Needs a Node with multi-memory (22 or later).
+
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const MARK = 'PATHPROF-V8 ';
+const here = dirname(fileURLToPath(import.meta.url));
+
+async function child(side, module, map, dir) {
+  const { WASI } = await import('node:wasi');
+  const { PathprofHost } = await import(join(here, '../js/pathprof-host.mjs'));
+  const wasi = new WASI({ version: 'preview1', args: [basename(module)], env: {}, preopens: { '.': dir }, returnOnExit: true });
+  let started = null;
+  let region = null;
+  const bench = {
+    start() { started = performance.now(); },
+    end() { region = (region ?? 0) + performance.now() - started; },
+  };
+  const wrapped = {};
+  for (const [name, f] of Object.entries(wasi.wasiImport)) wrapped[name] = (...args) => f(...args);
+  const imports = { wasi_snapshot_preview1: wrapped, bench };
+  const whole = performance.now();
+  const bytes = readFileSync(module);
+  let instance;
+  if (side === 'instrumented') {
+    const host = new PathprofHost(readFileSync(map, 'utf8'));
+    ({ instance } = await host.instantiate(bytes, { ...imports, wasi_snapshot_preview1: host.wasi(wrapped) }));
+  } else {
+    ({ instance } = await WebAssembly.instantiate(bytes, imports));
+  }
+  const code = wasi.start(instance);
+  const seconds = (region ?? performance.now() - whole) / 1000;
+  process.stderr.write(`${MARK}${JSON.stringify({ seconds, code })}\n`);
+}
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const n = s.length;
+  return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+function programs(corpus) {
+  const out = [];
+  for (const entry of readdirSync(corpus).sort()) {
+    const folder = join(corpus, entry);
+    if (!statSync(folder).isDirectory()) continue;
+    for (const file of readdirSync(folder).sort()) if (file.endsWith('.wasm')) out.push(join(folder, file));
+  }
+  return out;
+}
+
+function once(side, module, map, dir) {
+  const r = spawnSync(process.execPath, ['--no-warnings', fileURLToPath(import.meta.url), '--child', side, module, map, dir], {
+    cwd: dir,
+    maxBuffer: 1 << 28,
+  });
+  const line = r.stderr.toString().split('\n').find((l) => l.startsWith(MARK));
+  if (!line) throw new Error(`${module} (${side}) failed: ${r.stderr.toString().slice(0, 500)}`);
+  const { seconds, code } = JSON.parse(line.slice(MARK.length));
+  if (code !== 0) throw new Error(`${module} (${side}) exited ${code}`);
+  return { seconds, stdout: r.stdout.toString('base64') };
+}
+
+function parent(argv) {
+  let runs = 5;
+  let mode = 'bl';
+  let pathprof = join(here, '../target/release/pathprof');
+  let json = null;
+  while (argv[0]?.startsWith('--')) {
+    const flag = argv.shift();
+    if (flag === '--runs') runs = Number(argv.shift());
+    else if (flag === '--mode') mode = argv.shift();
+    else if (flag === '--pathprof') pathprof = argv.shift();
+    else if (flag === '--json') json = argv.shift();
+    else throw new Error(`unknown option ${flag}`);
+  }
+  const [corpus, ...filters] = argv;
+  if (!corpus || !(runs >= 1)) throw new Error('usage: node scripts/overhead-v8.mjs [--runs N] [--mode MODE] [--pathprof BIN] [--json FILE] CORPUS [PROGRAM...]');
+  const tmp = mkdtempSync(join(tmpdir(), 'pathprof-v8-'));
+  const rows = [];
+  try {
+    for (const module of programs(resolve(corpus))) {
+      const name = relative(resolve(corpus), module);
+      if (filters.length && !filters.some((f) => name.includes(f))) continue;
+      const instrumented = join(tmp, `${rows.length}.wasm`);
+      const map = `${instrumented}.map.json`;
+      const inst = spawnSync(pathprof, ['instrument', '--mode', mode, '-o', instrumented, module], { encoding: 'utf8' });
+      if (inst.status !== 0) throw new Error(`instrument ${name}: ${inst.stderr}`);
+      const times = { original: [], instrumented: [] };
+      let output = null;
+      for (let round = 0; round < runs; round++) {
+        for (const side of ['original', 'instrumented']) {
+          const r = once(side, side === 'original' ? module : instrumented, map, dirname(module));
+          if (output === null) output = r.stdout;
+          else if (r.stdout !== output) throw new Error(`${name}: the ${side} run wrote another output`);
+          times[side].push(r.seconds);
+        }
+      }
+      const original = median(times.original);
+      const withProbes = median(times.instrumented);
+      const row = { program: name, original, instrumented: withProbes, ratio: withProbes / original };
+      rows.push(row);
+      console.log(`${name.padEnd(44)} ${original.toFixed(4).padStart(9)} s ${withProbes.toFixed(4).padStart(9)} s  x${row.ratio.toFixed(3)}`);
+    }
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  const geomean = Math.exp(rows.reduce((s, r) => s + Math.log(r.ratio), 0) / rows.length);
+  console.log(`geometric mean of ${rows.length} ratios (${mode}, ${runs} runs a side, ${process.version}): x${geomean.toFixed(3)}`);
+  if (json) writeFileSync(json, JSON.stringify({ mode, runs, node: process.version, rows, geomean }, null, 1));
+}
+
+const argv = process.argv.slice(2);
+if (argv[0] === '--child') await child(...argv.slice(1));
+else parent(argv);
