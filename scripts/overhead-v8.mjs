@@ -6,7 +6,9 @@
 //
 //   node scripts/overhead-v8.mjs [--runs N] [--mode MODE] [--pathprof BIN] [--json FILE] CORPUS [PROGRAM...]
 //
-// PROGRAM filters by a substring of the program's path. Both sides call WASI through the same
+// PROGRAM filters by a substring of the program's path. A program whose bench region lasts under
+// 1 µs uninstrumented is too short to time: its row is marked `*` and the mean leaves it out, as
+// `pathprof bench` does. Both sides call WASI through the same
 // JavaScript wrappers (which V8 needs for a module with two memories). The programs' standard
 // output must be the same on both sides. Needs a Node with multi-memory (22 or later).
 
@@ -111,15 +113,18 @@ function parent(argv) {
       }
       const original = median(times.original);
       const withProbes = median(times.instrumented);
-      const row = { program: name, original, instrumented: withProbes, ratio: withProbes / original };
+      const timed = original >= 1e-6;
+      const row = { program: name, original, instrumented: withProbes, ratio: withProbes / original, timed };
       rows.push(row);
-      console.log(`${name.padEnd(44)} ${original.toFixed(4).padStart(9)} s ${withProbes.toFixed(4).padStart(9)} s  x${row.ratio.toFixed(3)}`);
+      const mark = timed ? '' : ' * (too short to time)';
+      console.log(`${name.padEnd(44)} ${original.toFixed(4).padStart(9)} s ${withProbes.toFixed(4).padStart(9)} s  x${row.ratio.toFixed(3)}${mark}`);
     }
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
-  const geomean = Math.exp(rows.reduce((s, r) => s + Math.log(r.ratio), 0) / rows.length);
-  console.log(`geometric mean of ${rows.length} ratios (${mode}, ${runs} runs a side, ${process.version}): x${geomean.toFixed(3)}`);
+  const timed = rows.filter((r) => r.timed);
+  const geomean = Math.exp(timed.reduce((s, r) => s + Math.log(r.ratio), 0) / timed.length);
+  console.log(`geometric mean of ${timed.length} ratios (${mode}, ${runs} runs a side, ${process.version}): x${geomean.toFixed(3)}`);
   if (json) writeFileSync(json, JSON.stringify({ mode, runs, node: process.version, rows, geomean }, null, 1));
 }
 
