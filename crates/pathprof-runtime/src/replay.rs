@@ -50,8 +50,8 @@ pub struct Recorded {
 /// reads of it.
 pub fn replay<C: Collector>(mut collector: C, map: &ProfileMap, recorded: Recorded) -> Result<(RunOutcome, C::Output)> {
     let Recorded { mut memory, host, ending } = recorded;
-    collector.replay(&host)?;
     let memory = map.memory_export.is_some().then_some(memory.as_mut_slice());
+    collector.replay(&host, memory.as_deref())?;
     let output = collector.finish(memory)?;
     let outcome = RunOutcome {
         exit_code: ending.exit_code,

@@ -136,6 +136,11 @@ pub fn decode(map: &ProfileMap, dump: Dump, max_nodes: Option<usize>) -> Result<
         header.memory_bytes,
         origin.memory_bytes
     );
+    ensure!(
+        map.memory_extent().is_some_and(|e| e <= origin.memory_bytes),
+        "the map places counters beyond its module's profiler memory ({} bytes)",
+        origin.memory_bytes
+    );
     let mode = mode_of(origin, max_nodes)?;
     let run = mode.replay(map, dump.recorded).with_context(|| format!("cannot decode a run of --mode {mode}"))?;
     let given = Given {

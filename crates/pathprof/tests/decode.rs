@@ -67,6 +67,18 @@ impl Instrumented {
         out
     }
 
+    /// [`Instrumented::dump`] with `counts` passed to the host and `stream` flushed by it.
+    fn dump_with(&self, memory: &[u8], counts: &[(u32, u64, u64)], stream: &[u64]) -> Vec<u8> {
+        let sizes = json!({"host_counts": counts.len(), "stream_items": stream.len()});
+        let mut out = self.dump(memory, sizes);
+        for &(function, path, n) in counts {
+            out.extend(function.to_le_bytes().iter().chain(&0u32.to_le_bytes()));
+            out.extend(path.to_le_bytes().iter().chain(&n.to_le_bytes()));
+        }
+        out.extend(stream.iter().flat_map(|i| i.to_le_bytes()));
+        out
+    }
+
     /// Writes `bytes` as a dump in the map's folder.
     fn write(&self, name: &str, bytes: &[u8]) -> PathBuf {
         let path = self.dir.path().join(name);
@@ -163,4 +175,37 @@ fn timer_sampling_cannot_be_decoded() {
     let memory = vec![0u8; m.origin("memory_bytes").as_u64().unwrap() as usize];
     let dump = m.write("pep.dump", &m.dump(&memory, json!({})));
     decode_fails(&m.map, &dump, "a run recorded elsewhere samples every N path ends");
+}
+
+#[test]
+fn records_no_run_writes_are_refused_in_one_line() {
+    let m = Instrumented::new(TWO_PATHS, "bl");
+    let memory = vec![0u8; m.origin("memory_bytes").as_u64().unwrap() as usize];
+    // $f has paths 0 and 1 only.
+    let bad_path = m.write("bad-path.dump", &m.dump_with(&memory, &[(0, 99, 1)], &[]));
+    decode_fails(&m.map, &bad_path, "corrupt counters");
+    let stream = m.write("stream.dump", &m.dump_with(&memory, &[], &[1 << 62]));
+    decode_fails(&m.map, &stream, "the host recorded a stream");
+    // A map whose counters lie past its memory.
+    let mut far = m.map_json.clone();
+    far["functions"][0]["state"]["counters"]["offset"] = json!(u32::MAX - 8);
+    let far_map = m.write("far.map.json", far.to_string().as_bytes());
+    let good = m.write("good.dump", &m.dump(&memory, json!({})));
+    decode_fails(&far_map, &good, "the map places counters beyond its module's profiler memory");
+
+    // Streams: an entry (1 << 62) repeated (3 << 62 | n) — which no module writes, and which would
+    // fold for ever —, more exits in a row than a stack holds, more path ends than 2^63.
+    let k = Instrumented::new(TWO_PATHS, "kbl");
+    let memory = vec![0u8; k.origin("memory_bytes").as_u64().unwrap() as usize];
+    let repeat = |n: u64| 3 << 62 | n;
+    let cases: [(&[u64], &str); 4] = [
+        (&[1 << 62, repeat(1 << 40)], "repeats an item that no module repeats"),
+        (&[repeat(5)], "repeats an item that no module repeats"),
+        (&[1 << 62, 2 << 62, repeat(1 << 40)], "more activations in a row than a stack holds"),
+        (&[1 << 62, 0, repeat((1 << 62) - 1), repeat((1 << 62) - 1), repeat((1 << 62) - 1)], "longer than any run"),
+    ];
+    for (i, (items, expect)) in cases.into_iter().enumerate() {
+        let dump = k.write(&format!("stream{i}.dump"), &k.dump_with(&memory, &[], items));
+        decode_fails(&k.map, &dump, expect);
+    }
 }

@@ -98,7 +98,7 @@ impl Collector for CountCollector {
         Ok(())
     }
 
-    fn replay(&mut self, host: &HostRecord) -> Result<()> {
+    fn replay(&mut self, host: &HostRecord, _: Option<&[u8]>) -> Result<()> {
         ensure!(host.stream.is_empty(), "the host recorded a stream, which this module does not write");
         for &(function, path, n) in &host.counts {
             let count = self.hash.entry((function, path)).or_insert(0);

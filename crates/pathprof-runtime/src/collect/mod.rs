@@ -97,9 +97,10 @@ pub trait Collector: Send + Sized + 'static {
     }
 
     /// What a host outside pathprof recorded in place of this collector's calls of
-    /// [`Self::IMPORT`] (see [`crate::replay`]), taken as those calls would have been; the
-    /// profiler's memory follows at [`Collector::finish`].
-    fn replay(&mut self, host: &HostRecord) -> Result<()> {
+    /// [`Self::IMPORT`] (see [`crate::replay`]), taken as those calls would have been. `memory`,
+    /// the profiler's memory at the end, which [`Collector::finish`] reads next, may be checked
+    /// with it: a record is read from a file, and what no run writes is refused.
+    fn replay(&mut self, host: &HostRecord, _memory: Option<&[u8]>) -> Result<()> {
         crate::replay::nothing_recorded(host)
     }
 

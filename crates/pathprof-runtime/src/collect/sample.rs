@@ -242,7 +242,7 @@ impl Collector for SampleCollector {
     /// Starts sampling: every N-th path end from now on, or the timer.
     /// The samples a host kept of the path ends passed to it, every N-th as [`Sampling::Every`]
     /// keeps them.
-    fn replay(&mut self, host: &HostRecord) -> Result<()> {
+    fn replay(&mut self, host: &HostRecord, _: Option<&[u8]>) -> Result<()> {
         ensure!(
             matches!(self.sampling, Sampling::Every(_)),
             "timer sampling needs pathprof's own host: a run recorded elsewhere samples every N path ends"

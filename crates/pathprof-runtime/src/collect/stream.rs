@@ -11,7 +11,7 @@
 
 use super::{Collector, HostCall};
 use crate::replay::HostRecord;
-use anyhow::{anyhow, bail, ensure, Result};
+use anyhow::{anyhow, bail, ensure, Context, Result};
 use pathprof_core::kpath::{Activations, Kipf, Options};
 use pathprof_wasm::abi::{HostImport, StreamItem, StreamLayout, STREAM_ENTER, STREAM_PATH_EXIT, STREAM_REPEAT};
 use pathprof_wasm::map::{ArrayCounters, RawCounts, SinkLayout};
@@ -230,6 +230,14 @@ impl<C: StreamConsumer> StreamCollector<C> {
         self.drains
     }
 
+    /// The items in the buffer of `data`, and the repetitions of the last item still pending.
+    fn pending(&self, data: &[u8]) -> (Vec<u64>, u64) {
+        let word = |at: u32| u64::from_le_bytes(data[at as usize..at as usize + 8].try_into().expect("8"));
+        let at = self.layout.index as usize;
+        let n = u32::from_le_bytes(data[at..at + 4].try_into().expect("4 bytes")).min(self.layout.capacity);
+        ((0..n).map(|i| word(self.layout.buffer + 8 * i)).collect(), word(self.layout.run))
+    }
+
     /// Hands the items of the buffer to the consumer and empties the buffer; at the `end` of the run,
     /// also the repetitions of the last item still pending.
     pub fn drain(&mut self, data: &mut [u8], end: bool) -> Result<()> {
@@ -287,9 +295,17 @@ impl<C: StreamConsumer> Collector for StreamCollector<C> {
         self.drain(data, false)
     }
 
-    /// The items a host flushed, handed to the consumer in buffers of the stream's capacity.
-    fn replay(&mut self, host: &HostRecord) -> Result<()> {
+    /// The items a host flushed, handed to the consumer in buffers of the stream's capacity, once
+    /// they and the items still in the buffer of `memory` are found to be a stream the module
+    /// could have written.
+    fn replay(&mut self, host: &HostRecord, memory: Option<&[u8]>) -> Result<()> {
         ensure!(host.counts.is_empty(), "the host recorded path counts, which this module does not pass it");
+        let (pending, run) = match memory {
+            Some(data) => self.pending(data),
+            None => (Vec::new(), 0),
+        };
+        let run = (run > 0).then(|| StreamItem::Repeat(run).encode());
+        check_stream(host.stream.iter().chain(&pending).chain(&run).copied())?;
         for items in host.stream.chunks(self.layout.capacity.max(1) as usize) {
             self.hand_over(|buffer| buffer.extend_from_slice(items))?;
         }
@@ -318,6 +334,33 @@ impl<C: StreamConsumer> Collector for StreamCollector<C> {
             waited: self.waited,
         })
     }
+}
+
+/// Most exits in a row of one path: more activations than a stack holds.
+const MAX_EXIT_RUN: u64 = 1 << 24;
+
+/// Refuses what no instrumented module writes and what would make a fold take forever or overflow
+/// its counts: a repetition of an entry, or of nothing, a run of more exits than a stack holds, and
+/// more path ends than 2^63.
+fn check_stream(items: impl Iterator<Item = u64>) -> Result<()> {
+    let mut last = None;
+    let mut ends = 0u64;
+    for item in items {
+        let n = match (StreamItem::decode(item), last) {
+            (StreamItem::Repeat(n), Some(StreamItem::Path { .. })) => n,
+            (StreamItem::Repeat(n), Some(StreamItem::ExitPath { .. })) if n <= MAX_EXIT_RUN => n,
+            (StreamItem::Repeat(_), Some(StreamItem::ExitPath { .. })) => {
+                bail!("the stream ends more activations in a row than a stack holds")
+            }
+            (StreamItem::Repeat(_), _) => bail!("the stream repeats an item that no module repeats"),
+            (decoded, _) => {
+                last = Some(decoded);
+                1
+            }
+        };
+        ends = ends.checked_add(n).filter(|&e| e <= 1 << 63).context("the stream is longer than any run")?;
+    }
+    Ok(())
 }
 
 impl<C> Drop for StreamCollector<C> {

@@ -2,7 +2,7 @@
 //! counter arrays with their pending loop and run counts, hash tables, preferential slots, event
 //! counters and the bursts of sampled loops.
 
-use super::{Counters, LoopBursts, LoopCounter, ProfileMap, RunCounter};
+use super::{Counters, LoopBursts, LoopCounter, ProfileMap, RunCounter, SinkLayout};
 use std::collections::HashMap;
 
 /// Path counts of one run, by original function index: `(path ID, count)` with `count > 0`.
@@ -128,6 +128,29 @@ fn le_u64(memory: &[u8], at: usize) -> u64 {
 }
 
 impl ProfileMap {
+    /// Bytes of the profiler's memory that the map's words, counters and slots reach (`None` when
+    /// they reach past 2^64): a memory shorter than that cannot be read with this map.
+    pub fn memory_extent(&self) -> Option<u64> {
+        let end = |offset: u32, bytes: u64| u64::from(offset).checked_add(bytes);
+        let sink = match self.sink {
+            SinkLayout::Sample { buffer: Some(b), .. } => b.end(),
+            SinkLayout::Sample { buffer: None, .. } => u64::from(crate::abi::SAMPLE_WORDS),
+            SinkLayout::Stream(s) => s.end(),
+            SinkLayout::Count { .. } | SinkLayout::Ppp { .. } => 0,
+        };
+        let arrays = self.arrays().into_iter().flat_map(|a| {
+            let slots = a.loop_counters.iter().map(|l| end(l.slot, 8));
+            let runs = a.run_counters.iter().map(|r| end(r.slot, 16));
+            let array = a.len.checked_mul(if a.slots { u64::from(crate::abi::PPP_SLOT_BYTES) } else { 8 });
+            std::iter::once(array.and_then(|bytes| end(a.offset, bytes))).chain(slots).chain(runs).collect::<Vec<_>>()
+        });
+        let table_slot = u64::from(crate::abi::TABLE_SLOT_BYTES);
+        let tables = self.tables().into_iter().map(|t| end(t.offset, u64::from(t.slots) * table_slot));
+        let events = self.event_counters().into_iter().map(|e| end(e.offset, 8 * u64::from(e.mask.count_ones())));
+        let bursts = self.loop_bursts().into_iter().map(|(_, b)| end(b.slot, 8));
+        arrays.chain(tables).chain(events).chain(bursts).try_fold(sink, |m, e| Some(m.max(e?)))
+    }
+
     /// Where the counter arrays lie: one per function counted in an array (a streamed function's
     /// singles too).
     pub fn arrays(&self) -> Vec<ArrayCounters> {
