@@ -14,10 +14,12 @@
 //! * [`collect`] — the host's side of each way of recording path ends, one collector per mode;
 //! * [`replay`] — runs recorded by pathprof's JavaScript host under another engine, handed to
 //!   the same collectors;
+//! * [`cache`] — where compiled programs are kept between runs (Wasmtime's cache);
 //! * [`clock`] — the virtual clocks of deterministic runs;
 //! * [`stop`] — stopping a run on a signal or a time limit, its profile kept;
 //! * [`entry`] — `_start` or the export named by `--invoke`.
 
+pub mod cache;
 pub mod clock;
 pub mod collect;
 mod component;

@@ -7,9 +7,10 @@ use crate::outcome::{RunConfig, RunOutcome};
 use crate::stop::Snapshots;
 use anyhow::{anyhow, Result};
 use pathprof_wasm::ProfileMap;
+use std::path::PathBuf;
 use std::time::Instant;
 use wasmtime::component::Component;
-use wasmtime::{Config, Engine, Module};
+use wasmtime::{Cache, CacheConfig, Config, Engine, Module};
 
 /// Checks, before any work on it, that a program imports only functions a run provides: WASI
 /// preview 1 and the `bench` functions for a module, WASI preview 2 interfaces for a component.
@@ -30,12 +31,16 @@ pub fn engine() -> Result<Engine> {
     engine_with(&EngineOptions::default())
 }
 
-/// Choices of the engine that change the code it compiles.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Choices of the engine: the code it compiles, and where it keeps it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EngineOptions {
     /// Read the module's branch hints (`metadata.code.branch_hint`): Cranelift lays the unlikely
     /// side of a hinted branch out of line.
     pub branch_hinting: bool,
+    /// Keep compiled code in this directory (an absolute path), and take it from there when the
+    /// same program is compiled by an engine of the same settings again: Wasmtime's cache, keyed by
+    /// the program's bytes, the engine's settings and Wasmtime's version ([`crate::cache`]).
+    pub cache: Option<PathBuf>,
 }
 
 /// [`engine`], with `options`.
@@ -51,6 +56,12 @@ pub fn engine_with(options: &EngineOptions) -> Result<Engine> {
     config.wasm_backtrace_max_frames(std::num::NonZeroUsize::new(MAX_BACKTRACE_FRAMES));
     // A run stops at the next function entry or loop header once it is asked to (`stop`).
     config.epoch_interruption(true);
+    if let Some(dir) = &options.cache {
+        let mut cache = CacheConfig::new();
+        cache.with_directory(dir);
+        let cache = Cache::new(cache).map_err(|e| anyhow!("cannot keep compiled code in {}: {e}", dir.display()))?;
+        config.cache(Some(cache));
+    }
     Ok(Engine::new(&config)?)
 }
 

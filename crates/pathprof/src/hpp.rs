@@ -31,7 +31,7 @@ use pathprof_core::dag::DagEdgeKind;
 use pathprof_core::hpp::stack::StackStats;
 use pathprof_core::hpp::{Branch, BranchKind, BranchQueue, Events, Simulator, SimulatorOptions, TableReport};
 use pathprof_core::{regen, ExtraCuts, PlanOptions};
-use pathprof_runtime::{RunConfig, RunOutcome, StreamCollector, StreamConsumer, StreamEnd};
+use pathprof_runtime::{Engine, RunConfig, RunOutcome, StreamCollector, StreamConsumer, StreamEnd};
 use pathprof_wasm::abi::{STREAM_ENTER, STREAM_PATH_EXIT, STREAM_REPEAT};
 use pathprof_wasm::branches::{EdgeBranch, FuncBranches, Work};
 use pathprof_wasm::{InstrumentOptions, ProfileMap, SinkKind};
@@ -313,6 +313,17 @@ pub struct HppRun {
 /// Instruments `original` (a module, or a component's program module) to trace its branches, runs it
 /// with `config`, and simulates the hardware path profiler on the branches as they come.
 pub fn simulate(original: &[u8], path: &str, settings: &HppSettings, config: &RunConfig) -> Result<HppRun> {
+    simulate_on(&pathprof_runtime::engine()?, original, path, settings, config)
+}
+
+/// [`simulate`] on `engine`.
+pub fn simulate_on(
+    engine: &Engine,
+    original: &[u8],
+    path: &str,
+    settings: &HppSettings,
+    config: &RunConfig,
+) -> Result<HppRun> {
     let t = Instant::now();
     let options = InstrumentOptions {
         sink: SinkKind::Trace,
@@ -325,9 +336,8 @@ pub fn simulate(original: &[u8], path: &str, settings: &HppSettings, config: &Ru
     let instrumentation_seconds = t.elapsed().as_secs_f64();
     let branches = std::mem::take(&mut inst.branches);
     let consumer = TraceConsumer::new(&inst.map, branches, settings)?;
-    let engine = pathprof_runtime::engine()?;
-    let (module, _) = pathprof_runtime::compile(&engine, &inst.bytes)?;
+    let (module, _) = pathprof_runtime::compile(engine, &inst.bytes)?;
     let collector = StreamCollector::with_consumer(&inst.map, consumer)?;
-    let (outcome, report) = pathprof_runtime::run_module(&engine, &module, Some(&inst.map), collector, config)?;
+    let (outcome, report) = pathprof_runtime::run_module(engine, &module, Some(&inst.map), collector, config)?;
     Ok(HppRun { settings: settings.clone(), outcome, report, instrumentation_seconds })
 }

@@ -33,6 +33,8 @@ enum Command {
     Compare(cli::compare::Args),
     /// Print the hot paths of a profile, as text, JSON, source lines or an HTML page.
     Report(cli::report::Args),
+    /// Say where compiled programs are kept between runs, and how much they take; clear them.
+    Cache(cli::cache::Args),
     /// Add up profiles of several runs of one module.
     Merge(cli::merge::Args),
     /// Write a profile as folded stacks, a flame graph, a pprof profile or a speedscope file.
@@ -55,6 +57,7 @@ fn main() {
         Command::Hpp(args) => cli::hpp::run(args, &stopper),
         Command::Report(args) => cli::report::run(args),
         Command::Merge(args) => cli::merge::run(args),
+        Command::Cache(args) => cli::cache::run(args),
         Command::Export(args) => cli::export::run(args),
         Command::Hint(args) => cli::hint::run(args),
     });

@@ -95,8 +95,8 @@ pub fn bench_hints(
     options: &HintBenchOptions,
     mut progress: impl FnMut(&HintFigures),
 ) -> Result<HintReport> {
-    let off = pathprof_runtime::engine_with(&EngineOptions { branch_hinting: false })?;
-    let on = pathprof_runtime::engine_with(&EngineOptions { branch_hinting: true })?;
+    let off = pathprof_runtime::engine_with(&EngineOptions { branch_hinting: false, cache: None })?;
+    let on = pathprof_runtime::engine_with(&EngineOptions { branch_hinting: true, cache: None })?;
     let (programs, stopped) = each_program(
         dir,
         options.filter.as_deref(),

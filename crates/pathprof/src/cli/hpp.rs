@@ -2,7 +2,7 @@
 
 use anyhow::{bail, Result};
 use pathprof::files::{check_outputs, write_atomically};
-use pathprof::hpp::{simulate, HppSettings, TableBranches};
+use pathprof::hpp::{simulate_on, HppSettings, TableBranches};
 use pathprof::render;
 use pathprof_core::hpp::{Extend, HptConfig, IndexFn, Mapping, Metric, Replacement, SimulatorOptions};
 use pathprof_runtime::Stopper;
@@ -145,8 +145,9 @@ pub fn run(a: Args, stopper: &Stopper) -> Result<i32> {
     config.stopper = Some(stopper.clone());
     config.time_limit = a.program.time_limit()?;
     let app = a.program.app.display().to_string();
-    let bytes = a.program.module(&pathprof_runtime::engine()?)?;
-    let hpp = simulate(&bytes, &app, &settings, &config)?;
+    let engine = a.program.engine()?;
+    let bytes = a.program.module(&engine)?;
+    let hpp = simulate_on(&engine, &bytes, &app, &settings, &config)?;
     for r in &hpp.outcome.results {
         println!("{r}");
     }

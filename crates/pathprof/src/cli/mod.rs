@@ -2,6 +2,7 @@
 //! process's exit status.
 
 pub mod bench;
+pub mod cache;
 pub mod compare;
 pub mod decode;
 pub mod export;

@@ -104,6 +104,10 @@ pub struct Program {
     /// trap, marked stopped (exit status 124).
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     time_limit: Option<f64>,
+    /// Compile the program afresh, without taking or keeping compiled code in the cache
+    /// (`pathprof cache` says where it is).
+    #[arg(long)]
+    no_cache: bool,
     /// The program.
     pub app: PathBuf,
     /// Arguments of the program.
@@ -118,6 +122,13 @@ impl Program {
         config.random_seed = self.random_seed;
         config.deterministic = self.deterministic;
         Ok(config)
+    }
+
+    /// The engine to run the program: one that keeps compiled code in the cache unless
+    /// `--no-cache` is given (or no cache directory can be named).
+    pub fn engine(&self) -> Result<pathprof_runtime::Engine> {
+        let cache = if self.no_cache { None } else { pathprof_runtime::cache::default_dir() };
+        pathprof_runtime::engine_with(&pathprof_runtime::EngineOptions { cache, ..Default::default() })
     }
 
     /// The time limit given.
@@ -164,7 +175,7 @@ pub fn run(a: Args, stopper: &Stopper) -> Result<i32> {
     let mut config = a.program.config()?;
     config.stopper = Some(stopper.clone());
     config.time_limit = a.program.time_limit()?;
-    let engine = pathprof_runtime::engine()?;
+    let engine = a.program.engine()?;
     let bytes = a.program.module(&engine)?;
     let edge_profile = a.edge_profile.as_deref().map(read_profile).transpose()?;
     let interesting = interesting_paths(&bytes, &a.interesting)?;

@@ -15,11 +15,12 @@ pub fn header(out: &mut impl Write, modes: &[Mode]) -> Result<()> {
     for m in &modes {
         write!(
             out,
-            " | {:>10} {:>6} {:>6} {:>8} {:>7} {:>6} {:>9}",
+            " | {:>10} {:>6} {:>6} {:>8} {:>8} {:>7} {:>6} {:>9}",
             format!("{m} ms"),
             "±",
             "ratio",
             "instr ms",
+            "comp ms",
             "compile",
             "code",
             "mem KiB"
@@ -44,11 +45,12 @@ pub fn row(out: &mut impl Write, p: &ProgramFigures) -> Result<()> {
     for m in &p.modes {
         write!(
             out,
-            " | {:>10.3} {:>5.1}% {:>6.3}{mark}{:>8.1} {:>6.2}x {:>5.2}x {:>9.1}",
+            " | {:>10.3} {:>5.1}% {:>6.3}{mark}{:>8.1} {:>8.1} {:>6.2}x {:>5.2}x {:>9.1}",
             m.median_seconds * 1e3,
             m.spread * 100.0,
             m.ratio,
             m.instrumentation_seconds * 1e3,
+            m.compile_seconds * 1e3,
             m.compile_ratio,
             m.code_growth,
             m.profiler_memory_bytes as f64 / 1024.0

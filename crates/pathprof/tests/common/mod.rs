@@ -7,8 +7,11 @@ use pathprof_core::profile::{Endpoint, FunctionProfile, Profile};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// The `pathprof` command, keeping compiled code in a cache of the tests' own.
 pub fn pathprof() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_pathprof"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_pathprof"));
+    command.env("PATHPROF_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("pathprof-cache"));
+    command
 }
 
 /// Result of one `pathprof run`.
