@@ -32,6 +32,6 @@ pub mod parallel;
 mod sections;
 pub mod throws;
 
-pub use instrument::{instrument, InstrumentOptions, Instrumented, SinkKind};
+pub use instrument::{instrument, InstrumentOptions, Instrumented, OnlyFunctions, SinkKind};
 pub use map::ProfileMap;
 pub use module::{ModuleError, ModuleInfo};

@@ -1,6 +1,6 @@
 //! What a mode may be given besides its settings: a profile whose edge frequencies guide the
-//! numbering, the interesting paths of preferential profiling, the events to count, and the core
-//! module of a component to profile.
+//! numbering, a profile whose hot functions are the only ones instrumented, the interesting paths
+//! of preferential profiling, the events to count, and the core module of a component to profile.
 
 use crate::files::sha256_hex;
 use crate::modes::Setting;
@@ -14,6 +14,8 @@ use std::collections::HashMap;
 pub struct Inputs<'a> {
     /// A profile of the same module: its edge frequencies place the increments on cold edges.
     pub edge_profile: Option<&'a Profile>,
+    /// The functions to instrument, hot in a guiding profile (`pep` and `bl`).
+    pub hot: Option<&'a HotFunctions>,
     /// The paths that are interesting (mode `ppp`).
     pub interesting: Option<&'a Interesting>,
     /// The events to count (mode `events`; every built-in class when `None`).
@@ -28,9 +30,56 @@ impl Inputs<'_> {
     pub fn given(&self) -> Vec<Setting> {
         Setting::given([
             (self.edge_profile.is_some(), Setting::EdgeProfile),
+            (self.hot.is_some(), Setting::HotFrom),
             (self.interesting.is_some(), Setting::Interesting),
             (self.events.is_some(), Setting::Events),
         ])
+    }
+}
+
+/// Why a function left alone by `--hot-from` has no probes.
+pub const COLD_REASON: &str = "cold in the guiding profile";
+
+/// The functions that carried a share of a guiding profile's path executions (or samples): the
+/// only ones instrumented, as an adaptive VM instruments only the methods it optimizes
+/// [PEP05 §3.4].
+#[derive(Clone, Debug, PartialEq)]
+pub struct HotFunctions {
+    /// The share of the executions they carried: at least the share asked for.
+    pub share: f64,
+    /// Their indices: the hottest first, until their executions reach the share asked for.
+    pub functions: Vec<u32>,
+    /// For a component: the core module the profile profiled.
+    pub core_module: Option<u32>,
+}
+
+impl HotFunctions {
+    /// The functions of `profile` (named `name`, a profile of `module`) that carried `share` (in
+    /// (0, 1]) of its path executions: ranked by executions, as few as reach the share.
+    pub fn of(module: &[u8], name: &str, profile: &Profile, share: f64) -> Result<HotFunctions> {
+        if !(share > 0.0 && share <= 1.0) {
+            bail!("--hot-from {name}: the share must lie in (0, 1], not {share}");
+        }
+        if profile.module.sha256 != sha256_hex(module) {
+            bail!("{name} is a profile of another module ({})", profile.module.path);
+        }
+        let executions = |f: &FunctionProfile| f.paths().iter().map(|p| u128::from(p.count.0)).sum::<u128>();
+        let mut ranked: Vec<(u128, u32)> = profile.functions.iter().map(|f| (executions(f), f.index)).collect();
+        ranked.retain(|&(n, _)| n > 0);
+        ranked.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        let total: u128 = ranked.iter().map(|r| r.0).sum();
+        if total == 0 {
+            bail!("{name} counted no path: it cannot say which functions are hot");
+        }
+        let (mut functions, mut carried) = (Vec::new(), 0u128);
+        for (n, index) in ranked {
+            if carried as f64 >= share * total as f64 {
+                break;
+            }
+            carried += n;
+            functions.push(index);
+        }
+        Ok(HotFunctions { share: carried as f64 / total as f64, functions, core_module: profile.module.core_module })
     }
 }
 

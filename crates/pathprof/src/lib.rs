@@ -38,7 +38,7 @@ pub mod render;
 pub mod source;
 pub mod view;
 
-pub use inputs::{Inputs, Interesting};
+pub use inputs::{HotFunctions, Inputs, Interesting};
 pub use modes::{Mode, ModeFlags, ModeRun, Registry};
 pub use pathprof_runtime::RunConfig;
 pub use profiler::{profile, profile_with, Prepared};

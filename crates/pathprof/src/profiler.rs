@@ -13,7 +13,7 @@ use pathprof_core::profile::{FunctionProfile, ModuleInfo as ProfileModule, Profi
 use pathprof_runtime::{Engine, Program, RunConfig};
 use pathprof_wasm::component::ComponentInfo;
 use pathprof_wasm::debuginfo::LineTable;
-use pathprof_wasm::{InstrumentOptions, ModuleInfo, ProfileMap};
+use pathprof_wasm::{InstrumentOptions, ModuleInfo, OnlyFunctions, ProfileMap};
 use std::collections::HashSet;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -202,6 +202,13 @@ pub fn instrument_options(
         }
         profiled.check_same_core_module("the edge profile", profile.module.core_module)?;
         options.edge_profile = profile.functions.iter().map(|f| (f.index, f.paths().to_vec())).collect();
+    }
+    if let Some(hot) = inputs.hot {
+        profiled.check_same_core_module("the guiding profile", hot.core_module)?;
+        options.only = Some(OnlyFunctions {
+            functions: hot.functions.iter().copied().collect(),
+            reason: crate::inputs::COLD_REASON.to_string(),
+        });
     }
     mode.instrument(&mut options, profiled, inputs)?;
     Ok(options)

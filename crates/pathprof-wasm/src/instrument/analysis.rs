@@ -43,6 +43,9 @@ pub(crate) fn analyse(
         Ok(fcfg) => fcfg,
         Err(unsupported) => return Ok(Err(unsupported.0)),
     };
+    if let Some(only) = options.only.as_ref().filter(|o| !o.functions.contains(&index)) {
+        return Ok(Ok((fcfg, Err(only.reason.clone()))));
+    }
     let sink = options.sink;
     if let Some(reason) = sink.refuses(&fcfg) {
         return Ok(Ok((fcfg, Err(reason))));

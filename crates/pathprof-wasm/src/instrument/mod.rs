@@ -61,7 +61,7 @@ pub mod sink;
 mod switch;
 mod walk;
 
-pub use options::{InstrumentOptions, Instrumented};
+pub use options::{InstrumentOptions, Instrumented, OnlyFunctions};
 pub use sink::SinkKind;
 
 use crate::abi::HostCalls;

@@ -8,7 +8,7 @@ use crate::events::EventSet;
 use crate::map::ProfileMap;
 use pathprof_core::profile::PathCount;
 use pathprof_core::PlanOptions;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Instrumentation choices.
 #[derive(Clone, Debug)]
@@ -43,6 +43,16 @@ pub struct InstrumentOptions {
     /// while the host's flag is clear ([`switch`](super::switch), [AR01]); without (the default),
     /// only simple loops do.
     pub function_copies: bool,
+    /// Instrument these functions only; the others are left as they were, for the reason given
+    /// (as an adaptive VM instruments only the methods it optimizes [PEP05 §3.4]).
+    pub only: Option<OnlyFunctions>,
+}
+
+/// The functions to instrument, by index, and why the others are left alone.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OnlyFunctions {
+    pub functions: HashSet<u32>,
+    pub reason: String,
 }
 
 impl Default for InstrumentOptions {
@@ -58,6 +68,7 @@ impl Default for InstrumentOptions {
             events: None,
             function_copies: false,
             host_calls: HostCalls::Import,
+            only: None,
         }
     }
 }

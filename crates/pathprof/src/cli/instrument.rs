@@ -26,6 +26,9 @@ pub struct Args {
     /// A previous profile of the same module, as for `run`.
     #[arg(long, value_name = "PROFILE")]
     edge_profile: Option<PathBuf>,
+    /// pep, bl: instrument only the functions hot in a previous profile, as for `run`.
+    #[arg(long, value_name = "PROFILE[:SHARE]")]
+    hot_from: Option<String>,
     /// ppp: a profile of the same module whose executed paths are interesting (repeatable).
     #[arg(long, value_name = "PROFILE")]
     interesting: Vec<PathBuf>,
@@ -48,14 +51,18 @@ pub fn run(a: Args) -> Result<i32> {
     });
     let mut inputs: Vec<&Path> = vec![&a.input];
     inputs.extend(a.edge_profile.as_deref());
+    let hot_from = a.hot_from.as_deref().map(super::run::hot_from).transpose()?;
+    inputs.extend(hot_from.as_ref().map(|(p, _)| p.as_path()));
     inputs.extend(a.interesting.iter().map(PathBuf::as_path));
     check_outputs(&inputs, &[&a.output, &map_path])?;
     let bytes = read_module(&a.input)?;
     let edge_profile = a.edge_profile.as_deref().map(read_profile).transpose()?;
     let interesting = super::run::interesting_paths(&bytes, &a.interesting)?;
+    let hot = super::run::hot_functions(&bytes, hot_from.as_ref())?;
     let events = a.events.spec()?;
     let inputs = Inputs {
         edge_profile: edge_profile.as_ref(),
+        hot: hot.as_ref(),
         interesting: interesting.as_ref(),
         events: events.as_ref(),
         core_module: a.core_module,

@@ -5,7 +5,7 @@ use pathprof::files::{check_outputs, read_module, read_profile, write_atomically
 use pathprof::modes::Setting;
 use pathprof::render;
 use pathprof::view::Rank;
-use pathprof::{Inputs, Interesting, ModeFlags, Prepared, Registry, RunConfig};
+use pathprof::{HotFunctions, Inputs, Interesting, ModeFlags, Prepared, Registry, RunConfig};
 use pathprof_runtime::Stopper;
 use pathprof_wasm::events::EventSpec;
 use std::io::Write;
@@ -29,6 +29,10 @@ pub struct Args {
     /// edges (the static estimate from loop depth is used otherwise).
     #[arg(long, value_name = "PROFILE")]
     edge_profile: Option<PathBuf>,
+    /// pep, bl: instrument only the functions that carried SHARE (default 0.99) of the path
+    /// executions (or samples) of a previous profile of the same module; the others run as they were.
+    #[arg(long, value_name = "PROFILE[:SHARE]")]
+    hot_from: Option<String>,
     /// ppp: a profile of the same module whose executed paths are interesting (repeatable).
     #[arg(long, value_name = "PROFILE")]
     interesting: Vec<PathBuf>,
@@ -163,6 +167,7 @@ pub fn run(a: Args, stopper: &Stopper) -> Result<i32> {
     let registry = Registry::built_in();
     let given = Setting::given([
         (a.edge_profile.is_some(), Setting::EdgeProfile),
+        (a.hot_from.is_some(), Setting::HotFrom),
         (!a.interesting.is_empty(), Setting::Interesting),
         (a.events.given(), Setting::Events),
         (a.snapshot_every.is_some(), Setting::Snapshots),
@@ -170,6 +175,8 @@ pub fn run(a: Args, stopper: &Stopper) -> Result<i32> {
     let mode = registry.with_flags(&a.mode, &flags, &given)?;
     let mut inputs: Vec<&Path> = vec![&a.program.app];
     inputs.extend(a.edge_profile.as_deref());
+    let hot_from = a.hot_from.as_deref().map(hot_from).transpose()?;
+    inputs.extend(hot_from.as_ref().map(|(p, _)| p.as_path()));
     inputs.extend(a.interesting.iter().map(PathBuf::as_path));
     check_outputs(&inputs, &[&a.output])?;
     let mut config = a.program.config()?;
@@ -179,9 +186,11 @@ pub fn run(a: Args, stopper: &Stopper) -> Result<i32> {
     let bytes = a.program.module(&engine)?;
     let edge_profile = a.edge_profile.as_deref().map(read_profile).transpose()?;
     let interesting = interesting_paths(&bytes, &a.interesting)?;
+    let hot = hot_functions(&bytes, hot_from.as_ref())?;
     let events = a.events.spec()?;
     let inputs = Inputs {
         edge_profile: edge_profile.as_ref(),
+        hot: hot.as_ref(),
         interesting: interesting.as_ref(),
         events: events.as_ref(),
         core_module: a.core_module,
@@ -286,6 +295,26 @@ impl EventArgs {
 }
 
 /// The interesting paths of the profiles `files`, when some are given.
+/// The guiding profile and share of `--hot-from PROFILE[:SHARE]` (a file named as given, when
+/// there is one, else what precedes a last `:SHARE` that reads as a number; SHARE 0.99 by default).
+pub fn hot_from(spec: &str) -> Result<(PathBuf, f64)> {
+    let whole = PathBuf::from(spec);
+    let split = spec.rsplit_once(':').and_then(|(p, s)| Some((PathBuf::from(p), s.parse::<f64>().ok()?)));
+    match split {
+        Some((path, share)) if !whole.exists() => Ok((path, share)),
+        _ => Ok((whole, DEFAULT_HOT_SHARE)),
+    }
+}
+
+/// The functions to instrument, hot in the guiding profile given by `--hot-from`.
+pub fn hot_functions(module: &[u8], hot_from: Option<&(PathBuf, f64)>) -> Result<Option<HotFunctions>> {
+    let Some((path, share)) = hot_from else { return Ok(None) };
+    HotFunctions::of(module, &path.display().to_string(), &read_profile(path)?, *share).map(Some)
+}
+
+/// The share of `--hot-from` when none is given.
+const DEFAULT_HOT_SHARE: f64 = 0.99;
+
 pub fn interesting_paths(module: &[u8], files: &[PathBuf]) -> Result<Option<Interesting>> {
     if files.is_empty() {
         return Ok(None);

@@ -47,7 +47,7 @@ impl ProfilingMode for Bl {
     }
 
     fn accepts(&self, setting: Setting) -> bool {
-        matches!(setting, Setting::EdgeProfile | Setting::Snapshots)
+        matches!(setting, Setting::EdgeProfile | Setting::HotFrom | Setting::Snapshots)
     }
 
     fn sink(&self) -> Option<SinkKind> {

@@ -94,6 +94,7 @@ impl ProfilingMode for PepMode {
                 | Setting::Every
                 | Setting::TickMs
                 | Setting::EdgeProfile
+                | Setting::HotFrom
                 | Setting::Snapshots
         )
     }

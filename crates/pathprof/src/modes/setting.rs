@@ -14,6 +14,8 @@ pub enum Setting {
     Strategy,
     Cut,
     EdgeProfile,
+    /// Instrument only the functions hot in a guiding profile (`--hot-from`).
+    HotFrom,
     Interesting,
     Events,
     /// Snapshots while the program runs (`--snapshot-every`): for the modes whose collector can
@@ -34,6 +36,7 @@ impl Setting {
             Setting::Strategy => "--strategy",
             Setting::Cut => "--cut",
             Setting::EdgeProfile => "--edge-profile",
+            Setting::HotFrom => "--hot-from",
             Setting::Interesting => "--interesting",
             Setting::Events => "--events, --alloc-fn and --event",
             Setting::Snapshots => "--snapshot-every",
@@ -48,6 +51,7 @@ impl Setting {
             Setting::TickMs
             | Setting::MaxNodes
             | Setting::EdgeProfile
+            | Setting::HotFrom
             | Setting::Interesting
             | Setting::Events
             | Setting::Snapshots => false,
