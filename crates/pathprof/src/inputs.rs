@@ -63,13 +63,23 @@ impl HotFunctions {
         if profile.module.sha256 != sha256_hex(module) {
             bail!("{name} is a profile of another module ({})", profile.module.path);
         }
+        let mut hot = HotFunctions::of_functions(&profile.functions, share)?;
+        hot.core_module = profile.module.core_module;
+        Ok(hot)
+    }
+
+    /// The functions of `functions` that carried `share` (in (0, 1]) of their path executions.
+    pub fn of_functions(functions: &[FunctionProfile], share: f64) -> Result<HotFunctions> {
+        if !(share > 0.0 && share <= 1.0) {
+            bail!("the share of the hot functions must lie in (0, 1], not {share}");
+        }
         let executions = |f: &FunctionProfile| f.paths().iter().map(|p| u128::from(p.count.0)).sum::<u128>();
-        let mut ranked: Vec<(u128, u32)> = profile.functions.iter().map(|f| (executions(f), f.index)).collect();
+        let mut ranked: Vec<(u128, u32)> = functions.iter().map(|f| (executions(f), f.index)).collect();
         ranked.retain(|&(n, _)| n > 0);
         ranked.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         let total: u128 = ranked.iter().map(|r| r.0).sum();
         if total == 0 {
-            bail!("{name} counted no path: it cannot say which functions are hot");
+            bail!("the guiding profile counted no path: it cannot say which functions are hot");
         }
         let (mut functions, mut carried) = (Vec::new(), 0u128);
         for (n, index) in ranked {
@@ -79,7 +89,7 @@ impl HotFunctions {
             carried += n;
             functions.push(index);
         }
-        Ok(HotFunctions { share: carried as f64 / total as f64, functions, core_module: profile.module.core_module })
+        Ok(HotFunctions { share: carried as f64 / total as f64, functions, core_module: None })
     }
 }
 

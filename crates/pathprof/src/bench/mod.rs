@@ -29,7 +29,7 @@ pub use rounds::Rounds;
 use corpus::{each_program, ExitStatus, Setup};
 use rounds::{median, spread};
 
-use crate::inputs::{Inputs, Interesting};
+use crate::inputs::{HotFunctions, Inputs, Interesting};
 use crate::modes::bl::Bl;
 use crate::modes::none::Uninstrumented;
 use crate::modes::{Mode, ModeRun, Setting};
@@ -55,9 +55,24 @@ pub struct BenchOptions {
     /// What may stop the benchmark (a signal): the program being measured is left out, and the
     /// report covers those measured before.
     pub stopper: Option<Stopper>,
+    /// Also measure each mode that takes `--hot-from` guided: instrumenting only the functions
+    /// that carried this share of the path executions of an exact profile of the program.
+    pub hot_share: Option<f64>,
 }
 
 impl BenchOptions {
+    /// What each measured variant is called, in the order of the table's columns: each mode,
+    /// and after it, with [`BenchOptions::hot_share`], the mode guided (`pep hot`).
+    pub fn labels(&self) -> Vec<String> {
+        let modes = self.modes.iter().filter(|m| !m.is_baseline());
+        modes.flat_map(|m| std::iter::once(m.to_string()).chain(self.guided(m).then(|| guided_label(m)))).collect()
+    }
+
+    /// Whether `mode` is also measured guided.
+    fn guided(&self, mode: &Mode) -> bool {
+        self.hot_share.is_some() && mode.accepts(Setting::HotFrom)
+    }
+
     /// Shortest uninstrumented bench region that the summary takes.
     pub fn timed_from(&self) -> f64 {
         self.min_seconds.max(MIN_TIMED_SECONDS)
@@ -225,6 +240,9 @@ pub struct BenchReport {
 
 struct Variant<'a> {
     prepared: Prepared<'a>,
+    /// The mode, and whether it is guided by hot functions.
+    label: String,
+    guided: bool,
     compile_seconds: f64,
     code_bytes: usize,
     times: Vec<f64>,
@@ -253,7 +271,7 @@ pub fn bench(dir: &Path, options: &BenchOptions, mut progress: impl FnMut(&Progr
         &mut progress,
     )?;
     let mut report = BenchReport { programs, summary: Vec::new(), stopped };
-    for mode in modes.iter().filter(|m| !m.is_baseline()).map(Mode::to_string) {
+    for mode in options.labels() {
         let figures: Vec<(&ModeFigures, &str)> = report
             .programs
             .iter()
@@ -298,7 +316,8 @@ fn bench_program(
     // measured `bl` run when `bl` is among the modes.
     let sampled = modes.iter().any(|m| m.sampled());
     let preferential = modes.iter().any(|m| m.accepts(Setting::Interesting));
-    let exact = match (sampled && !modes.iter().any(|m| m.is::<Bl>())) || preferential {
+    let guided = modes.iter().any(|m| options.guided(m));
+    let exact = match (sampled && !modes.iter().any(|m| m.is::<Bl>())) || preferential || guided {
         true => match exact_profile(engine, bytes, config, name, status)? {
             Some(exact) => Some(exact),
             None => return Ok(None),
@@ -310,15 +329,28 @@ fn bench_program(
         interesting.add("a bl run", exact);
         interesting
     });
+    let hot = match (exact.as_ref(), options.hot_share) {
+        (Some(exact), Some(share)) if guided => Some(HotFunctions::of_functions(exact, share)?),
+        _ => None,
+    };
     let mut variants = Vec::new();
     let baseline = Mode::new(Uninstrumented);
-    for mode in std::iter::once(&baseline).chain(modes.iter().filter(|m| !m.is_baseline())) {
+    let plain = std::iter::once(&baseline).chain(modes.iter().filter(|m| !m.is_baseline())).map(|m| (m, false));
+    let with_guided =
+        plain.flat_map(|(m, _)| std::iter::once((m, false)).chain(options.guided(m).then_some((m, true))));
+    for (mode, guided) in with_guided {
         let takes = mode.accepts(Setting::Interesting);
-        let inputs = Inputs { interesting: interesting.as_ref().filter(|_| takes), ..Inputs::default() };
+        let inputs = Inputs {
+            interesting: interesting.as_ref().filter(|_| takes),
+            hot: hot.as_ref().filter(|_| guided),
+            ..Inputs::default()
+        };
         let prepared = Prepared::new(bytes, name, mode, &inputs)?;
         let code_bytes = prepared.code_size()?;
         let (_, compile_seconds) = pathprof_runtime::compile(engine, &prepared.code)?;
         variants.push(Variant {
+            label: if guided { guided_label(mode) } else { mode.to_string() },
+            guided,
             prepared,
             compile_seconds,
             code_bytes,
@@ -334,14 +366,14 @@ fn bench_program(
 
     let none = &variants[0];
     let none_median = median(&none.times);
-    let bl_median = variants.iter().find(|v| v.mode().is::<Bl>()).map(|v| median(&v.times));
+    let bl_median = variants.iter().find(|v| v.mode().is::<Bl>() && !v.guided).map(|v| median(&v.times));
     let modes = variants[1..]
         .iter()
         .map(|v| {
             // The counter arrays in the profiler's memory, and what the host kept.
             let counter_bytes: u64 = v.prepared.map.as_ref().map_or(0, |m| m.arrays().iter().map(|a| a.bytes()).sum());
             ModeFigures {
-                mode: v.mode().to_string(),
+                mode: v.label.clone(),
                 runs: v.times.len(),
                 median_seconds: median(&v.times),
                 spread: spread(&v.times),
@@ -351,7 +383,7 @@ fn bench_program(
                 compile_ratio: v.compile_seconds / none.compile_seconds,
                 code_growth: v.code_bytes as f64 / none.code_bytes.max(1) as f64,
                 profiler_memory_bytes: counter_bytes + v.host_bytes,
-                vs_bl: bl_median.filter(|_| !v.mode().is::<Bl>()).map(|b| median(&v.times) / b),
+                vs_bl: bl_median.filter(|_| !(v.mode().is::<Bl>() && !v.guided)).map(|b| median(&v.times) / b),
                 figures: v.figures.iter().map(|(&key, &(_, value))| (key, value)).collect(),
                 figure_labels: v.figures.iter().map(|(&key, &(label, _))| (key, label)).collect(),
                 accuracy: AccuracyFigures::median_of(&v.accuracy),
@@ -368,6 +400,11 @@ fn bench_program(
         none_compile_seconds: none.compile_seconds,
         modes,
     }))
+}
+
+/// What a mode guided by hot functions is called in the table.
+fn guided_label(mode: &Mode) -> String {
+    format!("{mode} hot")
 }
 
 /// The exact profile of one unmeasured `bl` run; `None` when the run was stopped.

@@ -36,6 +36,10 @@ pub struct Args {
     /// the summary (they keep their row).
     #[arg(long, default_value_t = 0.0)]
     min_seconds: f64,
+    /// Also measure each mode that takes --hot-from (bl, pep) guided: instrumenting only the
+    /// functions that carried SHARE of an exact profile's path executions (shown as `MODE hot`).
+    #[arg(long, value_name = "SHARE")]
+    hot_share: Option<f64>,
     /// Also write the figures as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -64,9 +68,10 @@ pub fn run(a: Args, stopper: &Stopper) -> Result<i32> {
         filter: a.filter,
         min_seconds: a.min_seconds,
         stopper: Some(stopper.clone()),
+        hot_share: a.hot_share,
     };
     let mut out = std::io::stdout();
-    render::bench::header(&mut out, &options.modes)?;
+    render::bench::header(&mut out, &options.labels())?;
     let result = bench(&a.corpus, &options, |p| {
         let mut out = std::io::stdout();
         let _ = render::bench::row(&mut out, p);
