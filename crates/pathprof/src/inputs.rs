@@ -40,14 +40,16 @@ impl Inputs<'_> {
 /// Why a function left alone by `--hot-from` has no probes.
 pub const COLD_REASON: &str = "cold in the guiding profile";
 
-/// The functions that carried a share of a guiding profile's path executions (or samples): the
-/// only ones instrumented, as an adaptive VM instruments only the methods it optimizes
-/// [PEP05 §3.4].
+/// The functions that carried a share of a guiding profile's branch flow (each path's count times
+/// its branches, what PEP's accuracy weighs [PEP05 §6.3]; its path executions, or samples, where it
+/// has no branch flow): the only ones instrumented, as an adaptive VM instruments only the methods
+/// it optimizes [PEP05 §3.4]. A function whose paths take no branch, however often, adds nothing
+/// an accuracy measures, and is left alone.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HotFunctions {
-    /// The share of the executions they carried: at least the share asked for.
+    /// The share of the flow they carried: at least the share asked for.
     pub share: f64,
-    /// Their indices: the hottest first, until their executions reach the share asked for.
+    /// Their indices: the hottest first, until their flow reaches the share asked for.
     pub functions: Vec<u32>,
     /// For a component: the core module the profile profiled.
     pub core_module: Option<u32>,
@@ -55,7 +57,7 @@ pub struct HotFunctions {
 
 impl HotFunctions {
     /// The functions of `profile` (named `name`, a profile of `module`) that carried `share` (in
-    /// (0, 1]) of its path executions: ranked by executions, as few as reach the share.
+    /// (0, 1]) of its branch flow: ranked by flow, as few as reach the share.
     pub fn of(module: &[u8], name: &str, profile: &Profile, share: f64) -> Result<HotFunctions> {
         if !(share > 0.0 && share <= 1.0) {
             bail!("--hot-from {name}: the share must lie in (0, 1], not {share}");
@@ -68,13 +70,16 @@ impl HotFunctions {
         Ok(hot)
     }
 
-    /// The functions of `functions` that carried `share` (in (0, 1]) of their path executions.
+    /// The functions of `functions` that carried `share` (in (0, 1]) of their branch flow.
     pub fn of_functions(functions: &[FunctionProfile], share: f64) -> Result<HotFunctions> {
         if !(share > 0.0 && share <= 1.0) {
             bail!("the share of the hot functions must lie in (0, 1], not {share}");
         }
-        let executions = |f: &FunctionProfile| f.paths().iter().map(|p| u128::from(p.count.0)).sum::<u128>();
-        let mut ranked: Vec<(u128, u32)> = functions.iter().map(|f| (executions(f), f.index)).collect();
+        let flow = |f: &FunctionProfile| f.paths().iter().map(|p| u128::from(p.count.0) * u128::from(p.branches)).sum();
+        let executions = |f: &FunctionProfile| f.paths().iter().map(|p| u128::from(p.count.0)).sum();
+        let weight: &dyn Fn(&FunctionProfile) -> u128 =
+            if functions.iter().any(|f| flow(f) > 0) { &flow } else { &executions };
+        let mut ranked: Vec<(u128, u32)> = functions.iter().map(|f| (weight(f), f.index)).collect();
         ranked.retain(|&(n, _)| n > 0);
         ranked.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         let total: u128 = ranked.iter().map(|r| r.0).sum();

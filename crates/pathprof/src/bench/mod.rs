@@ -56,7 +56,7 @@ pub struct BenchOptions {
     /// report covers those measured before.
     pub stopper: Option<Stopper>,
     /// Also measure each mode that takes `--hot-from` guided: instrumenting only the functions
-    /// that carried this share of the path executions of an exact profile of the program.
+    /// that carried this share of the branch flow of an exact profile of the program.
     pub hot_share: Option<f64>,
 }
 

@@ -37,7 +37,7 @@ pub struct Args {
     #[arg(long, default_value_t = 0.0)]
     min_seconds: f64,
     /// Also measure each mode that takes --hot-from (bl, pep) guided: instrumenting only the
-    /// functions that carried SHARE of an exact profile's path executions (shown as `MODE hot`).
+    /// functions that carried SHARE of an exact profile's branch flow (shown as `MODE hot`).
     #[arg(long, value_name = "SHARE")]
     hot_share: Option<f64>,
     /// Also write the figures as JSON.

@@ -29,8 +29,8 @@ pub struct Args {
     /// edges (the static estimate from loop depth is used otherwise).
     #[arg(long, value_name = "PROFILE")]
     edge_profile: Option<PathBuf>,
-    /// pep, bl: instrument only the functions that carried SHARE (default 0.99) of the path
-    /// executions (or samples) of a previous profile of the same module; the others run as they were.
+    /// pep, bl: instrument only the functions that carried SHARE (default 0.99) of the branch flow
+    /// of a previous profile of the same module; the others run as they were.
     #[arg(long, value_name = "PROFILE[:SHARE]")]
     hot_from: Option<String>,
     /// ppp: a profile of the same module whose executed paths are interesting (repeatable).
