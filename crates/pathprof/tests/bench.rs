@@ -275,11 +275,13 @@ fn with_a_hot_share_modes_are_also_measured_guided() {
     let columns: Vec<&str> = header.split(" | ").skip(1).map(|c| c.split(" ms").next().unwrap().trim()).collect();
     // kbl does not take --hot-from: measured once.
     assert_eq!(columns, ["bl", "bl hot", "pep:every:1", "pep:every:1 hot", "kbl"], "{header}");
-    let modes: Vec<&str> = report["programs"][0]["modes"].as_array().unwrap().iter().map(|m| m["mode"].as_str().unwrap()).collect();
+    let modes: Vec<&str> =
+        report["programs"][0]["modes"].as_array().unwrap().iter().map(|m| m["mode"].as_str().unwrap()).collect();
     assert_eq!(modes, columns);
     // `$work` ran all but one of the path ends: alone in the guided build, which samples it whole.
     assert_eq!(mode(&report, "pep:every:1 hot")["accuracy"]["paths"].as_f64().unwrap(), 1.0, "{report}");
     assert!(mode(&report, "bl hot")["vs_bl"].as_f64().is_some(), "{report}");
-    let summary: Vec<&str> = report["summary"].as_array().unwrap().iter().map(|s| s["mode"].as_str().unwrap()).collect();
+    let summary: Vec<&str> =
+        report["summary"].as_array().unwrap().iter().map(|s| s["mode"].as_str().unwrap()).collect();
     assert_eq!(summary, columns);
 }
