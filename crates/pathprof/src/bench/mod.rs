@@ -383,7 +383,7 @@ fn bench_program(
                 compile_ratio: v.compile_seconds / none.compile_seconds,
                 code_growth: v.code_bytes as f64 / none.code_bytes.max(1) as f64,
                 profiler_memory_bytes: counter_bytes + v.host_bytes,
-                vs_bl: bl_median.filter(|_| !(v.mode().is::<Bl>() && !v.guided)).map(|b| median(&v.times) / b),
+                vs_bl: bl_median.filter(|_| !v.mode().is::<Bl>() || v.guided).map(|b| median(&v.times) / b),
                 figures: v.figures.iter().map(|(&key, &(_, value))| (key, value)).collect(),
                 figure_labels: v.figures.iter().map(|(&key, &(label, _))| (key, label)).collect(),
                 accuracy: AccuracyFigures::median_of(&v.accuracy),
