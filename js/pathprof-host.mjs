@@ -6,6 +6,7 @@
 //   import { PathprofHost } from './pathprof-host.mjs';
 //   const host = new PathprofHost(map);                      // the map, parsed or as text
 //   const { instance } = await host.instantiate(bytes, imports);   // was WebAssembly.instantiate
+//   (or host.instantiateStreaming(fetch(url), imports), for WebAssembly.instantiateStreaming)
 //   ... run the program; on a trap: host.trapped(error) ...
 //   const dump = await host.dump({ exitCode });              // a Uint8Array
 //
@@ -143,6 +144,17 @@ export class PathprofHost {
     const result = await WebAssembly.instantiate(bytes, this.imports(imports));
     this.attach(result.instance);
     return result;
+  }
+
+  /**
+   * `WebAssembly.instantiateStreaming(source, imports)` with the profiler's imports: `source` a
+   * `Response` or a promise of one (`fetch(url)`). The module's bytes are read whole first, for
+   * their digest.
+   */
+  async instantiateStreaming(source, imports = {}) {
+    const response = await source;
+    if (!response.ok) throw new Error(`pathprof: cannot fetch the module: ${response.status} ${response.statusText}`);
+    return this.instantiate(await response.arrayBuffer(), imports);
   }
 
   /** Takes the profiler's memory of `instance` (done by `instantiate`), and starts the clock. */
