@@ -4,7 +4,7 @@
 
 use crate::files::sha256_hex;
 use crate::modes::Setting;
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use pathprof_core::profile::{FunctionProfile, PathCount, Profile};
 use pathprof_wasm::events::EventSpec;
 use std::collections::HashMap;
@@ -59,9 +59,7 @@ impl HotFunctions {
     /// The functions of `profile` (named `name`, a profile of `module`) that carried `share` (in
     /// (0, 1]) of its branch flow: ranked by flow, as few as reach the share.
     pub fn of(module: &[u8], name: &str, profile: &Profile, share: f64) -> Result<HotFunctions> {
-        if !(share > 0.0 && share <= 1.0) {
-            bail!("--hot-from {name}: the share must lie in (0, 1], not {share}");
-        }
+        check_share(share).with_context(|| format!("--hot-from {name}"))?;
         if profile.module.sha256 != sha256_hex(module) {
             bail!("{name} is a profile of another module ({})", profile.module.path);
         }
@@ -72,9 +70,7 @@ impl HotFunctions {
 
     /// The functions of `functions` that carried `share` (in (0, 1]) of their branch flow.
     pub fn of_functions(functions: &[FunctionProfile], share: f64) -> Result<HotFunctions> {
-        if !(share > 0.0 && share <= 1.0) {
-            bail!("the share of the hot functions must lie in (0, 1], not {share}");
-        }
+        check_share(share)?;
         let flow = |f: &FunctionProfile| f.paths().iter().map(|p| u128::from(p.count.0) * u128::from(p.branches)).sum();
         let executions = |f: &FunctionProfile| f.paths().iter().map(|p| u128::from(p.count.0)).sum();
         let weight: &dyn Fn(&FunctionProfile) -> u128 =
@@ -96,6 +92,14 @@ impl HotFunctions {
         }
         Ok(HotFunctions { share: carried as f64 / total as f64, functions, core_module: None })
     }
+}
+
+/// Refuses a share of the hot functions outside (0, 1].
+pub fn check_share(share: f64) -> Result<()> {
+    if !(share > 0.0 && share <= 1.0) {
+        bail!("the share must lie in (0, 1], not {share}");
+    }
+    Ok(())
 }
 
 /// Profiles whose executed paths are the interesting ones, each with the name it was given by.

@@ -226,6 +226,20 @@ fn bad_mode_lists_are_refused_before_any_run() {
     }
 }
 
+#[test]
+fn a_hot_share_outside_zero_to_one_is_refused_before_any_run() {
+    let dir = tempfile::tempdir().unwrap();
+    corpus(dir.path());
+    for share in ["0", "1.5", "-1", "NaN"] {
+        let out = pathprof().arg("bench").arg(dir.path()).args(["--modes", "pep", "--hot-share", share]).output();
+        let out = out.unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "--hot-share {share}: {stderr}");
+        assert!(stderr.contains("--hot-share: the share must lie in (0, 1]"), "--hot-share {share}: {stderr}");
+        assert!(out.stdout.is_empty(), "--hot-share {share}: nothing is measured");
+    }
+}
+
 /// Exits with `10 × argc + errno`, `errno` that of `fd_prestat_get` on the second pre-opened
 /// directory (0 when it exists).
 const ARGS_AND_DIRS: &str = r#"

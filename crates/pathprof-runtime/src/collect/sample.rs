@@ -239,7 +239,6 @@ impl Collector for SampleCollector {
         Ok(())
     }
 
-    /// Starts sampling: every N-th path end from now on, or the timer.
     /// The samples a host kept of the path ends passed to it, every N-th as [`Sampling::Every`]
     /// keeps them.
     fn replay(&mut self, host: &HostRecord, _: Option<&[u8]>) -> Result<()> {
@@ -254,6 +253,7 @@ impl Collector for SampleCollector {
         Ok(())
     }
 
+    /// Starts sampling: every N-th path end from now on, or the timer.
     fn start(&mut self, memory: Option<&mut [u8]>) -> Result<()> {
         let Some(memory) = memory else { bail!("the sampled module does not export its profiler memory") };
         self.attach(memory)?;

@@ -1,7 +1,7 @@
 //! `pathprof bench`: each mode's overhead (and, for `pep`, accuracy) against the uninstrumented
 //! programs of a Sightglass-style corpus, side by side in one run.
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use pathprof::bench::hints::{bench_hints, HintBenchOptions};
 use pathprof::bench::{bench, BenchOptions, Rounds};
 use pathprof::files::write_atomically;
@@ -38,7 +38,7 @@ pub struct Args {
     min_seconds: f64,
     /// Also measure each mode that takes --hot-from (bl, pep) guided: instrumenting only the
     /// functions that carried SHARE of an exact profile's branch flow (shown as `MODE hot`).
-    #[arg(long, value_name = "SHARE")]
+    #[arg(long, value_name = "SHARE", allow_negative_numbers = true)]
     hot_share: Option<f64>,
     /// Also write the figures as JSON.
     #[arg(long)]
@@ -56,6 +56,9 @@ pub fn run(a: Args, stopper: &Stopper) -> Result<i32> {
     }
     if !a.min_seconds.is_finite() || a.min_seconds < 0.0 {
         bail!("--min-seconds must be a number of seconds, at least 0");
+    }
+    if let Some(share) = a.hot_share {
+        pathprof::inputs::check_share(share).context("--hot-share")?;
     }
     let rounds =
         Rounds { min_runs: a.runs, max_runs: a.max_runs.max(a.runs), spread: a.spread, budget_seconds: a.budget };

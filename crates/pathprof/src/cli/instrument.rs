@@ -51,7 +51,7 @@ pub fn run(a: Args) -> Result<i32> {
     });
     let mut inputs: Vec<&Path> = vec![&a.input];
     inputs.extend(a.edge_profile.as_deref());
-    let hot_from = a.hot_from.as_deref().map(super::run::hot_from).transpose()?;
+    let hot_from = a.hot_from.as_deref().map(super::run::hot_from);
     inputs.extend(hot_from.as_ref().map(|(p, _)| p.as_path()));
     inputs.extend(a.interesting.iter().map(PathBuf::as_path));
     check_outputs(&inputs, &[&a.output, &map_path])?;

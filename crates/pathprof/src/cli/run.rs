@@ -175,7 +175,7 @@ pub fn run(a: Args, stopper: &Stopper) -> Result<i32> {
     let mode = registry.with_flags(&a.mode, &flags, &given)?;
     let mut inputs: Vec<&Path> = vec![&a.program.app];
     inputs.extend(a.edge_profile.as_deref());
-    let hot_from = a.hot_from.as_deref().map(hot_from).transpose()?;
+    let hot_from = a.hot_from.as_deref().map(hot_from);
     inputs.extend(hot_from.as_ref().map(|(p, _)| p.as_path()));
     inputs.extend(a.interesting.iter().map(PathBuf::as_path));
     check_outputs(&inputs, &[&a.output])?;
@@ -294,15 +294,14 @@ impl EventArgs {
     }
 }
 
-/// The interesting paths of the profiles `files`, when some are given.
 /// The guiding profile and share of `--hot-from PROFILE[:SHARE]` (a file named as given, when
 /// there is one, else what precedes a last `:SHARE` that reads as a number; SHARE 0.99 by default).
-pub fn hot_from(spec: &str) -> Result<(PathBuf, f64)> {
+pub fn hot_from(spec: &str) -> (PathBuf, f64) {
     let whole = PathBuf::from(spec);
     let split = spec.rsplit_once(':').and_then(|(p, s)| Some((PathBuf::from(p), s.parse::<f64>().ok()?)));
     match split {
-        Some((path, share)) if !whole.exists() => Ok((path, share)),
-        _ => Ok((whole, DEFAULT_HOT_SHARE)),
+        Some((path, share)) if !whole.exists() => (path, share),
+        _ => (whole, DEFAULT_HOT_SHARE),
     }
 }
 
@@ -315,6 +314,7 @@ pub fn hot_functions(module: &[u8], hot_from: Option<&(PathBuf, f64)>) -> Result
 /// The share of `--hot-from` when none is given.
 const DEFAULT_HOT_SHARE: f64 = 0.99;
 
+/// The interesting paths of the profiles `files`, when some are given.
 pub fn interesting_paths(module: &[u8], files: &[PathBuf]) -> Result<Option<Interesting>> {
     if files.is_empty() {
         return Ok(None);
