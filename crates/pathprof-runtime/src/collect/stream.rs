@@ -230,28 +230,16 @@ impl<C: StreamConsumer> StreamCollector<C> {
         self.drains
     }
 
-    /// The items in the buffer of `data`, and the repetitions of the last item still pending.
-    fn pending(&self, data: &[u8]) -> (Vec<u64>, u64) {
-        let word = |at: u32| u64::from_le_bytes(data[at as usize..at as usize + 8].try_into().expect("8"));
-        let at = self.layout.index as usize;
-        let n = u32::from_le_bytes(data[at..at + 4].try_into().expect("4 bytes")).min(self.layout.capacity);
-        ((0..n).map(|i| word(self.layout.buffer + 8 * i)).collect(), word(self.layout.run))
-    }
-
     /// Hands the items of the buffer to the consumer and empties the buffer; at the `end` of the run,
     /// also the repetitions of the last item still pending.
     pub fn drain(&mut self, data: &mut [u8], end: bool) -> Result<()> {
-        let word = |data: &[u8], at: u32| u64::from_le_bytes(data[at as usize..at as usize + 8].try_into().expect("8"));
-        let at = self.layout.index as usize;
-        let n = u32::from_le_bytes(data[at..at + 4].try_into().expect("4 bytes")).min(self.layout.capacity) as usize;
-        let run = if end { word(data, self.layout.run) } else { 0 };
-        if n == 0 && run == 0 {
+        let (items, run) = buffered(&self.layout, data);
+        let run = if end { run } else { 0 };
+        if items.len() == 0 && run == 0 {
             return Ok(());
         }
-        let base = self.layout.buffer as usize;
         self.hand_over(|buffer| {
-            let items = data[base..base + 8 * n].chunks_exact(8);
-            buffer.extend(items.map(|c| u64::from_le_bytes(c.try_into().expect("8"))));
+            buffer.extend(items);
             if run > 0 {
                 buffer.push(StreamItem::Repeat(run).encode());
             }
@@ -259,6 +247,7 @@ impl<C: StreamConsumer> StreamCollector<C> {
         if run > 0 {
             data[self.layout.run as usize..self.layout.run as usize + 8].fill(0);
         }
+        let at = self.layout.index as usize;
         data[at..at + 4].copy_from_slice(&0u32.to_le_bytes());
         Ok(())
     }
@@ -300,10 +289,13 @@ impl<C: StreamConsumer> Collector for StreamCollector<C> {
     /// could have written.
     fn replay(&mut self, host: &HostRecord, memory: Option<&[u8]>) -> Result<()> {
         ensure!(host.counts.is_empty(), "the host recorded path counts, which this module does not pass it");
-        let (pending, run) = match memory {
-            Some(data) => self.pending(data),
-            None => (Vec::new(), 0),
-        };
+        let (pending, run) = memory.map_or_else(
+            || (Vec::new(), 0),
+            |data| {
+                let (items, run) = buffered(&self.layout, data);
+                (items.collect(), run)
+            },
+        );
         let run = (run > 0).then(|| StreamItem::Repeat(run).encode());
         check_stream(host.stream.iter().chain(&pending).chain(&run).copied())?;
         for items in host.stream.chunks(self.layout.capacity.max(1) as usize) {
@@ -334,6 +326,17 @@ impl<C: StreamConsumer> Collector for StreamCollector<C> {
             waited: self.waited,
         })
     }
+}
+
+/// The items in the stream buffer of `data` (at most its capacity), and the repetitions of the
+/// last item not yet appended.
+fn buffered<'d>(layout: &StreamLayout, data: &'d [u8]) -> (impl ExactSizeIterator<Item = u64> + 'd, u64) {
+    let word = |at: u32| u64::from_le_bytes(data[at as usize..at as usize + 8].try_into().expect("8 bytes"));
+    let at = layout.index as usize;
+    let n = u32::from_le_bytes(data[at..at + 4].try_into().expect("4 bytes")).min(layout.capacity) as usize;
+    let base = layout.buffer as usize;
+    let items = data[base..base + 8 * n].chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")));
+    (items, word(layout.run))
 }
 
 /// Most exits in a row of one path: more activations than a stack holds.
