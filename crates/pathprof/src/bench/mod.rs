@@ -61,11 +61,16 @@ pub struct BenchOptions {
 }
 
 impl BenchOptions {
-    /// What each measured variant is called, in the order of the table's columns: each mode,
-    /// and after it, with [`BenchOptions::hot_share`], the mode guided (`pep hot`).
+    /// What each measured variant is called, in the order of the table's columns.
     pub fn labels(&self) -> Vec<String> {
+        self.variants().map(|(mode, guided)| label(mode, guided)).collect()
+    }
+
+    /// The variants measured besides the baseline, in the order of the table's columns: each
+    /// mode, and after it, with [`BenchOptions::hot_share`], the mode guided (`true`).
+    fn variants(&self) -> impl Iterator<Item = (&Mode, bool)> {
         let modes = self.modes.iter().filter(|m| !m.is_baseline());
-        modes.flat_map(|m| std::iter::once(m.to_string()).chain(self.guided(m).then(|| guided_label(m)))).collect()
+        modes.flat_map(|m| std::iter::once((m, false)).chain(self.guided(m).then_some((m, true))))
     }
 
     /// Whether `mode` is also measured guided.
@@ -335,10 +340,7 @@ fn bench_program(
     };
     let mut variants = Vec::new();
     let baseline = Mode::new(Uninstrumented);
-    let plain = std::iter::once(&baseline).chain(modes.iter().filter(|m| !m.is_baseline())).map(|m| (m, false));
-    let with_guided =
-        plain.flat_map(|(m, _)| std::iter::once((m, false)).chain(options.guided(m).then_some((m, true))));
-    for (mode, guided) in with_guided {
+    for (mode, guided) in std::iter::once((&baseline, false)).chain(options.variants()) {
         let takes = mode.accepts(Setting::Interesting);
         let inputs = Inputs {
             interesting: interesting.as_ref().filter(|_| takes),
@@ -349,7 +351,7 @@ fn bench_program(
         let code_bytes = prepared.code_size()?;
         let (_, compile_seconds) = pathprof_runtime::compile(engine, &prepared.code)?;
         variants.push(Variant {
-            label: if guided { guided_label(mode) } else { mode.to_string() },
+            label: label(mode, guided),
             guided,
             prepared,
             compile_seconds,
@@ -402,9 +404,13 @@ fn bench_program(
     }))
 }
 
-/// What a mode guided by hot functions is called in the table.
-fn guided_label(mode: &Mode) -> String {
-    format!("{mode} hot")
+/// What a variant is called in the table: the mode, and `hot` after a mode guided by hot functions.
+fn label(mode: &Mode, guided: bool) -> String {
+    if guided {
+        format!("{mode} hot")
+    } else {
+        mode.to_string()
+    }
 }
 
 /// The exact profile of one unmeasured `bl` run; `None` when the run was stopped.
