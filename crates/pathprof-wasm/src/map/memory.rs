@@ -70,9 +70,26 @@ impl TableCounters {
 }
 
 impl ArrayCounters {
+    /// Bytes of one entry: a counter, or a preferential slot.
+    fn entry_bytes(&self) -> u64 {
+        if self.slots {
+            u64::from(crate::abi::PPP_SLOT_BYTES)
+        } else {
+            8
+        }
+    }
+
     /// Bytes of the array.
     pub fn bytes(&self) -> u64 {
-        self.len * if self.slots { u64::from(crate::abi::PPP_SLOT_BYTES) } else { 8 }
+        self.len * self.entry_bytes()
+    }
+
+    /// The end of the last byte the array and its loop and run counters take (`None` past 2^64).
+    fn extent(&self) -> Option<u64> {
+        let array = self.len.checked_mul(self.entry_bytes()).and_then(|b| u64::from(self.offset).checked_add(b));
+        let slots = self.loop_counters.iter().map(|l| u64::from(l.slot) + 8);
+        let runs = self.run_counters.iter().map(|r| u64::from(r.slot) + 16);
+        Some(slots.chain(runs).fold(array?, u64::max))
     }
 
     /// Adds the function's counts in `memory` to `counts`, pending loop and run counts included.
@@ -138,16 +155,12 @@ impl ProfileMap {
             SinkLayout::Stream(s) => s.end(),
             SinkLayout::Count { .. } | SinkLayout::Ppp { .. } => 0,
         };
-        let arrays = self.arrays().into_iter().flat_map(|a| {
-            let slots = a.loop_counters.iter().map(|l| end(l.slot, 8));
-            let runs = a.run_counters.iter().map(|r| end(r.slot, 16));
-            let array = a.len.checked_mul(if a.slots { u64::from(crate::abi::PPP_SLOT_BYTES) } else { 8 });
-            std::iter::once(array.and_then(|bytes| end(a.offset, bytes))).chain(slots).chain(runs).collect::<Vec<_>>()
-        });
+        let arrays = self.arrays();
         let table_slot = u64::from(crate::abi::TABLE_SLOT_BYTES);
         let tables = self.tables().into_iter().map(|t| end(t.offset, u64::from(t.slots) * table_slot));
         let events = self.event_counters().into_iter().map(|e| end(e.offset, 8 * u64::from(e.mask.count_ones())));
         let bursts = self.loop_bursts().into_iter().map(|(_, b)| end(b.slot, 8));
+        let arrays = arrays.iter().map(ArrayCounters::extent);
         arrays.chain(tables).chain(events).chain(bursts).try_fold(sink, |m, e| Some(m.max(e?)))
     }
 
