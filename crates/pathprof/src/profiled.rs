@@ -1,7 +1,9 @@
 //! The core module that pathprof profiles in a program: the program itself when it is a module, or
 //! one module of a component (`pathprof_wasm::component`), instrumented in its place.
 
+use crate::files::sha256_hex;
 use anyhow::{bail, Result};
+use pathprof_core::profile::ModuleInfo as ProfileModule;
 use pathprof_wasm::abi::HostCalls;
 use pathprof_wasm::component::{ComponentInfo, CoreModule};
 use pathprof_wasm::InstrumentOptions;
@@ -45,6 +47,18 @@ impl<'a> ProfiledModule<'a> {
         let mut inst = pathprof_wasm::instrument(self.bytes, &options)?;
         inst.bytes = pathprof_wasm::component::rewrite(program, info, module, &inst)?;
         Ok(inst)
+    }
+
+    /// How profiles describe the program `program` given as `path`, of which this module, whose code
+    /// section has `code_section_size` bytes, is profiled.
+    pub fn describe(&self, program: &[u8], path: &str, code_section_size: usize) -> ProfileModule {
+        ProfileModule {
+            path: path.to_string(),
+            sha256: sha256_hex(program),
+            size: program.len() as u64,
+            code_section_size: code_section_size as u64,
+            core_module: self.core_module(),
+        }
     }
 
     /// The index of the module in its component.

@@ -6,7 +6,6 @@ use pathprof::files::{check_outputs, read_module, read_profile, sha256_hex, writ
 use pathprof::profiled::ProfiledModule;
 use pathprof::profiler::instrument_options;
 use pathprof::{Inputs, Registry};
-use pathprof_core::profile::ModuleInfo as ProfileModule;
 use pathprof_wasm::debuginfo::LineTable;
 use pathprof_wasm::map::MapOrigin;
 use pathprof_wasm::ModuleInfo;
@@ -79,16 +78,10 @@ pub fn run(a: Args) -> Result<i32> {
     }
     pathprof_wasm::module::validate(&inst.bytes)
         .map_err(|e| anyhow!("the instrumented program of {} does not validate: {e}", a.input.display()))?;
-    let code_section_size = ModuleInfo::read(profiled.bytes).with_context(cannot)?.code_size() as u64;
+    let code_section_size = ModuleInfo::read(profiled.bytes).with_context(cannot)?.code_size();
     inst.map.origin = Some(MapOrigin {
         mode: mode.to_string(),
-        module: ProfileModule {
-            path: a.input.display().to_string(),
-            sha256: sha256_hex(&bytes),
-            size: bytes.len() as u64,
-            code_section_size,
-            core_module: profiled.core_module(),
-        },
+        module: profiled.describe(&bytes, &a.input.display().to_string(), code_section_size),
         instrumented_sha256: sha256_hex(&inst.bytes),
         memory_bytes: inst.memory_bytes,
         interesting_from: interesting.as_ref().map_or_else(Vec::new, |i| i.names.clone()),
