@@ -39,6 +39,16 @@ export function hasMultiMemory() {
   }
 }
 
+/**
+ * `imports` with every function wrapped in a JavaScript function of its own: V8 cannot yet call an
+ * engine's native ("fast API") functions, such as node:wasi's, from a module with several memories.
+ */
+export function wrapFunctions(imports) {
+  const wrapped = {};
+  for (const [name, f] of Object.entries(imports)) wrapped[name] = typeof f === 'function' ? (...args) => f(...args) : f;
+  return wrapped;
+}
+
 /** The functions of the wasm frames of a V8 stack trace, innermost first. */
 function wasmFrames(stack) {
   const frames = [];
@@ -171,16 +181,10 @@ export class PathprofHost {
     this.#started = performance.now();
   }
 
-  /**
-   * WASI preview 1 imports whose `proc_exit` first notes the activations still open. Each is
-   * wrapped in a function of its own: V8 cannot yet call an engine's native ("fast API")
-   * functions from a module with several memories.
-   */
+  /** WASI preview 1 imports whose `proc_exit` first notes the activations still open, each wrapped
+   * ([`wrapFunctions`]). */
   wasi(wasiImport) {
-    const wrapped = {};
-    for (const [name, f] of Object.entries(wasiImport)) {
-      wrapped[name] = typeof f === 'function' ? (...args) => f(...args) : f;
-    }
+    const wrapped = wrapFunctions(wasiImport);
     const procExit = wasiImport.proc_exit;
     wrapped.proc_exit = (code) => {
       this.#frames = wasmFrames(currentStack());

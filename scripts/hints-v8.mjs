@@ -13,30 +13,17 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { benchTimer, median, report, sameOutput, timedChild } from './v8-timing.mjs';
 
-const MARK = 'PATHPROF-V8 ';
 const FLAG = '--experimental-wasm-branch-hinting';
 
 async function child(module, dir, args) {
   const { WASI } = await import('node:wasi');
   const wasi = new WASI({ version: 'preview1', args: [module, ...args], env: {}, preopens: { '.': dir }, returnOnExit: true });
-  let started = null;
-  let region = null;
-  const bench = {
-    start() { started = performance.now(); },
-    end() { region = (region ?? 0) + performance.now() - started; },
-  };
-  const whole = performance.now();
-  const { instance } = await WebAssembly.instantiate(readFileSync(module), { wasi_snapshot_preview1: wasi.wasiImport, bench });
+  const timer = benchTimer();
+  const { instance } = await WebAssembly.instantiate(readFileSync(module), { wasi_snapshot_preview1: wasi.wasiImport, bench: timer.imports });
   const code = wasi.start(instance);
-  const seconds = (region ?? performance.now() - whole) / 1000;
-  process.stderr.write(`${MARK}${JSON.stringify({ seconds, code })}\n`);
-}
-
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  const n = s.length;
-  return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+  report(timer.seconds(), code);
 }
 
 function parent(argv) {
@@ -58,21 +45,13 @@ function parent(argv) {
   dir = resolve(dir ?? dirname(resolve(module)));
   const self = fileURLToPath(import.meta.url);
   const times = { off: [], on: [] };
-  let output = null;
+  const output = sameOutput();
   for (let round = 0; round < runs; round++) {
     for (const side of ['off', 'on']) {
       const flags = ['--no-liftoff', '--no-warnings', ...(side === 'on' ? [FLAG] : [])];
-      const r = spawnSync(process.execPath, [...flags, self, '--child', resolve(module), dir, ...args], {
-        cwd: dir,
-        maxBuffer: 1 << 28,
-      });
-      const line = r.stderr.toString().split('\n').find((l) => l.startsWith(MARK));
-      if (!line) throw new Error(`the ${side} run failed: ${r.stderr.toString().slice(0, 500)}`);
-      const { seconds, code } = JSON.parse(line.slice(MARK.length));
-      if (code !== 0) throw new Error(`the ${side} run exited ${code}`);
-      const out = r.stdout.toString('base64');
-      if (output === null) output = out;
-      else if (out !== output) throw new Error(`the ${side} run wrote another output`);
+      const what = `the ${side} run`;
+      const { seconds, stdout } = timedChild(flags, [self, '--child', resolve(module), dir, ...args], dir, what);
+      output(stdout, what);
       times[side].push(seconds);
     }
   }

@@ -17,41 +17,27 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { benchTimer, median, report, sameOutput, timedChild } from './v8-timing.mjs';
 
-const MARK = 'PATHPROF-V8 ';
 const here = dirname(fileURLToPath(import.meta.url));
 
 async function child(side, module, map, dir) {
   const { WASI } = await import('node:wasi');
-  const { PathprofHost } = await import(join(here, '../js/pathprof-host.mjs'));
+  const { PathprofHost, wrapFunctions } = await import(join(here, '../js/pathprof-host.mjs'));
   const wasi = new WASI({ version: 'preview1', args: [basename(module)], env: {}, preopens: { '.': dir }, returnOnExit: true });
-  let started = null;
-  let region = null;
-  const bench = {
-    start() { started = performance.now(); },
-    end() { region = (region ?? 0) + performance.now() - started; },
-  };
-  const wrapped = {};
-  for (const [name, f] of Object.entries(wasi.wasiImport)) wrapped[name] = (...args) => f(...args);
-  const imports = { wasi_snapshot_preview1: wrapped, bench };
-  const whole = performance.now();
+  const timer = benchTimer();
   const bytes = readFileSync(module);
   let instance;
   if (side === 'instrumented') {
     const host = new PathprofHost(readFileSync(map, 'utf8'));
-    ({ instance } = await host.instantiate(bytes, { ...imports, wasi_snapshot_preview1: host.wasi(wrapped) }));
+    const imports = { wasi_snapshot_preview1: host.wasi(wasi.wasiImport), bench: timer.imports };
+    ({ instance } = await host.instantiate(bytes, imports));
   } else {
+    const imports = { wasi_snapshot_preview1: wrapFunctions(wasi.wasiImport), bench: timer.imports };
     ({ instance } = await WebAssembly.instantiate(bytes, imports));
   }
   const code = wasi.start(instance);
-  const seconds = (region ?? performance.now() - whole) / 1000;
-  process.stderr.write(`${MARK}${JSON.stringify({ seconds, code })}\n`);
-}
-
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  const n = s.length;
-  return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+  report(timer.seconds(), code);
 }
 
 function programs(corpus) {
@@ -65,15 +51,8 @@ function programs(corpus) {
 }
 
 function once(side, module, map, dir) {
-  const r = spawnSync(process.execPath, ['--no-warnings', fileURLToPath(import.meta.url), '--child', side, module, map, dir], {
-    cwd: dir,
-    maxBuffer: 1 << 28,
-  });
-  const line = r.stderr.toString().split('\n').find((l) => l.startsWith(MARK));
-  if (!line) throw new Error(`${module} (${side}) failed: ${r.stderr.toString().slice(0, 500)}`);
-  const { seconds, code } = JSON.parse(line.slice(MARK.length));
-  if (code !== 0) throw new Error(`${module} (${side}) exited ${code}`);
-  return { seconds, stdout: r.stdout.toString('base64') };
+  const args = [fileURLToPath(import.meta.url), '--child', side, module, map, dir];
+  return timedChild(['--no-warnings'], args, dir, `${module} (${side})`);
 }
 
 function parent(argv) {
@@ -102,12 +81,11 @@ function parent(argv) {
       const inst = spawnSync(pathprof, ['instrument', '--mode', mode, '-o', instrumented, module], { encoding: 'utf8' });
       if (inst.status !== 0) throw new Error(`instrument ${name}: ${inst.stderr}`);
       const times = { original: [], instrumented: [] };
-      let output = null;
+      const output = sameOutput();
       for (let round = 0; round < runs; round++) {
         for (const side of ['original', 'instrumented']) {
           const r = once(side, side === 'original' ? module : instrumented, map, dirname(module));
-          if (output === null) output = r.stdout;
-          else if (r.stdout !== output) throw new Error(`${name}: the ${side} run wrote another output`);
+          output(r.stdout, `${name}: the ${side} run`);
           times[side].push(r.seconds);
         }
       }
