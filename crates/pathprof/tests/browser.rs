@@ -11,7 +11,7 @@
 mod common;
 
 use common::elsewhere::{half_interesting, js, Case};
-use common::{browser, corpus_dir};
+use common::{browser, corpus_dir, headless};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -132,18 +132,7 @@ fn browser_profiles_equal_embedded_ones() {
     let (sender, posts) = mpsc::channel();
     std::thread::spawn(move || serve(listener, files, sender));
     let profile_dir = tempfile::tempdir().unwrap();
-    let mut chromium = std::process::Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-        ])
-        .arg(format!("--user-data-dir={}", profile_dir.path().display()))
+    let mut chromium = headless(&chromium, profile_dir.path())
         .arg(format!("http://127.0.0.1:{port}/"))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{browser, fails_cleanly, function, pathprof, run_in, run_wat, KBL_LOOP};
+use common::{browser, fails_cleanly, function, headless, pathprof, run_in, run_wat, KBL_LOOP};
 use pathprof_core::profile::{FunctionProfile, Profile};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -563,19 +563,8 @@ fn html_page_renders_headless_without_errors() {
         return;
     };
     let profile_dir = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--virtual-time-budget=5000",
-        ])
-        .arg(format!("--user-data-dir={}", profile_dir.path().display()))
+    let out = headless(&chromium, profile_dir.path())
+        .arg("--virtual-time-budget=5000")
         .arg("--dump-dom")
         .arg(format!("file://{}", page.display()))
         .output()

@@ -305,6 +305,25 @@ pub fn component_of(module: &[u8]) -> Vec<u8> {
     encoder.encode().unwrap()
 }
 
+/// `chromium` headless, quiet, with a profile of its own in `profile_dir`: what every test that
+/// loads a page starts from.
+pub fn headless(chromium: &Path, profile_dir: &Path) -> Command {
+    let mut command = Command::new(chromium);
+    command
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ])
+        .arg(format!("--user-data-dir={}", profile_dir.display()));
+    command
+}
+
 /// Chromium, when installed (`PATHPROF_BROWSER` names another binary); required when
 /// `PATHPROF_REQUIRE_BROWSER` is set, as CI sets it.
 pub fn browser() -> Option<PathBuf> {
