@@ -16,6 +16,10 @@
 //! direct-mapped cache of `(parent, label) → child` beside the forest, which spares most look-ups
 //! the walk down the list.
 //!
+//! **Shards.** One stream can be folded by several forests at once, each holding the trees of its
+//! [`Shard`] of the root labels (the label that starts a slab); their k-IPFs add up ([`Kipf::add`]) to
+//! the k-IPF of one forest holding them all [KBL13 §6 leaves parallel folding open].
+//!
 //! **Bounded memory.** [`Options::max_nodes`] caps the forest. Once it is full, a path ID whose node
 //! would be new is *dropped*: it is not counted in the forest, and neither are the path IDs of its
 //! activation that would go under the missing node (to the end of the next slab at most). The roots of the k-IPF stay exact (they come from a
@@ -38,8 +42,10 @@ pub enum Item {
 const NONE: u32 = u32::MAX;
 /// A node the bound kept out of the forest: everything under it is dropped too.
 const LOST: u32 = u32::MAX - 1;
-/// Nodes and labels are indexed by `u32`s below the two sentinels.
-const MAX_INDEX: usize = (u32::MAX - 2) as usize;
+/// A node under a root of another shard's forest ([`Shard`]): counted there, not here.
+const FOREIGN: u32 = u32::MAX - 2;
+/// Nodes and labels are indexed by `u32`s below the three sentinels.
+const MAX_INDEX: usize = (u32::MAX - 3) as usize;
 
 /// A child found after this many siblings moves to the front of the list. Moving the second child too
 /// makes two alternating children trade places at every step, which measured slower.
@@ -74,11 +80,40 @@ pub struct Options {
     pub move_to_front: bool,
     /// Look children up in a direct-mapped cache of `(parent, label)` before their sibling list.
     pub child_cache: bool,
+    /// The roots whose trees this forest holds.
+    pub shard: Shard,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { max_nodes: None, move_to_front: true, child_cache: true }
+        Options { max_nodes: None, move_to_front: true, child_cache: true, shard: Shard::ALL }
+    }
+}
+
+/// A share of a k-SF's trees, for folding one stream on several threads: shard `index` of `of` holds
+/// the trees whose root label hashes to `index`, and the per-label totals of those labels.
+///
+/// Every node of the k-SF lies in the tree of the label that starts its slab, so the shards of one
+/// stream are disjoint and together hold the forest of [`Shard::ALL`]; each reads the whole stream
+/// (every activation's cursor moves in every shard) and does the work of its own trees only. Their
+/// k-IPFs add up ([`Kipf::add`]) to the forest's: a k-IPF root gathers the subtrees under every node
+/// of its label, whichever tree the node is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub index: u32,
+    pub of: u32,
+}
+
+impl Shard {
+    /// The whole forest.
+    pub const ALL: Shard = Shard { index: 0, of: 1 };
+
+    /// Whether the trees rooted at `label` are this shard's.
+    #[inline]
+    pub fn owns(self, label: u64) -> bool {
+        // A multiplicative hash mapped onto `0..of` by a multiplication, not a division.
+        let hash = (label.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) as u32;
+        self.of == 1 || ((u64::from(hash) * u64::from(self.of)) >> 32) as u32 == self.index
     }
 }
 
@@ -184,12 +219,14 @@ impl KSlabForest {
         self.high.get(&node).copied().unwrap_or(0) + u64::from(self.nodes[node as usize].count)
     }
 
-    /// Adds `n` to the count of `node` (to the dropped IDs for a node the bound kept out).
+    /// Adds `n` to the count of `node` (to the dropped IDs for a node the bound kept out; nothing
+    /// for another shard's).
     #[inline]
     fn bump_by(&mut self, node: u32, n: u64) {
-        if node == LOST {
-            self.dropped += n;
-            return;
+        match node {
+            LOST => return self.dropped += n,
+            FOREIGN => return,
+            _ => {}
         }
         let c = &mut self.nodes[node as usize].count;
         let sum = u64::from(*c) + n;
@@ -240,8 +277,8 @@ impl KSlabForest {
     /// The child of `parent` labelled `l`, added if missing.
     #[inline]
     fn child(&mut self, parent: u32, l: u32) -> u32 {
-        if parent == LOST {
-            return LOST;
+        if parent == LOST || parent == FOREIGN {
+            return parent;
         }
         if !self.options.child_cache {
             return self.find_child(parent, l);
@@ -307,10 +344,11 @@ impl KSlabForest {
             *cursor = Cursor { pos: cursor.pos, top: LOST, bottom: LOST };
             return LOST;
         };
-        self.totals[l as usize] += 1;
+        let mine = self.options.shard.owns(r);
+        self.totals[l as usize] += u64::from(mine);
         if cursor.pos == 0 {
             cursor.bottom = cursor.top;
-            cursor.top = self.root(l);
+            cursor.top = if mine { self.root(l) } else { FOREIGN };
         } else {
             cursor.top = self.child(cursor.top, l);
         }
@@ -350,8 +388,9 @@ impl KSlabForest {
             for node in bumped {
                 self.bump_by(node, slabs - 1);
             }
-            if let Some(&l) = self.index.get(&r) {
-                self.totals[l as usize] += (slabs - 1) * per;
+            match self.index.get(&r) {
+                Some(&l) if self.options.shard.owns(r) => self.totals[l as usize] += (slabs - 1) * per,
+                _ => {}
             }
             left -= slabs * per;
         }
@@ -380,7 +419,8 @@ impl KSlabForest {
     }
 
     /// Converts the forest into the k-IPF (`make_k_ipf` of [KBL13 Fig. 7]). The roots' counts are the
-    /// exact totals of their labels, also when the bound dropped path IDs.
+    /// exact totals of their labels, also when the bound dropped path IDs (for a [`Shard`], of its own
+    /// labels; the others' roots count 0 here).
     pub fn to_kipf(&self) -> Kipf {
         let mut by_label: Vec<Vec<u32>> = vec![Vec::new(); self.labels.len()];
         for (i, node) in self.nodes.iter().enumerate() {
@@ -454,6 +494,30 @@ fn sort(nodes: &mut [KipfNode]) {
 }
 
 impl Kipf {
+    /// Adds `other`, a forest of the same `k`: nodes of the same sequence add their counts.
+    pub fn add(&mut self, other: Kipf) {
+        fn merge(a: &mut Vec<KipfNode>, b: Vec<KipfNode>) {
+            if b.is_empty() {
+                return;
+            }
+            let mut out = Vec::with_capacity(a.len() + b.len());
+            let mut b = b.into_iter().peekable();
+            for mut x in std::mem::take(a) {
+                while let Some(y) = b.next_if(|y| y.path < x.path) {
+                    out.push(y);
+                }
+                if let Some(y) = b.next_if(|y| y.path == x.path) {
+                    x.count += y.count;
+                    merge(&mut x.children, y.children);
+                }
+                out.push(x);
+            }
+            out.extend(b);
+            *a = out;
+        }
+        merge(&mut self.roots, other.roots);
+    }
+
     /// Every sequence of the forest with its count.
     pub fn sequences(&self) -> HashMap<Vec<u64>, u64> {
         fn walk(n: &KipfNode, prefix: &mut Vec<u64>, out: &mut HashMap<Vec<u64>, u64>) {

@@ -32,7 +32,9 @@ fn record(wasm: &Path) -> Vec<u64> {
         capture_output: true,
         ..RunConfig::default()
     };
-    let collector = StreamCollector::new(&inst.map, ForestSettings { k: 2, max_nodes: None }).unwrap().record(ITEMS);
+    let collector = StreamCollector::new(&inst.map, ForestSettings { fold_threads: Some(1), ..ForestSettings::k(2) })
+        .unwrap()
+        .record(ITEMS);
     let engine = pathprof_runtime::engine().unwrap();
     pathprof_runtime::run(&engine, &inst.bytes, Some(&inst.map), collector, &config).unwrap().1.recorded
 }

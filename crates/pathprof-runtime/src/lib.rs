@@ -34,7 +34,8 @@ mod words;
 pub use collect::count::{CountCollector, Counted};
 pub use collect::sample::{SampleBuffer, SampleCollector, Sampled, Sampling};
 pub use collect::stream::{
-    ForestSettings, KsfFacts, StreamCollector, StreamConsumer, StreamEnd, StreamFolder, Streamed,
+    default_fold_threads, fold_stream, ForestSettings, KsfFacts, StreamCollector, StreamConsumer, StreamEnd,
+    StreamFolder, Streamed,
 };
 pub use collect::{Collector, HostCall, NoCollector};
 pub use outcome::{NoEntry, RunConfig, RunOutcome, TRAP_EXIT_CODE};

@@ -281,10 +281,13 @@ impl StreamConsumer for TraceConsumer {
         self.facts.simulation_seconds += t.elapsed().as_secs_f64();
     }
 
-    fn finish(mut self, _: StreamEnd) -> Result<HppReport> {
-        self.simulator.finish();
-        self.facts.open_activations = self.frames.len() as u64;
-        let s = &self.simulator;
+    fn finish(parts: Vec<TraceConsumer>, _: StreamEnd) -> Result<HppReport> {
+        let Ok([mut this]) = <[TraceConsumer; 1]>::try_from(parts) else {
+            anyhow::bail!("the simulator reads its trace on one thread")
+        };
+        this.simulator.finish();
+        this.facts.open_activations = this.frames.len() as u64;
+        let s = &this.simulator;
         let exact: Vec<_> = s.exact().iter().map(|(d, &c)| (*d, c)).collect();
         let table: Vec<_> = s.table(0).entries().map(|(d, c)| (*d, c)).collect();
         Ok(HppReport {
@@ -295,7 +298,7 @@ impl StreamConsumer for TraceConsumer {
             open_paths: s.open_paths(),
             tables: s.reports(),
             queue: s.queue().clone(),
-            trace: self.facts,
+            trace: this.facts,
             table,
             exact,
         })

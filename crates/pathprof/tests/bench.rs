@@ -80,6 +80,20 @@ fn kbl_modes_report_their_forest_and_the_ratio_to_bl() {
     assert!(summary.iter().all(|s| (s["mode"] == "bl") == s.get("vs_bl").is_none()), "{report}");
 }
 
+#[test]
+fn kbl_modes_are_measured_on_each_number_of_fold_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    corpus(dir.path());
+    let args = ["--modes", "bl,kbl:3", "--fold-threads", "1,3", "--runs", "1", "--max-runs", "1"];
+    let (stdout, report) = bench(dir.path(), &args);
+    assert!(stdout.contains("kbl:3 ×1 ms") && stdout.contains("kbl:3 ×3 ms"), "{stdout}");
+    let modes: Vec<&str> = report["summary"].as_array().unwrap().iter().map(|s| s["mode"].as_str().unwrap()).collect();
+    assert_eq!(modes, ["bl", "kbl:3 ×1", "kbl:3 ×3"], "{report}");
+    // The forest is the same whichever threads fold it.
+    let nodes = |m: &str| mode(&report, m)["ksf_nodes"].as_u64().unwrap();
+    assert_eq!(nodes("kbl:3 ×1"), nodes("kbl:3 ×3"), "{report}");
+}
+
 /// A bench region with nothing in it, as when a compiler folds the measured work away.
 const EMPTY_REGION: &str = r#"
 (module

@@ -5,7 +5,8 @@
 //! * Property 2: the k-IPF is the (k+1)-IPF cut to depth k, counts included;
 //! * the first level is the Ball–Larus profile: the run's own path counts, and those of a separate
 //!   `--mode bl` run;
-//! * the instrumented programs print exactly what they should.
+//! * the instrumented programs print exactly what they should;
+//! * three threads folding the stream, each its share of the trees, build the forest one does.
 //!
 //! Runs are compared with each other only on programs whose paths are the same in every run; the
 //! others draw from `random_get` and are checked one run at a time. Skipped, with a message, when the
@@ -274,6 +275,12 @@ fn corpus_kipf_properties() {
             report(name, k, &p, nodes, t);
             previous = Some((k, p));
         }
+        let (k, one) = previous.expect("KS is not empty");
+        let k_arg = k.to_string();
+        let three = run_checked(&wasm, name, "kbl, 3 threads", &["--mode", "kbl", "-k", &k_arg, "--fold-threads", "3"]);
+        let (a, b) = (one.mode.kbl().unwrap(), three.profile.mode.kbl().unwrap());
+        assert_eq!((b.fold_threads, b.ksf_nodes, b.stream_items), (3, a.ksf_nodes, a.stream_items), "{name}");
+        assert!(three.profile.functions == one.functions, "{name}: three threads folded another {k}-IPF than one");
     }
     for name in NONDETERMINISTIC {
         let wasm = dir.join(name);

@@ -158,6 +158,14 @@ pub struct KblInfo {
     pub stream_handovers: U64,
     #[serde(default)]
     pub stream_wait_seconds: f64,
+    /// Threads that folded the stream, each the trees of its share of the root paths (1 in profiles
+    /// written before the field). The forest does not depend on it.
+    #[serde(default = "one_thread")]
+    pub fold_threads: usize,
+}
+
+fn one_thread() -> usize {
+    1
 }
 
 /// How a sampled profile was taken [PEP05 §3.3].

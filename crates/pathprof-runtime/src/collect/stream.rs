@@ -8,15 +8,24 @@
 //! program has stopped, the items still in the buffer (and a pending repetition) are folded too,
 //! and the forest is converted to the k-IPF, whose roots are the Ball–Larus counts of the streamed
 //! functions; the functions counted in arrays add theirs.
+//!
+//! **Parallel folding** ([`ForestSettings::fold_threads`]). Every node of the k-SF lies in the tree
+//! of the path that starts its slab, so the forest splits by root into disjoint parts: with `n`
+//! consumer threads, thread `i` builds the trees of the roots of its [`Shard`] (a hash of the root's
+//! label) and only moves the activations' cursors through the others'. Every thread reads every
+//! buffer (shared, and given back when the last thread is done with it); their k-IPFs add up to
+//! the forest a single thread would have built ([`Kipf::add`]). The split is by root path, so a
+//! program whose slabs mostly start with one path is folded mostly by one thread.
 
 use super::{Collector, HostCall};
 use crate::replay::HostRecord;
 use anyhow::{anyhow, bail, ensure, Context, Result};
-use pathprof_core::kpath::{Activations, Kipf, Options};
+use pathprof_core::kpath::{Activations, Kipf, Options, Shard};
 use pathprof_wasm::abi::{HostImport, StreamItem, StreamLayout, STREAM_ENTER, STREAM_PATH_EXIT, STREAM_REPEAT};
 use pathprof_wasm::map::{ArrayCounters, RawCounts, SinkLayout};
 use pathprof_wasm::ProfileMap;
 use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -25,8 +34,29 @@ use std::time::{Duration, Instant};
 pub struct ForestSettings {
     /// Longest k-iteration paths (at least 1).
     pub k: usize,
-    /// Most k-SF nodes (see `pathprof_core::kpath` on bounded memory).
+    /// Most k-SF nodes (see `pathprof_core::kpath` on bounded memory), shared evenly by the
+    /// threads' forests.
     pub max_nodes: Option<usize>,
+    /// Consumer threads folding the stream, each the trees of its [`Shard`]; by default
+    /// [`default_fold_threads`].
+    pub fold_threads: Option<usize>,
+}
+
+impl ForestSettings {
+    /// The forest of sequences of up to `k` paths, unbounded, folded by the default threads.
+    pub fn k(k: usize) -> ForestSettings {
+        ForestSettings { k, max_nodes: None, fold_threads: None }
+    }
+
+    /// The consumer threads that fold the stream.
+    pub fn threads(&self) -> usize {
+        self.fold_threads.unwrap_or_else(default_fold_threads).max(1)
+    }
+}
+
+/// The cores the program leaves free (it runs on one), at least one.
+pub fn default_fold_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1)).max(1)
 }
 
 /// Facts of a run's k-slab forest.
@@ -37,6 +67,8 @@ pub struct KsfFacts {
     pub sibling_scans: u64,
     /// Path IDs kept out by [`ForestSettings::max_nodes`].
     pub dropped: u64,
+    /// Consumer threads that folded the stream.
+    pub fold_threads: usize,
     /// Buffers of items handed to the consumer, and how long the program waited, all told, for
     /// the consumer to give one back: the part of the run that the consumer's speed bounds.
     pub handovers: u64,
@@ -116,15 +148,38 @@ impl StreamFolder {
     }
 }
 
+/// The folders of a forest built as `settings` say, one per thread's [`Shard`] of the trees, each
+/// with its share of the node bound.
+fn folders(settings: ForestSettings) -> Vec<StreamFolder> {
+    let threads = settings.threads();
+    let max_nodes = settings.max_nodes.map(|n| n.div_ceil(threads));
+    let options = Options { max_nodes, ..Default::default() };
+    let k = settings.k.max(2);
+    let of = threads as u32;
+    let options = |index| Options { shard: Shard { index, of }, ..options };
+    (0..of).map(|index| StreamFolder::new(Activations::with_options(k, options(index)))).collect()
+}
+
+/// Folds a whole recorded stream, `items`, on this thread, split into the shards of `settings`
+/// as the consumer threads would split it.
+pub fn fold_stream(items: &[u64], settings: ForestSettings) -> Result<Streamed> {
+    let mut parts = folders(settings);
+    for part in &mut parts {
+        part.fold(items);
+    }
+    let end = StreamEnd { arrays: RawCounts::new(), recorded: Vec::new(), handovers: 0, waited: Duration::ZERO };
+    StreamFolder::finish(parts, end)
+}
+
 /// What folds a stream as the program runs, on a thread of its own: the k-slab forest of `kbl`
 /// ([`StreamFolder`]), or any other consumer of the same items (the hardware path profiler's
 /// simulator of `hpp`).
-pub trait StreamConsumer: Send + 'static {
+pub trait StreamConsumer: Send + Sized + 'static {
     type Output;
     /// Folds the next items of the stream, in order.
     fn fold(&mut self, items: &[u64]);
-    /// The stream has ended.
-    fn finish(self, end: StreamEnd) -> Result<Self::Output>;
+    /// The stream has ended: what the consumers that folded it, each on a thread, give together.
+    fn finish(parts: Vec<Self>, end: StreamEnd) -> Result<Self::Output>;
 }
 
 impl StreamConsumer for StreamFolder {
@@ -134,19 +189,27 @@ impl StreamConsumer for StreamFolder {
         StreamFolder::fold(self, items)
     }
 
-    fn finish(self, end: StreamEnd) -> Result<Streamed> {
+    /// The parts' k-IPFs, each made on a thread of its own, added up.
+    fn finish(parts: Vec<StreamFolder>, end: StreamEnd) -> Result<Streamed> {
         let StreamEnd { arrays: mut counts, recorded, handovers, waited } = end;
-        let activations = self.activations;
-        let forest = activations.forest();
-        let ksf = KsfFacts {
-            stream_items: activations.items(),
-            nodes: forest.len(),
-            sibling_scans: forest.sibling_scans(),
-            dropped: forest.dropped(),
-            handovers,
-            waited,
-        };
-        let kipf = forest.to_kipf();
+        let mut ksf = KsfFacts { fold_threads: parts.len(), handovers, waited, ..KsfFacts::default() };
+        for part in &parts {
+            let forest = part.activations.forest();
+            // Every part reads every item.
+            ksf.stream_items = part.activations.items();
+            ksf.nodes += forest.len();
+            ksf.sibling_scans += forest.sibling_scans();
+            ksf.dropped += forest.dropped();
+        }
+        let kipfs = std::thread::scope(|s| {
+            let made: Vec<_> = parts.iter().map(|p| s.spawn(|| p.activations.forest().to_kipf())).collect();
+            made.into_iter().map(|t| t.join().map_err(|_| anyhow!("making a k-IPF failed"))).collect::<Result<Vec<_>>>()
+        })?;
+        let mut kipf = Kipf { k: 0, roots: Vec::new() };
+        for mine in kipfs {
+            kipf.k = mine.k;
+            kipf.add(mine);
+        }
         // The 1-IPF is the Ball–Larus profile.
         for root in &kipf.roots {
             counts.entry((root.path >> 32) as u32).or_default().push((root.path & 0xffff_ffff, root.count));
@@ -155,13 +218,30 @@ impl StreamConsumer for StreamFolder {
     }
 }
 
-/// The stream of one run, and its consumer `C`.
+/// A buffer of items that every consumer thread reads: given back to the program's side when the
+/// last of them drops it.
+struct SharedBuffer {
+    items: Vec<u64>,
+    free: Sender<Vec<u64>>,
+}
+
+impl Drop for SharedBuffer {
+    fn drop(&mut self) {
+        // The program may have finished and stopped taking buffers back.
+        let _ = self.free.send(std::mem::take(&mut self.items));
+    }
+}
+
+/// The stream of one run, and its consumers `C`, each on a thread.
 pub struct StreamCollector<C = StreamFolder> {
     layout: StreamLayout,
     arrays: Vec<ArrayCounters>,
-    full: Option<Sender<Vec<u64>>>,
+    /// Where full buffers go: one channel per consumer thread.
+    full: Vec<Sender<Arc<SharedBuffer>>>,
+    /// Where buffers come back, and what gives them back.
     free: Receiver<Vec<u64>>,
-    consumer: Option<JoinHandle<C>>,
+    give_back: Sender<Vec<u64>>,
+    consumers: Vec<JoinHandle<C>>,
     /// The first `record` items of the stream, in order.
     record: usize,
     recorded: Vec<u64>,
@@ -173,40 +253,53 @@ pub struct StreamCollector<C = StreamFolder> {
 
 impl StreamCollector<StreamFolder> {
     /// The collector of a module instrumented to stream its paths into a k-slab forest; starts the
-    /// consumer thread.
+    /// consumer threads, each with its [`Shard`] of the trees and of the node bound.
     pub fn new(map: &ProfileMap, settings: ForestSettings) -> Result<StreamCollector> {
-        let options = Options { max_nodes: settings.max_nodes, ..Default::default() };
-        let k = settings.k.max(2);
-        StreamCollector::with_consumer(map, StreamFolder::new(Activations::with_options(k, options)))
+        StreamCollector::with_consumers(map, folders(settings))
     }
 }
 
 impl<C: StreamConsumer> StreamCollector<C> {
     /// The collector of a module instrumented to stream its paths into `consumer`; starts the
     /// consumer thread.
-    pub fn with_consumer(map: &ProfileMap, mut consumer: C) -> Result<StreamCollector<C>> {
+    pub fn with_consumer(map: &ProfileMap, consumer: C) -> Result<StreamCollector<C>> {
+        Self::with_consumers(map, vec![consumer])
+    }
+
+    /// The collector of a module instrumented to stream its paths into `consumers`, every one of
+    /// which reads every item; starts a thread for each.
+    pub fn with_consumers(map: &ProfileMap, consumers: Vec<C>) -> Result<StreamCollector<C>> {
         let SinkLayout::Stream(layout) = map.sink else {
             bail!("this module was not instrumented to stream its paths");
         };
-        let (full, full_rx) = channel::<Vec<u64>>();
-        let (free_tx, free) = channel();
-        for _ in 0..2 {
-            let _ = free_tx.send(Vec::with_capacity(layout.capacity as usize));
+        ensure!(!consumers.is_empty(), "a stream needs a consumer");
+        let (give_back, free) = channel();
+        // Two buffers for one consumer: one filled while the other is folded. More consumers run
+        // apart: a few more let one that is behind catch up while the others go on.
+        let buffers = if consumers.len() == 1 { 2 } else { 2 * consumers.len() };
+        for _ in 0..buffers {
+            let _ = give_back.send(Vec::with_capacity(layout.capacity as usize));
         }
-        let consumer = std::thread::spawn(move || {
-            for buffer in full_rx {
-                consumer.fold(&buffer);
-                // The program may have finished and stopped taking buffers back.
-                let _ = free_tx.send(buffer);
-            }
-            consumer
-        });
+        let (full, consumers) = consumers
+            .into_iter()
+            .map(|mut consumer| {
+                let (full, full_rx) = channel::<Arc<SharedBuffer>>();
+                let thread = std::thread::spawn(move || {
+                    for buffer in full_rx {
+                        consumer.fold(&buffer.items);
+                    }
+                    consumer
+                });
+                (full, thread)
+            })
+            .unzip();
         Ok(StreamCollector {
             layout,
             arrays: map.arrays(),
-            full: Some(full),
+            full,
             free,
-            consumer: Some(consumer),
+            give_back,
+            consumers,
             record: 0,
             recorded: Vec::new(),
             drains: 0,
@@ -263,14 +356,20 @@ impl<C: StreamConsumer> StreamCollector<C> {
         fill(&mut buffer);
         super::record(&mut self.recorded, self.record, buffer.iter().copied());
         self.drains += 1;
-        self.full.as_ref().ok_or_else(lost)?.send(buffer).map_err(|_| lost())
+        ensure!(!self.full.is_empty(), "the stream was already finished");
+        let shared = Arc::new(SharedBuffer { items: buffer, free: self.give_back.clone() });
+        for full in &self.full {
+            full.send(Arc::clone(&shared)).map_err(|_| lost())?;
+        }
+        Ok(())
     }
 
-    /// Waits for the consumer to fold the last buffer.
-    fn join(&mut self) -> Result<C> {
-        drop(self.full.take());
-        let consumer = self.consumer.take().ok_or_else(|| anyhow!("the stream was already finished"))?;
-        consumer.join().map_err(|_| anyhow!("the stream's consumer thread failed"))
+    /// Waits for the consumers to fold the last buffer.
+    fn join(&mut self) -> Result<Vec<C>> {
+        self.full.clear();
+        ensure!(!self.consumers.is_empty(), "the stream was already finished");
+        let threads = std::mem::take(&mut self.consumers);
+        threads.into_iter().map(|t| t.join().map_err(|_| anyhow!("the stream's consumer thread failed"))).collect()
     }
 }
 
@@ -317,14 +416,17 @@ impl<C: StreamConsumer> Collector for StreamCollector<C> {
             }
             None => Ok(()),
         };
-        let consumer = self.join()?;
+        let consumers = self.join()?;
         drained?;
-        consumer.finish(StreamEnd {
-            arrays: counts,
-            recorded: std::mem::take(&mut self.recorded),
-            handovers: self.drains,
-            waited: self.waited,
-        })
+        C::finish(
+            consumers,
+            StreamEnd {
+                arrays: counts,
+                recorded: std::mem::take(&mut self.recorded),
+                handovers: self.drains,
+                waited: self.waited,
+            },
+        )
     }
 }
 
@@ -368,9 +470,83 @@ fn check_stream(items: impl Iterator<Item = u64>) -> Result<()> {
 
 impl<C> Drop for StreamCollector<C> {
     fn drop(&mut self) {
-        drop(self.full.take());
-        if let Some(consumer) = self.consumer.take() {
+        self.full.clear();
+        for consumer in self.consumers.drain(..) {
             let _ = consumer.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A stream as an instrumented module writes it, from `ops` on a stack of activations: a path of
+    /// the innermost activation (`0..5`, which starts one when none is open), a call (`5`), a return
+    /// (`6`); a path or an exit like the item before it becomes a repetition.
+    fn stream(ops: &[(u8, u8, u8)]) -> Vec<u64> {
+        let mut raw = Vec::new();
+        let mut stack: Vec<u64> = Vec::new();
+        for &(op, f, id) in ops {
+            let f = u64::from(f % 5);
+            match op % 7 {
+                5 => {
+                    raw.push(StreamItem::Enter { function: f as u32 });
+                    stack.push(f);
+                }
+                6 => {
+                    if let Some(f) = stack.pop() {
+                        raw.push(StreamItem::ExitPath { label: f << 32 | u64::from(id % 3) });
+                    }
+                }
+                _ => {
+                    if stack.is_empty() {
+                        stack.push(f);
+                    }
+                    let f = stack[stack.len() - 1];
+                    raw.push(StreamItem::Path { label: f << 32 | u64::from(id % 3) });
+                }
+            }
+        }
+        let mut items: Vec<u64> = Vec::new();
+        let (mut last, mut run) = (None, 0);
+        for item in raw {
+            if last == Some(item) && !matches!(item, StreamItem::Enter { .. }) {
+                run += 1;
+                continue;
+            }
+            if run > 0 {
+                items.push(StreamItem::Repeat(run).encode());
+                run = 0;
+            }
+            items.push(item.encode());
+            last = Some(item);
+        }
+        if run > 0 {
+            items.push(StreamItem::Repeat(run).encode());
+        }
+        items
+    }
+
+    proptest! {
+        /// Folding by shards of the trees, on any number of threads, builds the forest one thread
+        /// builds: the same k-IPF, nodes and items.
+        #[test]
+        fn shards_fold_the_forest_of_one_thread(
+            ops in proptest::collection::vec((0u8..7, any::<u8>(), any::<u8>()), 0..400),
+            k in 2usize..6,
+            threads in 2usize..6,
+        ) {
+            let items = stream(&ops);
+            let settings = |n| ForestSettings { k, max_nodes: None, fold_threads: Some(n) };
+            let one = fold_stream(&items, settings(1)).unwrap();
+            let many = fold_stream(&items, settings(threads)).unwrap();
+            prop_assert_eq!(&many.kipf, &one.kipf);
+            prop_assert_eq!(many.counts, one.counts);
+            prop_assert_eq!(many.ksf.nodes, one.ksf.nodes);
+            prop_assert_eq!(many.ksf.stream_items, one.ksf.stream_items);
+            prop_assert_eq!(many.ksf.fold_threads, threads);
         }
     }
 }

@@ -95,7 +95,7 @@ pub fn instrumented_store(engine: &Engine, v: &Variant) -> Store<Host> {
             host.sample = Some(SampleCollector::new(&v.map, sampling).unwrap().record(usize::MAX));
         }
         Mode::Stream => {
-            let forest = ForestSettings { k: 2, max_nodes: None };
+            let forest = ForestSettings::k(2);
             host.stream = Some(StreamCollector::new(&v.map, forest).unwrap().record(usize::MAX));
         }
     }

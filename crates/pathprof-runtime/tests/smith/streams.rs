@@ -419,8 +419,19 @@ pub fn check_activations(
 }
 
 /// The roots of the 2-IPF that the runtime's [`pathprof_runtime::StreamFolder`] folds from `items`
-/// are the path totals of the stream.
+/// are the path totals of the stream, and folding by shards of the trees on three threads
+/// builds the 4-IPF that one thread builds.
 pub fn check_folder(items: &[u64], tally: &StreamTally) -> Result<(), String> {
+    let settings =
+        |n| pathprof_runtime::ForestSettings { fold_threads: Some(n), ..pathprof_runtime::ForestSettings::k(4) };
+    let fold = |n| pathprof_runtime::fold_stream(items, settings(n)).map_err(|e| e.to_string());
+    let (one, three) = (fold(1)?, fold(3)?);
+    if one.kipf != three.kipf || one.ksf.nodes != three.ksf.nodes {
+        return Err(format!(
+            "three threads fold another 4-IPF ({} nodes) than one ({})",
+            three.ksf.nodes, one.ksf.nodes
+        ));
+    }
     let mut folder = pathprof_runtime::StreamFolder::new(pathprof_core::kpath::Activations::new(2));
     folder.fold(items);
     let roots: HashMap<u64, u64> =

@@ -406,10 +406,11 @@ fn bench_program(
 
 /// What a variant is called in the table: the mode, and `hot` after a mode guided by hot functions.
 fn label(mode: &Mode, guided: bool) -> String {
+    let flags = mode.run_flags().map_or_else(String::new, |f| format!(" {f}"));
     if guided {
-        format!("{mode} hot")
+        format!("{mode}{flags} hot")
     } else {
-        mode.to_string()
+        format!("{mode}{flags}")
     }
 }
 

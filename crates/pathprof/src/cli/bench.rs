@@ -6,8 +6,9 @@ use pathprof::bench::hints::{bench_hints, HintBenchOptions};
 use pathprof::bench::{bench, BenchOptions, Rounds};
 use pathprof::files::write_atomically;
 use pathprof::hint::HintOptions;
+use pathprof::modes::Setting;
 use pathprof::render;
-use pathprof::Registry;
+use pathprof::{Mode, ModeFlags, Registry};
 use pathprof_runtime::Stopper;
 use std::path::PathBuf;
 
@@ -40,6 +41,10 @@ pub struct Args {
     /// functions that carried SHARE of an exact profile's branch flow (shown as `MODE hot`).
     #[arg(long, value_name = "SHARE", allow_negative_numbers = true)]
     hot_share: Option<f64>,
+    /// Measure each kbl mode folded on each of these numbers of threads (shown as `MODE ×N`), side
+    /// by side (default: the cores the program leaves free).
+    #[arg(long, value_name = "N,...", value_delimiter = ',', value_parser = clap::value_parser!(u16).range(1..=256))]
+    fold_threads: Vec<u16>,
     /// Also write the figures as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -66,7 +71,7 @@ pub fn run(a: Args, stopper: &Stopper) -> Result<i32> {
         return hints(a, rounds, stopper);
     }
     let options = BenchOptions {
-        modes: Registry::built_in().parse_list(&a.modes)?,
+        modes: with_fold_threads(Registry::built_in().parse_list(&a.modes)?, &a.fold_threads)?,
         rounds,
         filter: a.filter,
         min_seconds: a.min_seconds,
@@ -113,4 +118,19 @@ fn hints(a: Args, rounds: Rounds, stopper: &Stopper) -> Result<i32> {
         write_atomically(&path, serde_json::to_string_pretty(&report)?.as_bytes())?;
     }
     Ok(stopper.reason().map_or(0, |r| r.exit_code()))
+}
+
+/// `modes`, each that folds a stream once per number of `threads` when some are given.
+fn with_fold_threads(modes: Vec<Mode>, threads: &[u16]) -> Result<Vec<Mode>> {
+    let mut out = Vec::new();
+    for mode in modes {
+        if threads.is_empty() || !mode.accepts(Setting::FoldThreads) {
+            out.push(mode);
+            continue;
+        }
+        for &n in threads {
+            out.push(mode.with_flags(&ModeFlags { fold_threads: Some(usize::from(n)), ..ModeFlags::default() })?);
+        }
+    }
+    Ok(out)
 }

@@ -56,6 +56,11 @@ pub struct Args {
     /// and longer sequences' counts become lower bounds; the profile says by how much.
     #[arg(long, value_name = "N")]
     max_nodes: Option<usize>,
+    /// kbl: threads folding the stream into the forest, each the trees of its share of the root
+    /// paths (default: the cores the program leaves free, at least 1). The profile is the same for
+    /// any number; a --max-nodes bound is shared evenly.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    fold_threads: Option<u16>,
     /// events: pc (count paths, compute the events after the run; the default), pd (add each path's
     /// events at its end) or dec (count every event where it occurs).
     #[arg(long)]
@@ -161,6 +166,7 @@ pub fn run(a: Args, stopper: &Stopper) -> Result<i32> {
         tick_ms: a.tick_ms,
         k: a.k,
         max_nodes: a.max_nodes,
+        fold_threads: a.fold_threads.map(usize::from),
         strategy: a.strategy,
         cut: a.cut,
     };

@@ -61,6 +61,7 @@ impl ModeKind for Kbl {
         k.dropped = U64(sum(x.dropped.0, y.dropped.0, "the dropped path IDs")?);
         k.stream_handovers = U64(sum(x.stream_handovers.0, y.stream_handovers.0, "the stream hand-overs")?);
         k.stream_wait_seconds = x.stream_wait_seconds + y.stream_wait_seconds;
+        k.fold_threads = x.fold_threads.max(y.fold_threads);
         Ok(ProfileMode::Kbl(k))
     }
 
@@ -86,13 +87,20 @@ impl ProfilingMode for KblMode {
     }
 
     fn accepts(&self, setting: Setting) -> bool {
-        matches!(setting, Setting::K | Setting::MaxNodes | Setting::EdgeProfile)
+        matches!(setting, Setting::K | Setting::MaxNodes | Setting::FoldThreads | Setting::EdgeProfile)
     }
 
     fn with_flags(&self, flags: &ModeFlags) -> Result<Mode> {
-        let ForestSettings { k, max_nodes } = self.0;
-        let k = flags.k.map_or(k, usize::from);
-        Ok(Mode::new(KblMode(ForestSettings { k, max_nodes: flags.max_nodes.or(max_nodes) })))
+        let ForestSettings { k, max_nodes, fold_threads } = self.0;
+        Ok(Mode::new(KblMode(ForestSettings {
+            k: flags.k.map_or(k, usize::from),
+            max_nodes: flags.max_nodes.or(max_nodes),
+            fold_threads: flags.fold_threads.or(fold_threads),
+        })))
+    }
+
+    fn run_flags(&self) -> Option<String> {
+        self.0.fold_threads.map(|n| format!("×{n}"))
     }
 
     fn sink(&self) -> Option<SinkKind> {
@@ -145,7 +153,7 @@ fn parse(spec: &str, k: Option<&str>) -> Result<ForestSettings> {
             _ => bail!("mode {spec:?}: K must be a whole number from 1 to {MAX_K}"),
         },
     };
-    Ok(ForestSettings { k, max_nodes: None })
+    Ok(ForestSettings::k(k))
 }
 
 /// Runs a module instrumented to stream its paths.
@@ -172,6 +180,7 @@ fn streamed_run(outcome: RunOutcome, streamed: Streamed, settings: ForestSetting
         sibling_scans: U64(f.sibling_scans),
         max_nodes: settings.max_nodes.map(|n| U64(n as u64)),
         dropped: U64(f.dropped),
+        fold_threads: f.fold_threads,
         stream_handovers: U64(f.handovers),
         stream_wait_seconds: f.waited.as_secs_f64(),
     };

@@ -80,6 +80,12 @@ pub trait ProfilingMode: fmt::Debug + Send + Sync + 'static {
         unreachable!("a mode that accepts flags reads them")
     }
 
+    /// The flags given to it that change how it runs but not its profile (`kbl`'s fold threads),
+    /// as `bench` tells apart columns of one mode.
+    fn run_flags(&self) -> Option<String> {
+        None
+    }
+
     /// What the instrumenter makes path ends do; `None` for a run without probes.
     fn sink(&self) -> Option<SinkKind>;
 

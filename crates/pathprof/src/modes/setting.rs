@@ -11,6 +11,8 @@ pub enum Setting {
     TickMs,
     K,
     MaxNodes,
+    /// Threads folding the k-BLPP stream (`--fold-threads`).
+    FoldThreads,
     Strategy,
     Cut,
     EdgeProfile,
@@ -33,6 +35,7 @@ impl Setting {
             Setting::TickMs => "--tick-ms",
             Setting::K => "-k",
             Setting::MaxNodes => "--max-nodes",
+            Setting::FoldThreads => "--fold-threads",
             Setting::Strategy => "--strategy",
             Setting::Cut => "--cut",
             Setting::EdgeProfile => "--edge-profile",
@@ -50,6 +53,7 @@ impl Setting {
             Setting::Samples | Setting::Stride | Setting::Every | Setting::K | Setting::Strategy | Setting::Cut => true,
             Setting::TickMs
             | Setting::MaxNodes
+            | Setting::FoldThreads
             | Setting::EdgeProfile
             | Setting::HotFrom
             | Setting::Interesting
@@ -68,6 +72,7 @@ pub struct ModeFlags {
     pub tick_ms: Option<f64>,
     pub k: Option<u16>,
     pub max_nodes: Option<usize>,
+    pub fold_threads: Option<usize>,
     pub strategy: Option<String>,
     pub cut: Option<String>,
 }
@@ -89,6 +94,7 @@ impl ModeFlags {
             (self.tick_ms.is_some(), Setting::TickMs),
             (self.k.is_some(), Setting::K),
             (self.max_nodes.is_some(), Setting::MaxNodes),
+            (self.fold_threads.is_some(), Setting::FoldThreads),
             (self.strategy.is_some(), Setting::Strategy),
             (self.cut.is_some(), Setting::Cut),
         ])

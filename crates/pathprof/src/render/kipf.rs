@@ -61,8 +61,12 @@ pub fn text(out: &mut impl Write, p: &Profile, top: usize, function: Option<&str
         if kbl.stream_handovers.0 > 0 {
             writeln!(
                 out,
-                "  stream: {} buffers handed to the consumer thread; the program waited {:.3} s for it ({:.1} % of the run)",
+                "  stream: {} buffers handed to {}; the program waited {:.3} s for it ({:.1} % of the run)",
                 group(kbl.stream_handovers.0),
+                match kbl.fold_threads {
+                    1 => "the consumer thread".to_string(),
+                    n => format!("{n} consumer threads, each building its share of the trees"),
+                },
                 kbl.stream_wait_seconds,
                 100.0 * kbl.stream_wait_seconds / p.wall_seconds.max(f64::MIN_POSITIVE)
             )?;

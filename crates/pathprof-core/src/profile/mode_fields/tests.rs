@@ -22,6 +22,7 @@ fn every_mode_and_function_state_reads_back() {
         dropped: U64(0),
         stream_handovers: U64(3),
         stream_wait_seconds: 0.5,
+        fold_threads: 2,
     };
     for (mode, counters) in [
         (ProfileMode::Bl, CounterKind::Array),
