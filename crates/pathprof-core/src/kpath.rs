@@ -20,12 +20,19 @@
 //! [`Shard`] of the root labels (the label that starts a slab); their k-IPFs add up ([`Kipf::add`]) to
 //! the k-IPF of one forest holding them all [KBL13 §6 leaves parallel folding open].
 //!
-//! **Bounded memory.** [`Options::max_nodes`] caps the forest. Once it is full, a path ID whose node
-//! would be new is *dropped*: it is not counted in the forest, and neither are the path IDs of its
-//! activation that would go under the missing node (to the end of the next slab at most). The roots of the k-IPF stay exact (they come from a
-//! per-label total kept beside the forest, and equal the Ball–Larus counts); every deeper count is a
-//! lower bound, at most [`KSlabForest::dropped`] below the true count, since every occurrence of a
-//! sequence the forest missed ends at a dropped path ID. Without a bound the k-IPF is exact.
+//! **Bounded memory: the hottest nodes kept.** [`Options::max_nodes`] caps the forest. When it is
+//! nearly full, [`KSlabForest::prune`] removes its coldest subtrees, lossy-counting style: each
+//! node's *mass* is the sum of the counts in its subtree (a child's mass never exceeds its parent's),
+//! the nodes an activation's cursor stands on and their ancestors are kept, and every other node
+//! whose mass is at most a threshold goes — the threshold chosen so that half the bound is left. A
+//! removed node that occurs again is made anew and counts from zero. The counts the removed nodes
+//! held are added to [`KSlabForest::dropped`] (with, if even pruning leaves no room, the path IDs
+//! kept out). The roots of the k-IPF stay exact (they come from a per-label total kept beside the
+//! forest, and equal the Ball–Larus counts); every deeper count is a lower bound, at most `dropped`
+//! below the true count: the occurrences of a sequence the forest lost were counted in the node its
+//! chain ended at, when that node was removed, and each such unit belongs to one chain of the
+//! sequence. So every sequence that occurred more than `dropped` times is in the k-IPF. Without a
+//! bound the k-IPF is exact.
 
 use std::collections::HashMap;
 
@@ -156,6 +163,8 @@ pub struct KSlabForest {
     scans: u64,
     /// The cursor of [`KSlabForest::push`].
     cursor: Cursor,
+    /// Times the forest was pruned.
+    prunes: u64,
 }
 
 impl KSlabForest {
@@ -180,6 +189,7 @@ impl KSlabForest {
             dropped: 0,
             scans: 0,
             cursor: Cursor::default(),
+            prunes: 0,
         }
     }
 
@@ -192,7 +202,8 @@ impl KSlabForest {
         self.nodes.is_empty()
     }
 
-    /// Path IDs the node bound kept out of the forest.
+    /// Counts the node bound took out of the forest: those of the pruned nodes, and the path IDs kept
+    /// out when pruning left no room. No count of the k-IPF is short by more.
     pub fn dropped(&self) -> u64 {
         self.dropped
     }
@@ -200,6 +211,110 @@ impl KSlabForest {
     /// Nodes visited looking up children.
     pub fn sibling_scans(&self) -> u64 {
         self.scans
+    }
+
+    /// Times the node bound made the forest remove its coldest subtrees.
+    pub fn prunes(&self) -> u64 {
+        self.prunes
+    }
+
+    /// Whether an item that adds up to `adds` nodes could find the forest full.
+    fn crowded(&self, adds: usize) -> bool {
+        self.options.max_nodes.is_some_and(|max| self.nodes.len() + adds > max)
+    }
+
+    /// Most nodes a run of `n` paths adds: [`KSlabForest::push_run`] pushes fewer than `4 (k − 1)`
+    /// paths one by one, each adding two nodes at most.
+    fn run_adds(&self, n: u64) -> usize {
+        2 * (n.min(4 * self.k as u64) as usize)
+    }
+
+    /// Removes the coldest subtrees (see the module's note on bounded memory) but those under which
+    /// one of `cursors`, or the forest's own cursor, stands, until half the node bound is left; their
+    /// counts go to [`KSlabForest::dropped`]. Node indices change: the cursors are moved to the new
+    /// ones.
+    pub fn prune(&mut self, cursors: &mut [Cursor]) {
+        let Some(max) = self.options.max_nodes else { return };
+        let n = self.nodes.len();
+        let keep = max / 2;
+        if n <= keep {
+            return;
+        }
+        // A child is always made after its parent, so parents have the smaller indices.
+        let mut parent = vec![NONE; n];
+        for (p, node) in self.nodes.iter().enumerate() {
+            let mut c = node.first_child;
+            while c != NONE {
+                parent[c as usize] = p as u32;
+                c = self.nodes[c as usize].next_sibling;
+            }
+        }
+        let mut mass: Vec<u64> = (0..n as u32).map(|i| self.count(i)).collect();
+        let mut kept = vec![false; n];
+        let own = self.cursor;
+        for c in cursors.iter().chain(std::iter::once(&own)) {
+            for node in [c.top, c.bottom] {
+                if (node as usize) < n {
+                    kept[node as usize] = true;
+                }
+            }
+        }
+        for i in (1..n).rev() {
+            if let Some(&p) = parent.get(i).filter(|&&p| p != NONE) {
+                mass[p as usize] += mass[i];
+                kept[p as usize] |= kept[i];
+            }
+        }
+        let mut candidates: Vec<u64> = (0..n).filter(|&i| !kept[i]).map(|i| mass[i]).collect();
+        if candidates.is_empty() {
+            return;
+        }
+        let rank = (n - keep).min(candidates.len()) - 1;
+        let threshold = *candidates.select_nth_unstable(rank).1;
+        // Removed: every node not kept whose mass is at most the threshold, with its subtree (whose
+        // masses are no larger, and none kept, or the node would be).
+        let mut index = vec![NONE; n];
+        let mut next = 0u32;
+        for i in 0..n {
+            if kept[i] || mass[i] > threshold {
+                index[i] = next;
+                next += 1;
+            } else {
+                self.dropped += self.count(i as u32);
+            }
+        }
+        let moved = |node: u32| if (node as usize) < n { index[node as usize] } else { node };
+        let mut nodes = Vec::with_capacity(next as usize);
+        for (i, node) in self.nodes.iter().enumerate() {
+            if index[i] == NONE {
+                continue;
+            }
+            let mut c = node.first_child;
+            while c != NONE && index[c as usize] == NONE {
+                c = self.nodes[c as usize].next_sibling;
+            }
+            let mut s = node.next_sibling;
+            while s != NONE && index[s as usize] == NONE {
+                s = self.nodes[s as usize].next_sibling;
+            }
+            nodes.push(Node { label: node.label, count: node.count, first_child: moved(c), next_sibling: moved(s) });
+        }
+        self.nodes = nodes;
+        self.high = self
+            .high
+            .drain()
+            .filter(|&(i, _)| index[i as usize] != NONE)
+            .map(|(i, h)| (index[i as usize], h))
+            .collect();
+        for root in &mut self.roots {
+            *root = moved(*root);
+        }
+        self.children.fill((NONE, NONE, NONE));
+        for c in cursors.iter_mut().chain(std::iter::once(&mut self.cursor)) {
+            c.top = moved(c.top);
+            c.bottom = moved(c.bottom);
+        }
+        self.prunes += 1;
     }
 
     fn limit(&self) -> usize {
@@ -325,6 +440,9 @@ impl KSlabForest {
 
     /// Processes one stream item (`process_bl_path_id` of [KBL13 Fig. 6]).
     pub fn push(&mut self, item: Item) {
+        if self.crowded(2) {
+            self.prune(&mut []);
+        }
         let mut cursor = self.cursor;
         match item {
             Item::Enter => cursor = Cursor::default(),
@@ -594,6 +712,9 @@ impl Activations {
             self.stack.push(Cursor::default());
         }
         self.items += 1;
+        if self.forest.crowded(2) {
+            self.forest.prune(&mut self.stack);
+        }
         let top = self.stack.last_mut().expect("an activation is open");
         self.forest.push_at(top, label);
     }
@@ -604,6 +725,9 @@ impl Activations {
             self.stack.push(Cursor::default());
         }
         self.items += n;
+        if self.forest.crowded(self.forest.run_adds(n)) {
+            self.forest.prune(&mut self.stack);
+        }
         let top = self.stack.last_mut().expect("an activation is open");
         self.forest.push_run(top, label, n);
     }

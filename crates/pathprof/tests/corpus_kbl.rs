@@ -6,7 +6,9 @@
 //! * the first level is the Ball–Larus profile: the run's own path counts, and those of a separate
 //!   `--mode bl` run;
 //! * the instrumented programs print exactly what they should;
-//! * three threads folding the stream, each its share of the trees, build the forest one does.
+//! * three threads folding the stream, each its share of the trees, build the forest one does;
+//! * under a node bound a quarter of the forest, every count and bound holds the exact count, the
+//!   roots stay exact, and every sequence missing ran at most `dropped` times.
 //!
 //! Runs are compared with each other only on programs whose paths are the same in every run; the
 //! others draw from `random_get` and are checked one run at a time. Skipped, with a message, when the
@@ -248,6 +250,44 @@ fn check_against_bl(kbl: &Profile, k: usize, bl: &Profile, name: &str) {
     }
 }
 
+/// Every sequence of every function's k-IPF in `p`, with its count and bound.
+fn sequences(p: &Profile) -> BTreeMap<(u32, Vec<u64>), (u64, u64)> {
+    let mut out = BTreeMap::new();
+    for f in &p.functions {
+        if let Some(kipf) = f.kipf() {
+            kipf.for_each_node(|seq, n| {
+                out.insert((f.index, seq.iter().map(|s| s.0).collect()), (n.count.0, n.upper()));
+            });
+        }
+    }
+    out
+}
+
+/// Runs `wasm` with a node bound a quarter of the forest of `exact`, its unbounded k-IPF, and checks
+/// the bounded profile's promises against it; returns whether the bound pruned the forest.
+fn check_bounded(wasm: &Path, name: &str, k: usize, exact: &Profile) -> usize {
+    let nodes = exact.mode.kbl().unwrap().ksf_nodes.0;
+    let bound = (nodes / 4).max(64).to_string();
+    let (k_arg, what) = (k.to_string(), format!("{name} (k = {k}, at most {bound} nodes)"));
+    let run = run_checked(wasm, name, &what, &["--mode", "kbl", "-k", &k_arg, "--max-nodes", &bound]);
+    let kbl = run.profile.mode.kbl().unwrap();
+    let dropped = kbl.dropped.0;
+    assert!(kbl.ksf_nodes.0 <= (nodes / 4).max(64), "{what}: {} nodes", kbl.ksf_nodes.0);
+    let (truth, got) = (sequences(exact), sequences(&run.profile));
+    for ((f, seq), &(n, _)) in &truth {
+        match got.get(&(*f, seq.clone())) {
+            Some(&(count, upper)) if seq.len() == 1 => assert_eq!((count, upper), (n, n), "{what}: root {seq:?}"),
+            Some(&(count, upper)) => assert!(
+                count <= n && n <= upper && upper - count <= dropped,
+                "{what}: function {f}, {seq:?} ran {n} times, the profile says {count} to {upper}"
+            ),
+            None => assert!(n <= dropped, "{what}: function {f}, {seq:?} ran {n} times and is missing"),
+        }
+    }
+    assert!(got.keys().all(|key| truth.contains_key(key)), "{what}: a sequence that never ran");
+    usize::from(dropped > 0)
+}
+
 #[test]
 fn corpus_kipf_properties() {
     let Some(dir) = corpus_dir() else {
@@ -259,6 +299,7 @@ fn corpus_kipf_properties() {
         let secs = t.elapsed().as_secs_f64();
         eprintln!("{name:<40} {k:>4} {:>12} {nodes:>10} {secs:>8.2}", p.path_executions.0);
     };
+    let mut pruned = 0;
     for name in DETERMINISTIC {
         let wasm = dir.join(name);
         assert!(wasm.is_file(), "{} is missing from the corpus", wasm.display());
@@ -281,7 +322,9 @@ fn corpus_kipf_properties() {
         let (a, b) = (one.mode.kbl().unwrap(), three.profile.mode.kbl().unwrap());
         assert_eq!((b.fold_threads, b.ksf_nodes, b.stream_items), (3, a.ksf_nodes, a.stream_items), "{name}");
         assert!(three.profile.functions == one.functions, "{name}: three threads folded another {k}-IPF than one");
+        pruned += check_bounded(&wasm, name, k, &one);
     }
+    assert!(pruned > 0, "no program's forest was pruned");
     for name in NONDETERMINISTIC {
         let wasm = dir.join(name);
         assert!(wasm.is_file(), "{} is missing from the corpus", wasm.display());

@@ -9,15 +9,66 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KipfProfile {
     pub k: usize,
+    /// How far below the truth the counts below the roots may be, when a node bound made them
+    /// inexact (the profile's `kbl.dropped`); [`KipfProfile::bound`] gives each node its `max`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub short: Option<U64>,
     pub roots: Vec<KipfNodeProfile>,
 }
 
-/// A node of a k-IPF: the sequence of path IDs from its root down to it ran `count` times.
+/// A node of a k-IPF: the sequence of path IDs from its root down to it ran `count` times — or,
+/// when a node bound made the count inexact, between `count` and `max` times.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KipfNodeProfile {
     pub path: U64,
     pub count: U64,
+    /// The most times the sequence can have run, when that is more than `count`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<U64>,
     pub children: Vec<KipfNodeProfile>,
+}
+
+impl KipfNodeProfile {
+    /// The most times the sequence can have run.
+    pub fn upper(&self) -> u64 {
+        self.max.map_or(self.count.0, |m| m.0)
+    }
+}
+
+impl KipfProfile {
+    /// The node of the sequence of path IDs `seq`, when it ran.
+    pub fn node(&self, seq: &[U64]) -> Option<&KipfNodeProfile> {
+        let (mut level, mut node) = (&self.roots, None);
+        for p in seq {
+            let n = level.iter().find(|n| n.path == *p)?;
+            (node, level) = (Some(n), &n.children);
+        }
+        node
+    }
+
+    /// Gives every node below the roots its bound, when the forest's counts are short of the truth by
+    /// at most `short` (the profile's `kbl.dropped`; the roots are exact): at most `short` more, and
+    /// no more than its parent's bound leaves once its siblings' counts are taken [KBL13 §2.2's
+    /// Property 1: a sequence runs at least as often as all its extensions together].
+    pub fn bound(&mut self, short: u64) {
+        self.short = (short > 0).then_some(U64(short));
+        fn below(nodes: &mut [KipfNodeProfile], parent_upper: u64, short: u64) {
+            let siblings: u64 = nodes.iter().map(|n| n.count.0).sum();
+            for n in nodes.iter_mut() {
+                let room = parent_upper.saturating_sub(siblings - n.count.0);
+                let upper = n.count.0.saturating_add(short).min(room).max(n.count.0);
+                n.max = (upper > n.count.0).then_some(U64(upper));
+                below(&mut n.children, upper, short);
+            }
+        }
+        if short == 0 {
+            return;
+        }
+        for r in &mut self.roots {
+            let upper = r.upper();
+            below(&mut r.children, upper, short);
+        }
+    }
 }
 
 impl KipfProfile {
@@ -120,13 +171,14 @@ mod tests {
     use super::*;
 
     fn node(path: u64, count: u64, children: Vec<KipfNodeProfile>) -> KipfNodeProfile {
-        KipfNodeProfile { path: U64(path), count: U64(count), children }
+        KipfNodeProfile { path: U64(path), count: U64(count), max: None, children }
     }
 
     /// The 3-IPF of one activation running paths E V O V O V O V O V O X (E = 0, V = 1, O = 2, X = 3).
     fn loop_forest() -> KipfProfile {
         KipfProfile {
             k: 3,
+            short: None,
             roots: vec![
                 node(0, 1, vec![node(1, 1, vec![node(2, 1, vec![])])]),
                 node(1, 5, vec![node(2, 5, vec![node(1, 4, vec![]), node(3, 1, vec![])])]),
@@ -166,12 +218,12 @@ mod tests {
         assert!((s.avg_degree().unwrap() - 8.0 / 6.0).abs() < 1e-12);
         assert!((s.avg_leaf_depth().unwrap() - 2.5).abs() < 1e-12);
 
-        let single = KipfProfile { k: 1, roots: vec![node(7, 3, vec![]), node(8, 1, vec![])] }.stats();
+        let single = KipfProfile { k: 1, short: None, roots: vec![node(7, 3, vec![]), node(8, 1, vec![])] }.stats();
         assert_eq!(single, KipfStats { nodes: 2, internal_nodes: 0, child_edges: 0, leaves: 2, leaf_depth_sum: 2 });
         assert_eq!(single.avg_degree(), None);
         assert_eq!(single.avg_leaf_depth(), Some(1.0));
 
-        let empty = KipfProfile { k: 2, roots: vec![] }.stats();
+        let empty = KipfProfile { k: 2, short: None, roots: vec![] }.stats();
         assert_eq!(empty, KipfStats::default());
         assert_eq!((empty.avg_degree(), empty.avg_leaf_depth()), (None, None));
 
@@ -180,5 +232,36 @@ mod tests {
         assert_eq!(total, KipfStats { nodes: 14, internal_nodes: 6, child_edges: 8, leaves: 8, leaf_depth_sum: 17 });
         assert_eq!(total.roots(), 6);
         assert!((total.avg_leaf_depth().unwrap() - 17.0 / 8.0).abs() < 1e-12);
+    }
+
+    /// Bounds of a forest whose counts are short by at most 2: a node's bound is its count plus 2, or
+    /// less where its parent's bound, less its siblings' counts, leaves less room; a complete
+    /// forest's nodes stay exact where Property 1 pins them down.
+    #[test]
+    fn bounds_hold_the_truth_and_use_property_1() {
+        let mut f = loop_forest();
+        // As a bounded forest may report it: [1, 2, 1] short by one, [1, 2, 3] lost.
+        f.roots[1].children[0].children = vec![node(1, 3, vec![])];
+        f.bound(2);
+        assert_eq!(f.short, Some(U64(2)));
+        let upper = |seq: &[u64]| {
+            let mut level = &f.roots;
+            let mut node = None;
+            for &p in seq {
+                node = level.iter().find(|n| n.path.0 == p);
+                level = &node.unwrap().children;
+            }
+            (node.unwrap().count.0, node.unwrap().max.map(|m| m.0))
+        };
+        // Under root 1 (5, exact), [1, 2] is the only child: at most 5, its count.
+        assert_eq!(upper(&[1, 2]), (5, None));
+        // [1, 2, 1]: 3 + 2 = 5, and [1, 2] leaves room for 5; the truth is 4.
+        assert_eq!(upper(&[1, 2, 1]), (3, Some(5)));
+        // [2, 1] (4) beside [2, 3] (1) under root 2 (5): room for 4 only, so exact.
+        assert_eq!(upper(&[2, 1]), (4, None));
+        assert_eq!(upper(&[2, 3]), (1, None));
+        let mut exact = loop_forest();
+        exact.bound(0);
+        assert_eq!(exact, loop_forest());
     }
 }

@@ -52,8 +52,10 @@ pub struct Args {
     /// kbl: longest sequences of paths profiled (K; default 4).
     #[arg(short = 'k', value_parser = clap::value_parser!(u16).range(1..=64))]
     k: Option<u16>,
-    /// kbl: most k-slab-forest nodes (16 bytes each). Past the bound, the Ball–Larus counts stay exact
-    /// and longer sequences' counts become lower bounds; the profile says by how much.
+    /// kbl: most k-slab-forest nodes (16 bytes each). Near the bound the coldest subtrees are pruned,
+    /// keeping the hottest nodes: the Ball–Larus counts stay exact, longer sequences' counts become
+    /// intervals (count to max) that the profile writes, and a sequence missing ran at most `dropped`
+    /// times.
     #[arg(long, value_name = "N")]
     max_nodes: Option<usize>,
     /// kbl: threads folding the stream into the forest, each the trees of its share of the root

@@ -67,7 +67,13 @@ impl ModeKind for Kbl {
 
     fn merge_function(&self, a: &mut PathProfile, b: &PathProfile) -> Result<()> {
         match (&mut a.kipf, &b.kipf) {
-            (Some(x), Some(y)) if x.k == y.k => add_forest(&mut x.roots, &y.roots),
+            (Some(x), Some(y)) if x.k == y.k => {
+                add_forest(&mut x.roots, &y.roots)?;
+                // Each side's counts are short by at most its own bound: the sums by at most both.
+                let short = sum(x.short.map_or(0, |s| s.0), y.short.map_or(0, |s| s.0), "k-IPF bounds")?;
+                x.bound(short);
+                Ok(())
+            }
             (None, None) => Ok(()),
             _ => bail!("its k-iteration path forests differ in k"),
         }
@@ -127,7 +133,7 @@ impl ProfilingMode for KblMode {
 
     fn attach(&self, run: &ModeRun, _: &ProfileMap, functions: &mut [FunctionProfile]) -> Result<()> {
         let facts = run.facts::<KblFacts>()?;
-        attach_kipf(functions, &facts.kipf, facts.info.k);
+        attach_kipf(functions, &facts.kipf, facts.info.k, facts.info.dropped.0);
         Ok(())
     }
 
@@ -192,11 +198,12 @@ fn streamed_run(outcome: RunOutcome, streamed: Streamed, settings: ForestSetting
 }
 
 /// Gives every function its part of the run's k-IPF (labels are `function << 32 | path ID`), cut to
-/// sequences of at most `k` paths.
-fn attach_kipf(functions: &mut [FunctionProfile], kipf: &Kipf, k: usize) {
+/// sequences of at most `k` paths, with its bounds when the counts are `short` of the truth by at most
+/// that.
+fn attach_kipf(functions: &mut [FunctionProfile], kipf: &Kipf, k: usize, short: u64) {
     fn convert(n: &KipfNode, depth: usize) -> KipfNodeProfile {
         let children = if depth > 1 { n.children.iter().map(|c| convert(c, depth - 1)).collect() } else { Vec::new() };
-        KipfNodeProfile { path: U64(n.path & 0xffff_ffff), count: U64(n.count), children }
+        KipfNodeProfile { path: U64(n.path & 0xffff_ffff), count: U64(n.count), max: None, children }
     }
     let mut by_function: HashMap<u32, Vec<&KipfNode>> = HashMap::new();
     for root in &kipf.roots {
@@ -219,12 +226,15 @@ fn attach_kipf(functions: &mut [FunctionProfile], kipf: &Kipf, k: usize) {
             .map(|p| KipfNodeProfile {
                 path: p.id,
                 count: p.count,
+                max: None,
                 children: streamed.remove(&p.id.0).map_or_else(Vec::new, |n| n.children),
             })
             .collect();
         roots.extend(streamed.into_values());
         roots.sort_by_key(|r| r.path);
-        profile.kipf = Some(KipfProfile { k, roots });
+        let mut kipf = KipfProfile { k, short: None, roots };
+        kipf.bound(short);
+        profile.kipf = Some(kipf);
     }
 }
 

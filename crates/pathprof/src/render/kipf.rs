@@ -76,7 +76,7 @@ pub fn text(out: &mut impl Write, p: &Profile, top: usize, function: Option<&str
             (Some(b), 0) => writeln!(out, "  {b} not reached: every count is exact")?,
             (b, dropped) if dropped > 0 => writeln!(
                 out,
-                "  {}: {} path IDs dropped; root counts are exact, deeper counts are lower bounds (short by at most {})",
+                "  {}: {} counts pruned; root counts are exact, deeper counts are lower bounds (short by at most {}, bounds shown as count–most)",
                 b.unwrap_or_else(|| "node bound".to_string()),
                 group(dropped),
                 group(dropped)
@@ -115,7 +115,10 @@ pub fn text(out: &mut impl Write, p: &Profile, top: usize, function: Option<&str
         let mut legend: Vec<U64> = Vec::new();
         for (rank, s) in hot.iter().enumerate().filter(|(_, s)| s.function.index == f.index) {
             let ids: Vec<String> = s.paths.iter().map(|id| id.to_string()).collect();
-            writeln!(out, "{:>4}  {:>15}  {}", rank + 1, group(s.count), ids.join(" → "))?;
+            // Under a node bound, the count and the most it can be.
+            let bound = f.kipf().and_then(|k| k.node(&s.paths)).and_then(|n| n.max);
+            let count = bound.map_or_else(|| group(s.count), |m| format!("{}–{}", group(s.count), group(m.0)));
+            writeln!(out, "{:>4}  {:>15}  {}", rank + 1, count, ids.join(" → "))?;
             legend.extend(&s.paths);
         }
         legend.sort_unstable();

@@ -127,7 +127,16 @@ fn check_paths(f: &FunctionIn) -> Result<(), String> {
             return Err("its k-iteration path forest has k = 0".into());
         }
         let mut deepest = 0;
-        kipf.for_each_node(|sequence, _| deepest = deepest.max(sequence.len()));
+        let mut below_count = None;
+        kipf.for_each_node(|sequence, n| {
+            deepest = deepest.max(sequence.len());
+            if n.max.is_some_and(|m| m.0 < n.count.0) {
+                below_count = Some(sequence.iter().map(|s| s.0).collect::<Vec<_>>());
+            }
+        });
+        if let Some(sequence) = below_count {
+            return Err(format!("its k-iteration path forest bounds sequence {sequence:?} below its count"));
+        }
         if deepest > kipf.k {
             return Err(format!("its k-iteration path forest is {deepest} paths deep, deeper than k = {}", kipf.k));
         }
