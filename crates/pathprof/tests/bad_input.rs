@@ -99,6 +99,7 @@ fn flags_of_another_mode() {
         (&["--mode", "kbl", "--samples", "8"], "--samples does not apply to --mode kbl"),
         (&["--mode", "bl", "--every", "2"], "--every does not apply to --mode bl"),
         (&["--mode", "none", "--max-nodes", "9"], "--max-nodes does not apply to --mode none"),
+        (&["--mode", "bl", "--fold-threads", "2"], "--fold-threads does not apply to --mode bl"),
         (&["--mode", "kbl", "--tick-ms", "1"], "--tick-ms does not apply to --mode kbl"),
         (&["--mode", "pep:8", "--samples", "4"], "--mode pep:8 gives its settings already"),
         (&["--mode", "kbl:3", "-k", "4"], "--mode kbl:3 gives its settings already"),
@@ -140,6 +141,7 @@ fn settings_out_of_range() {
     for (args, expect) in [
         (&["-k", "0"][..], "invalid value '0' for '-k <K>'"),
         (&["--mode", "pep", "--every", "0"], "invalid value '0' for '--every <N>'"),
+        (&["--mode", "kbl", "--fold-threads", "0"], "invalid value '0' for '--fold-threads <N>'"),
         (&["--random-seed", "abc"], "invalid value 'abc' for '--random-seed <N>'"),
         (&["--frobnicate"], "unexpected argument '--frobnicate'"),
     ] {
