@@ -13,9 +13,10 @@
 //! of the path that starts its slab, so the forest splits by root into disjoint parts: with `n`
 //! consumer threads, thread `i` builds the trees of the roots of its [`Shard`] (a hash of the root's
 //! label) and only moves the activations' cursors through the others'. Every thread reads every
-//! buffer (shared, and given back when the last thread is done with it); their k-IPFs add up to
-//! the forest a single thread would have built ([`Kipf::add`]). The split is by root path, so a
-//! program whose slabs mostly start with one path is folded mostly by one thread.
+//! buffer (shared, and given back when the last thread is done with it; two buffers per thread are
+//! in flight); their k-IPFs, made on the threads at the end, add up to the forest a single thread
+//! would have built ([`Kipf::add`]). The split is by root path, so a program whose slabs mostly
+//! start with one path is folded mostly by one thread.
 
 use super::{Collector, HostCall};
 use crate::replay::HostRecord;
