@@ -14,7 +14,7 @@
 //! consumer threads, thread `i` builds the trees of the roots of its [`Shard`] (a hash of the root's
 //! label) and only moves the activations' cursors through the others'. Every thread reads every
 //! buffer (shared, and given back when the last thread is done with it; two buffers per thread are
-//! in flight); their k-IPFs, made on the threads at the end, add up to the forest a single thread
+//! in flight); their k-IPFs, made in parallel at the end, add up to the forest a single thread
 //! would have built ([`Kipf::add`]). The split is by root path, so a program whose slabs mostly
 //! start with one path is folded mostly by one thread.
 
