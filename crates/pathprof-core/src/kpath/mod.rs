@@ -16,6 +16,10 @@
 //! direct-mapped cache of `(parent, label) → child` beside the forest, which spares most look-ups
 //! the walk down the list.
 //!
+//! The forest is built here; the k-IPF it turns into is in `kipf.rs`, the per-activation cursors
+//! of a program's stream in `activations.rs`, the shards of parallel folding in `shard.rs`, and
+//! the pruning under a node bound in `prune.rs`.
+//!
 //! **Shards.** One stream can be folded by several forests at once, each holding the trees of its
 //! [`Shard`] of the root labels (the label that starts a slab); their k-IPFs add up ([`Kipf::add`]) to
 //! the k-IPF of one forest holding them all [KBL13 §6 leaves parallel folding open].
@@ -33,6 +37,16 @@
 //! chain ended at, when that node was removed, and each such unit belongs to one chain of the
 //! sequence. So every sequence that occurred more than `dropped` times is in the k-IPF. Without a
 //! bound the k-IPF is exact.
+
+mod activations;
+mod kipf;
+mod prune;
+mod shard;
+
+pub use activations::Activations;
+use kipf::sort;
+pub use kipf::{Kipf, KipfNode};
+pub use shard::Shard;
 
 use std::collections::HashMap;
 
@@ -94,33 +108,6 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options { max_nodes: None, move_to_front: true, child_cache: true, shard: Shard::ALL }
-    }
-}
-
-/// A share of a k-SF's trees, for folding one stream on several threads: shard `index` of `of` holds
-/// the trees whose root label hashes to `index`, and the per-label totals of those labels.
-///
-/// Every node of the k-SF lies in the tree of the label that starts its slab, so the shards of one
-/// stream are disjoint and together hold the forest of [`Shard::ALL`]; each reads the whole stream
-/// (every activation's cursor moves in every shard) and does the work of its own trees only. Their
-/// k-IPFs add up ([`Kipf::add`]) to the forest's: a k-IPF root gathers the subtrees under every node
-/// of its label, whichever tree the node is in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Shard {
-    pub index: u32,
-    pub of: u32,
-}
-
-impl Shard {
-    /// The whole forest.
-    pub const ALL: Shard = Shard { index: 0, of: 1 };
-
-    /// Whether the trees rooted at `label` are this shard's.
-    #[inline]
-    pub fn owns(self, label: u64) -> bool {
-        // A multiplicative hash mapped onto `0..of` by a multiplication, not a division.
-        let hash = (label.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) as u32;
-        self.of == 1 || ((u64::from(hash) * u64::from(self.of)) >> 32) as u32 == self.index
     }
 }
 
@@ -211,110 +198,6 @@ impl KSlabForest {
     /// Nodes visited looking up children.
     pub fn sibling_scans(&self) -> u64 {
         self.scans
-    }
-
-    /// Times the node bound made the forest remove its coldest subtrees.
-    pub fn prunes(&self) -> u64 {
-        self.prunes
-    }
-
-    /// Whether an item that adds up to `adds` nodes could find the forest full.
-    fn crowded(&self, adds: usize) -> bool {
-        self.options.max_nodes.is_some_and(|max| self.nodes.len() + adds > max)
-    }
-
-    /// Most nodes a run of `n` paths adds: [`KSlabForest::push_run`] pushes fewer than `4 (k − 1)`
-    /// paths one by one, each adding two nodes at most.
-    fn run_adds(&self, n: u64) -> usize {
-        2 * (n.min(4 * self.k as u64) as usize)
-    }
-
-    /// Removes the coldest subtrees (see the module's note on bounded memory) but those under which
-    /// one of `cursors`, or the forest's own cursor, stands, until half the node bound is left; their
-    /// counts go to [`KSlabForest::dropped`]. Node indices change: the cursors are moved to the new
-    /// ones.
-    pub fn prune(&mut self, cursors: &mut [Cursor]) {
-        let Some(max) = self.options.max_nodes else { return };
-        let n = self.nodes.len();
-        let keep = max / 2;
-        if n <= keep {
-            return;
-        }
-        // A child is always made after its parent, so parents have the smaller indices.
-        let mut parent = vec![NONE; n];
-        for (p, node) in self.nodes.iter().enumerate() {
-            let mut c = node.first_child;
-            while c != NONE {
-                parent[c as usize] = p as u32;
-                c = self.nodes[c as usize].next_sibling;
-            }
-        }
-        let mut mass: Vec<u64> = (0..n as u32).map(|i| self.count(i)).collect();
-        let mut kept = vec![false; n];
-        let own = self.cursor;
-        for c in cursors.iter().chain(std::iter::once(&own)) {
-            for node in [c.top, c.bottom] {
-                if (node as usize) < n {
-                    kept[node as usize] = true;
-                }
-            }
-        }
-        for i in (1..n).rev() {
-            if let Some(&p) = parent.get(i).filter(|&&p| p != NONE) {
-                mass[p as usize] += mass[i];
-                kept[p as usize] |= kept[i];
-            }
-        }
-        let mut candidates: Vec<u64> = (0..n).filter(|&i| !kept[i]).map(|i| mass[i]).collect();
-        if candidates.is_empty() {
-            return;
-        }
-        let rank = (n - keep).min(candidates.len()) - 1;
-        let threshold = *candidates.select_nth_unstable(rank).1;
-        // Removed: every node not kept whose mass is at most the threshold, with its subtree (whose
-        // masses are no larger, and none kept, or the node would be).
-        let mut index = vec![NONE; n];
-        let mut next = 0u32;
-        for i in 0..n {
-            if kept[i] || mass[i] > threshold {
-                index[i] = next;
-                next += 1;
-            } else {
-                self.dropped += self.count(i as u32);
-            }
-        }
-        let moved = |node: u32| if (node as usize) < n { index[node as usize] } else { node };
-        let mut nodes = Vec::with_capacity(next as usize);
-        for (i, node) in self.nodes.iter().enumerate() {
-            if index[i] == NONE {
-                continue;
-            }
-            let mut c = node.first_child;
-            while c != NONE && index[c as usize] == NONE {
-                c = self.nodes[c as usize].next_sibling;
-            }
-            let mut s = node.next_sibling;
-            while s != NONE && index[s as usize] == NONE {
-                s = self.nodes[s as usize].next_sibling;
-            }
-            nodes.push(Node { label: node.label, count: node.count, first_child: moved(c), next_sibling: moved(s) });
-        }
-        self.nodes = nodes;
-        self.high = self
-            .high
-            .drain()
-            .filter(|&(i, _)| index[i as usize] != NONE)
-            .map(|(i, h)| (index[i as usize], h))
-            .collect();
-        for root in &mut self.roots {
-            *root = moved(*root);
-        }
-        self.children.fill((NONE, NONE, NONE));
-        for c in cursors.iter_mut().chain(std::iter::once(&mut self.cursor)) {
-            c.top = moved(c.top);
-            c.bottom = moved(c.bottom);
-        }
-        self.prunes += 1;
     }
 
     fn limit(&self) -> usize {
@@ -588,88 +471,6 @@ impl KSlabForest {
     }
 }
 
-/// A node of the k-IPF: the sequence of path IDs from its root to it occurred `count` times.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct KipfNode {
-    pub path: u64,
-    pub count: u64,
-    pub children: Vec<KipfNode>,
-}
-
-/// The k-iteration path forest.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Kipf {
-    pub k: usize,
-    /// Roots by path ID; children by path ID too.
-    pub roots: Vec<KipfNode>,
-}
-
-fn sort(nodes: &mut [KipfNode]) {
-    nodes.sort_by_key(|n| n.path);
-    for n in nodes {
-        sort(&mut n.children);
-    }
-}
-
-impl Kipf {
-    /// Adds `other`, a forest of the same `k`: nodes of the same sequence add their counts.
-    pub fn add(&mut self, other: Kipf) {
-        fn merge(a: &mut Vec<KipfNode>, b: Vec<KipfNode>) {
-            if b.is_empty() {
-                return;
-            }
-            let mut out = Vec::with_capacity(a.len() + b.len());
-            let mut b = b.into_iter().peekable();
-            for mut x in std::mem::take(a) {
-                while let Some(y) = b.next_if(|y| y.path < x.path) {
-                    out.push(y);
-                }
-                if let Some(y) = b.next_if(|y| y.path == x.path) {
-                    x.count += y.count;
-                    merge(&mut x.children, y.children);
-                }
-                out.push(x);
-            }
-            out.extend(b);
-            *a = out;
-        }
-        merge(&mut self.roots, other.roots);
-    }
-
-    /// Every sequence of the forest with its count.
-    pub fn sequences(&self) -> HashMap<Vec<u64>, u64> {
-        fn walk(n: &KipfNode, prefix: &mut Vec<u64>, out: &mut HashMap<Vec<u64>, u64>) {
-            prefix.push(n.path);
-            out.insert(prefix.clone(), n.count);
-            for c in &n.children {
-                walk(c, prefix, out);
-            }
-            prefix.pop();
-        }
-        let mut out = HashMap::new();
-        for r in &self.roots {
-            walk(r, &mut Vec::new(), &mut out);
-        }
-        out
-    }
-
-    /// Count of one sequence of path IDs (0 when it never occurred or is longer than `k`).
-    pub fn count(&self, seq: &[u64]) -> u64 {
-        let mut level = &self.roots;
-        let mut count = 0;
-        for p in seq {
-            match level.iter().find(|n| n.path == *p) {
-                Some(n) => {
-                    count = n.count;
-                    level = &n.children;
-                }
-                None => return 0,
-            }
-        }
-        count
-    }
-}
-
 /// The k-IPF of a whole stream.
 pub fn kipf(k: usize, stream: impl IntoIterator<Item = Item>) -> Kipf {
     let mut f = KSlabForest::new(k);
@@ -677,76 +478,6 @@ pub fn kipf(k: usize, stream: impl IntoIterator<Item = Item>) -> Kipf {
         f.push(item);
     }
     f.to_kipf()
-}
-
-/// The k-SF of a program's activations, one cursor per activation on a stack: a call suspends the
-/// caller's cursor and the return resumes it, so a caller's k-iteration paths never run through its
-/// callees' paths [KBL13 §3: per-activation state].
-#[derive(Clone, Debug)]
-pub struct Activations {
-    forest: KSlabForest,
-    stack: Vec<Cursor>,
-    items: u64,
-}
-
-impl Activations {
-    pub fn new(k: usize) -> Self {
-        Self::with_options(k, Options::default())
-    }
-
-    pub fn with_options(k: usize, options: Options) -> Self {
-        Activations { forest: KSlabForest::with_options(k, options), stack: Vec::new(), items: 0 }
-    }
-
-    /// An activation starts (the `*` marker).
-    #[inline]
-    pub fn enter(&mut self) {
-        self.items += 1;
-        self.stack.push(Cursor::default());
-    }
-
-    /// The current activation ended a path. A path outside any activation starts one.
-    #[inline]
-    pub fn path(&mut self, label: u64) {
-        if self.stack.is_empty() {
-            self.stack.push(Cursor::default());
-        }
-        self.items += 1;
-        if self.forest.crowded(2) {
-            self.forest.prune(&mut self.stack);
-        }
-        let top = self.stack.last_mut().expect("an activation is open");
-        self.forest.push_at(top, label);
-    }
-
-    /// The current activation ended `n` paths `label` in a row.
-    pub fn path_run(&mut self, label: u64, n: u64) {
-        if self.stack.is_empty() {
-            self.stack.push(Cursor::default());
-        }
-        self.items += n;
-        if self.forest.crowded(self.forest.run_adds(n)) {
-            self.forest.prune(&mut self.stack);
-        }
-        let top = self.stack.last_mut().expect("an activation is open");
-        self.forest.push_run(top, label, n);
-    }
-
-    /// The current activation returned.
-    #[inline]
-    pub fn exit(&mut self) {
-        self.items += 1;
-        self.stack.pop();
-    }
-
-    /// Items seen: path IDs, entries and exits.
-    pub fn items(&self) -> u64 {
-        self.items
-    }
-
-    pub fn forest(&self) -> &KSlabForest {
-        &self.forest
-    }
 }
 
 #[cfg(test)]
