@@ -245,13 +245,9 @@ mod tests {
         f.bound(2);
         assert_eq!(f.short, Some(U64(2)));
         let upper = |seq: &[u64]| {
-            let mut level = &f.roots;
-            let mut node = None;
-            for &p in seq {
-                node = level.iter().find(|n| n.path.0 == p);
-                level = &node.unwrap().children;
-            }
-            (node.unwrap().count.0, node.unwrap().max.map(|m| m.0))
+            let seq: Vec<U64> = seq.iter().map(|&p| U64(p)).collect();
+            let node = f.node(&seq).unwrap();
+            (node.count.0, node.max.map(|m| m.0))
         };
         // Under root 1 (5, exact), [1, 2] is the only child: at most 5, its count.
         assert_eq!(upper(&[1, 2]), (5, None));
