@@ -14,6 +14,8 @@
 //! * [`plan`] — the whole pipeline for one function, with selective path cutting when the path count
 //!   would not fit in 64 bits;
 //! * [`ppp`] — preferential path numbering: compact IDs for a set of interesting paths [PPP07 §3.3];
+//! * [`ips`] — interprocedural path segments: subpaths that end at calls, followed into callees
+//!   [PPP07 §3.4.1];
 //! * [`kpath`] — multi-iteration paths: k-slab forest and k-iteration path forest [KBL13];
 //! * [`accuracy`] — accuracy metrics of sampled profiles [PEP05 §6.3–6.4];
 //! * [`hash`] — a fast hasher for the integer keys of the forests and the simulator's tables;
@@ -31,6 +33,7 @@ pub mod events;
 pub mod graph;
 pub mod hash;
 pub mod hpp;
+pub mod ips;
 pub mod kpath;
 pub mod numbering;
 pub mod placement;
