@@ -25,7 +25,7 @@
 //! An IPS is counted once all its subpaths have run: those a trap or an exit cut short are not.
 
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// Deepest IPSs (`k`).
 pub const MAX_DEPTH: usize = 4;
@@ -67,7 +67,7 @@ struct Head {
 }
 
 /// The heads of an activation, by the calls an IPS entering it may still follow (`0..k`).
-type Heads = Rc<[Head]>;
+type Heads = Arc<[Head]>;
 
 /// An open activation.
 #[derive(Debug, Default)]

@@ -33,6 +33,7 @@ mod words;
 
 pub use collect::count::{CountCollector, Counted};
 pub use collect::sample::{SampleBuffer, SampleCollector, Sampled, Sampling};
+pub use collect::segments::{PathCallTable, SegmentConsumer, Segmented};
 pub use collect::stream::{
     default_fold_threads, fold_stream, ForestSettings, KsfFacts, StreamCollector, StreamConsumer, StreamEnd,
     StreamFolder, Streamed,

@@ -243,6 +243,8 @@ impl StreamLayout {
 
 /// Tag of a stream item that marks an activation's entry; the low bits carry the function index.
 pub const STREAM_ENTER: u64 = 1 << 62;
+/// The stream item that marks a call (mode `ips`): an entry tag with no function.
+pub const STREAM_CALL: u64 = STREAM_ENTER | 1 << 32;
 /// Tag of a stream item that ends a path at the function's exit, and so also the activation.
 pub const STREAM_PATH_EXIT: u64 = 2 << 62;
 /// Tag of a stream item that repeats the item before it as many more times as its low 62 bits say.
@@ -253,6 +255,8 @@ pub const STREAM_REPEAT: u64 = 3 << 62;
 pub enum StreamItem {
     /// An activation of `function` begins.
     Enter { function: u32 },
+    /// The innermost activation calls a function (streamed before every call in mode `ips`).
+    Call,
     /// A path of the innermost activation ends (`function << 32 | path`, as a k-SF label).
     Path { label: u64 },
     /// A path ends at the function's exit, and with it the activation.
@@ -271,6 +275,7 @@ impl StreamItem {
         let low = item & !STREAM_REPEAT;
         match item & STREAM_REPEAT {
             0 => StreamItem::Path { label: item },
+            STREAM_ENTER if low >> 32 != 0 => StreamItem::Call,
             STREAM_ENTER => StreamItem::Enter { function: low as u32 },
             STREAM_PATH_EXIT => StreamItem::ExitPath { label: low },
             _ => StreamItem::Repeat(low),
@@ -280,6 +285,7 @@ impl StreamItem {
     pub fn encode(self) -> u64 {
         match self {
             StreamItem::Enter { function } => STREAM_ENTER | u64::from(function),
+            StreamItem::Call => STREAM_CALL,
             StreamItem::Path { label } => label,
             StreamItem::ExitPath { label } => STREAM_PATH_EXIT | label,
             StreamItem::Repeat(n) => STREAM_REPEAT | n,
@@ -295,6 +301,7 @@ mod tests {
     fn stream_items_round_trip() {
         let items = [
             StreamItem::Enter { function: 7 },
+            StreamItem::Call,
             StreamItem::Path { label: StreamItem::label(7, 3) },
             StreamItem::Repeat(5),
             StreamItem::ExitPath { label: StreamItem::label(7, 0xffff_ffff) },

@@ -381,6 +381,7 @@ mod tests {
                     loop_header: false,
                     landing: false,
                     ops: 1,
+                    calls: 0,
                     events: vec![],
                 })
                 .collect(),

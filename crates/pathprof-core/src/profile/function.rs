@@ -178,10 +178,18 @@ pub struct BlockInfo {
     /// profiles written before the field).
     #[serde(default)]
     pub ops: u32,
+    /// How many calls (`call`, `call_indirect`, `call_ref`) the block makes: a path's subpaths
+    /// end at them (mode `ips`) (left out of the JSON when 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub calls: u32,
     /// Mode `events`: the block's event vector, an entry per event of the profile's `event_names`
     /// (occurrences, or bytes for `bytes_loaded` and `bytes_stored`) [EVT23 §4.2].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<u64>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// An executed path and its count.

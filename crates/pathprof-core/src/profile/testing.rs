@@ -45,6 +45,7 @@ pub(crate) fn instrumented(index: u32, counters: CounterKind) -> FunctionProfile
             loop_header: false,
             landing: false,
             ops: 3,
+            calls: 0,
             events: vec![],
         }],
         state: FunctionState::Instrumented(PathProfile {

@@ -10,7 +10,9 @@
 //! * [`sample`] — sampled path ends (`pep`) [PEP05 §3.3]: a timer thread and a sample buffer, or
 //!   every N-th path end passed to the host;
 //! * [`stream`] — the k-BLPP stream (`kbl`) [KBL13 §3], folded into a k-slab forest by a second
-//!   thread while the program runs.
+//!   thread while the program runs;
+//! * [`segments`] — the same stream with call markers (`ips`), folded into interprocedural path
+//!   segments [PPP07 §3.4.1].
 //!
 //! A collector lives in the data of the store that runs the program, reached through an accessor
 //! as WASI's context is (`get`), so that any embedding — the runtime's [`run_module`](crate::run_module)
@@ -18,6 +20,7 @@
 
 pub mod count;
 pub mod sample;
+pub mod segments;
 pub mod stream;
 
 use crate::replay::HostRecord;

@@ -215,7 +215,7 @@ pub fn check_out_of_fuel(
     let mut seen = 0;
     if let Some(cut) = items.iter().position(|&item| {
         seen += match StreamItem::decode(item) {
-            StreamItem::Enter { .. } => 0,
+            StreamItem::Enter { .. } | StreamItem::Call => 0,
             StreamItem::Repeat(n) => n,
             StreamItem::Path { .. } | StreamItem::ExitPath { .. } => 1,
         };
@@ -294,6 +294,7 @@ pub fn decode_stream(items: &[u64], streamed: &[bool], exact: bool) -> Result<St
     let is_streamed = |f: u32| streamed.get(f as usize).copied().unwrap_or(false);
     for (i, &item) in items.iter().enumerate() {
         let (label, exit) = match StreamItem::decode(item) {
+            StreamItem::Call => return Err(format!("stream item {i}: a call marker, which kbl does not write")),
             StreamItem::Repeat(n) => {
                 let Some(key) = repeated.filter(|_| n > 0) else {
                     return Err(format!(

@@ -372,6 +372,7 @@ fn block_infos(fcfg: &FuncCfg) -> Vec<BlockInfo> {
             loop_header: b.loop_header,
             landing: fcfg.cfg.landings().binary_search(&(id as u32)).is_ok(),
             ops: b.ops,
+            calls: b.calls,
             events: Vec::new(),
         })
         .collect()

@@ -252,6 +252,7 @@ impl BodyContext<'_> {
                     if callee.is_none_or(|c| c >= self.info.num_imported_funcs) {
                         e.flush_some(p.counting.flush_at[block]);
                     }
+                    sink.call(&mut e);
                     callee.and_then(|c| shift.moved(c)).map(Instruction::Call)
                 }
                 Some(Special::ReturnCall { func }) => shift.moved(func).map(Instruction::ReturnCall),

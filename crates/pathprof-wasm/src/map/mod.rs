@@ -182,7 +182,7 @@ mod compact_blocks {
 
     pub fn serialize<S: Serializer>(blocks: &[BlockInfo], s: S) -> Result<S::Ok, S::Error> {
         s.collect_seq(blocks.iter().enumerate().map(|(i, b)| {
-            if b.line.is_none() && b.events.is_empty() && b.id as usize == i {
+            if b.line.is_none() && b.events.is_empty() && b.calls == 0 && b.id as usize == i {
                 Out::Short(b.offset, b.end, b.ops, u8::from(b.loop_header) | u8::from(b.landing) << 1)
             } else {
                 Out::Whole(b)
@@ -204,6 +204,7 @@ mod compact_blocks {
                     loop_header: flags & 1 != 0,
                     landing: flags & 2 != 0,
                     ops,
+                    calls: 0,
                     events: Vec::new(),
                 },
                 In::Whole(b) => b,

@@ -4,7 +4,7 @@
 //! instrument --mode`, `pathprof bench --modes`):
 //!
 //! ```text
-//! none | bl | pep[:S[:T]][:dup] | pep:every:N | kbl[:K] | ppp[:slots] | events[:STRATEGY[:CUT]]
+//! none | bl | pep[:S[:T]][:dup] | pep:every:N | kbl[:K] | ppp[:slots] | events[:STRATEGY[:CUT]] | ips[:K]
 //! ```
 //!
 //! * `none` — the program as it is, the baseline of overhead measurements;
@@ -23,6 +23,9 @@
 //!   STRATEGY `pc` (path counting, the default), `pd` (path decoding) or `dec` (direct counting),
 //!   CUT `auto` (the default), `merges` or `none`. The events are chosen by flags
 //!   (`--events`, `--alloc-fn`, `--event`).
+//! * `ips` — exact counts of every interprocedural path segment through up to K calls (K = 1 when
+//!   not given, at most 4): subpaths end at calls too, and a segment follows a call into the
+//!   callee and back [PPP07 §3.4.1] ([`ips`]); the profile's paths are the Ball–Larus counts.
 //!
 //! A mode is written back in its shortest form: `pep:64:17` is `pep`, `pep:8:17` is `pep:8`,
 //! `kbl:4` is `kbl`, `events:pc:auto` is `events`. Settings outside the grammar (the timer's period,
@@ -41,6 +44,7 @@
 
 pub mod bl;
 pub mod events;
+pub mod ips;
 pub mod kbl;
 mod mode;
 pub mod none;

@@ -90,6 +90,11 @@ pub enum SinkKind {
     /// leaves by: the stream is the program's branches in order, for the hardware path profiler's
     /// simulator (`hpp`).
     Trace,
+    /// The stream of [`SinkKind::Stream`] from every function, none counted in an array, each
+    /// activation with its entry marker, and a call marker ([`StreamItem::Call`](crate::abi::StreamItem))
+    /// before every call: the host cuts each path into the subpaths between its calls and follows
+    /// the calls into interprocedural path segments (`ips`) [PPP07 §3.4.1].
+    Segments,
 }
 
 /// The sink of one function.
@@ -120,6 +125,10 @@ impl PathSink for Sink {
 
     fn stretch(&self, e: &mut Emitter, vector: &[u64]) {
         self.inner().stretch(e, vector)
+    }
+
+    fn call(&self, e: &mut Emitter) {
+        self.inner().call(e)
     }
 }
 
@@ -239,7 +248,8 @@ impl SinkKind {
             | SinkKind::Preferential { .. }
             | SinkKind::Decode
             | SinkKind::Direct
-            | SinkKind::Trace => None,
+            | SinkKind::Trace
+            | SinkKind::Segments => None,
         }
     }
 
@@ -257,7 +267,8 @@ impl SinkKind {
             | SinkKind::Stream
             | SinkKind::Preferential { .. }
             | SinkKind::Decode
-            | SinkKind::Direct => None,
+            | SinkKind::Direct
+            | SinkKind::Segments => None,
         }
     }
 
@@ -265,7 +276,7 @@ impl SinkKind {
     /// path ID`), and more paths are cut, as `bl` cuts beyond 64 bits.
     pub(crate) fn max_paths(self) -> Option<u64> {
         match self {
-            SinkKind::Stream | SinkKind::Trace => Some(STREAM_MAX_PATHS),
+            SinkKind::Stream | SinkKind::Trace | SinkKind::Segments => Some(STREAM_MAX_PATHS),
             SinkKind::Count
             | SinkKind::Sample { .. }
             | SinkKind::Preferential { .. }
@@ -292,7 +303,8 @@ impl SinkKind {
             | SinkKind::Stream
             | SinkKind::Decode
             | SinkKind::Direct
-            | SinkKind::Trace => Ok(None),
+            | SinkKind::Trace
+            | SinkKind::Segments => Ok(None),
         }
     }
 
@@ -305,7 +317,10 @@ impl SinkKind {
             (SinkKind::Count | SinkKind::Decode, _) => true,
             (SinkKind::Preferential { slots_everywhere }, Some(ppp)) => ppp.covers(plan) || !slots_everywhere,
             (SinkKind::Preferential { .. }, None)
-            | (SinkKind::Sample { .. } | SinkKind::Stream | SinkKind::Direct | SinkKind::Trace, _) => false,
+            | (
+                SinkKind::Sample { .. } | SinkKind::Stream | SinkKind::Direct | SinkKind::Trace | SinkKind::Segments,
+                _,
+            ) => false,
         }
     }
 
@@ -319,7 +334,8 @@ impl SinkKind {
             | SinkKind::Stream
             | SinkKind::Preferential { .. }
             | SinkKind::Decode
-            | SinkKind::Direct => false,
+            | SinkKind::Direct
+            | SinkKind::Segments => false,
         }
     }
 
@@ -332,7 +348,8 @@ impl SinkKind {
             | SinkKind::Stream
             | SinkKind::Preferential { .. }
             | SinkKind::Direct
-            | SinkKind::Trace => false,
+            | SinkKind::Trace
+            | SinkKind::Segments => false,
         }
     }
 
@@ -342,7 +359,7 @@ impl SinkKind {
             SinkKind::Count | SinkKind::Preferential { .. } | SinkKind::Decode | SinkKind::Direct => 0,
             SinkKind::Sample { buffer: None } => u64::from(crate::abi::SAMPLE_WORDS),
             SinkKind::Sample { buffer: Some(slots) } => SampleBufferLayout::new(slots).end(),
-            SinkKind::Stream | SinkKind::Trace => StreamLayout::standard().end(),
+            SinkKind::Stream | SinkKind::Trace | SinkKind::Segments => StreamLayout::standard().end(),
         }
     }
 
@@ -416,10 +433,15 @@ impl SinkKind {
                 buffer: buffer.map(SampleBufferLayout::new),
                 wide: register_bits(plan) == 64,
             }),
-            SinkKind::Stream | SinkKind::Trace if register_bits(plan) == 64 => {
+            SinkKind::Stream | SinkKind::Trace | SinkKind::Segments if register_bits(plan) == 64 => {
                 return Err("more than 2^32 paths (streamed path IDs have 32 bits)".to_string())
             }
-            SinkKind::Trace => Sink::Stream(StreamSink { layout: StreamLayout::standard(), singles: None }),
+            SinkKind::Trace => {
+                Sink::Stream(StreamSink { layout: StreamLayout::standard(), singles: None, calls: false })
+            }
+            SinkKind::Segments => {
+                Sink::Stream(StreamSink { layout: StreamLayout::standard(), singles: None, calls: true })
+            }
             SinkKind::Stream => {
                 // An activation of a function without loops, cuts or landings ends one path (at an exit
                 // or by an exception): its k-IPF has only roots, its BL counts, which an array counts
@@ -434,6 +456,7 @@ impl SinkKind {
                     Sink::Stream(StreamSink {
                         layout: StreamLayout::standard(),
                         singles: fits_array.then(|| array(layout)),
+                        calls: false,
                     })
                 }
             }
@@ -449,7 +472,7 @@ impl SinkKind {
                 let buffer = self.sample_buffer();
                 SinkLayout::Sample { buffer, wide: buffer.is_some() && calls_import }
             }
-            SinkKind::Stream | SinkKind::Trace => SinkLayout::Stream(StreamLayout::standard()),
+            SinkKind::Stream | SinkKind::Trace | SinkKind::Segments => SinkLayout::Stream(StreamLayout::standard()),
             SinkKind::Preferential { .. } => SinkLayout::Ppp { hash: calls_import },
         }
     }
@@ -457,7 +480,7 @@ impl SinkKind {
     /// Data segments of the profiler's memory: `(offset, bytes)`.
     pub(crate) fn initial_data(self) -> Vec<(u32, Vec<u8>)> {
         match self {
-            SinkKind::Stream | SinkKind::Trace => stream::initial_data(),
+            SinkKind::Stream | SinkKind::Trace | SinkKind::Segments => stream::initial_data(),
             SinkKind::Count
             | SinkKind::Sample { .. }
             | SinkKind::Preferential { .. }

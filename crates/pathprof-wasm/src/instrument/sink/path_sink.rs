@@ -26,4 +26,6 @@ pub(crate) trait PathSink {
     /// Code where a stretch of straight-line code with the events `vector` starts (for a sink that
     /// counts events where they occur).
     fn stretch(&self, _e: &mut Emitter, _vector: &[u64]) {}
+    /// Code just before a call (`call`, `call_indirect`, `call_ref`).
+    fn call(&self, _e: &mut Emitter) {}
 }

@@ -5,6 +5,8 @@
 //! in a word of the memory and appended as one repeat item before the next different item (loops
 //! repeat their paths). A full buffer calls the host ([`HostImport::FlushStream`](crate::abi::HostImport)).
 //!
+//! With `calls`, a call marker goes before every call ([`StreamItem::Call`], mode `ips`).
+//!
 //! With `singles`, a function also has an array: an activation that ends only one path (entry to
 //! exit) counts it there, and writes its entry marker only before its first streamed path.
 
@@ -20,6 +22,8 @@ pub(crate) struct StreamSink {
     pub layout: StreamLayout,
     /// The array of the activations that end a single path.
     pub singles: Option<ArraySink>,
+    /// A call marker before every call.
+    pub calls: bool,
 }
 
 /// The sink's locals: an `i64` for the item, and an `i32` that is non-zero once the entry marker
@@ -36,6 +40,14 @@ impl PathSink for StreamSink {
     fn enter(&self, e: &mut Emitter) {
         if self.singles.is_none() {
             e.enter_marker(self.layout);
+        }
+    }
+
+    fn call(&self, e: &mut Emitter) {
+        if self.calls {
+            e.f.instruction(&Instruction::I64Const(StreamItem::Call.encode() as i64));
+            e.f.instruction(&Instruction::LocalSet(e.sink_local(ITEM)));
+            e.append_last(self.layout);
         }
     }
 

@@ -1,0 +1,158 @@
+//! Interprocedural path segments (`--mode ips[:K]`) [PPP07 §3.4.1–3.4.2] on fixtures/c/recursion.c,
+//! counted from its source: `fib(15)` makes 1973 calls, 986 of them inner calls that call `fib`
+//! twice; of the 1972 calls `fib` makes of itself, 987 reach a leaf and 985 an inner call; the
+//! first descent's leaf, at depth 15, also calls `new_max_depth`, as 14 inner calls do.
+
+mod common;
+
+use common::{function, pathprof, run_in};
+use pathprof::modes::ips::{facts, IpsFacts, IpsStep, Mark};
+use pathprof_core::profile::{FunctionProfile, Profile};
+use std::collections::HashMap;
+use std::path::Path;
+
+fn recursion() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/c/recursion.wasm"))
+}
+
+fn run_ips(k: usize) -> (Profile, IpsFacts) {
+    let dir = tempfile::tempdir().unwrap();
+    let mode = format!("ips:{k}");
+    let run = run_in(dir.path(), &["--mode", &mode], recursion(), &[]);
+    assert!(run.output.status.success(), "{}", String::from_utf8_lossy(&run.output.stderr));
+    let want = std::fs::read(recursion().with_extension("stdout.expected")).unwrap();
+    assert_eq!(run.output.stdout, want, "the program's output changed");
+    let facts = facts(&run.profile.mode).unwrap();
+    assert_eq!(facts.k, k);
+    assert_eq!((facts.mismatched.0, facts.open_activations.0), (0, 0));
+    (run.profile, facts)
+}
+
+/// The calls on each of `f`'s paths that ran, by path ID.
+fn calls(f: &FunctionProfile) -> HashMap<u64, u32> {
+    f.paths().iter().map(|p| (p.id.0, p.blocks.iter().map(|&b| f.blocks[b as usize].calls).sum())).collect()
+}
+
+/// Every path that ran roots one segment at each of its calls: the segments starting with part `j`
+/// of a path ran as often as the path, for every `j` below its calls.
+fn check_roots(p: &Profile, facts: &IpsFacts) {
+    let mut roots: HashMap<(u32, u64, u32), u64> = HashMap::new();
+    for s in &facts.ips {
+        let IpsStep::Sub(first) = &s.steps[0] else { panic!("a segment starts with a subpath") };
+        assert_eq!(s.steps[1], IpsStep::Mark(Mark::Call), "a segment starts with a subpath that ends at a call");
+        *roots.entry((first.function, first.path.0, first.part)).or_default() += s.count.0;
+    }
+    let mut want = HashMap::new();
+    for f in &p.functions {
+        let calls = calls(f);
+        for path in f.paths() {
+            for j in 0..calls[&path.id.0] {
+                want.insert((f.index, path.id.0, j), path.count.0);
+            }
+        }
+    }
+    assert_eq!(roots, want);
+}
+
+#[test]
+fn fibonacci_at_depth_1() {
+    let (p, facts) = run_ips(1);
+    check_roots(&p, &facts);
+    let fib = function(&p, "fib");
+    let fib_calls = calls(fib);
+    let max_depth = function(&p, "new_max_depth").index;
+    // Segments from fib into fib: the callee's first subpath, and back when it made no call.
+    let (mut leaf_and_back, mut stopped_in_callee, mut into_max_depth) = (0, 0, 0);
+    for s in &facts.ips {
+        let [IpsStep::Sub(root), IpsStep::Mark(Mark::Call), rest @ ..] = &s.steps[..] else { panic!("{s:?}") };
+        if root.function != fib.index {
+            continue;
+        }
+        match rest {
+            [IpsStep::Sub(callee), IpsStep::Mark(Mark::Return), IpsStep::Sub(back)] => {
+                assert_eq!((back.function, back.path, back.part), (root.function, root.path, root.part + 1));
+                if callee.function == max_depth {
+                    into_max_depth += s.count.0;
+                } else {
+                    assert_eq!((callee.function, fib_calls[&callee.path.0]), (fib.index, 0), "{s:?}");
+                    leaf_and_back += s.count.0;
+                }
+            }
+            [IpsStep::Sub(callee)] => {
+                assert_eq!(callee.function, fib.index);
+                assert!(fib_calls[&callee.path.0] > 0, "a callee's subpath that ends at a call: {s:?}");
+                stopped_in_callee += s.count.0;
+            }
+            _ => panic!("a depth-1 segment of fib: {s:?}"),
+        }
+    }
+    assert_eq!(leaf_and_back, 986);
+    assert_eq!(stopped_in_callee, 985 + 1);
+    assert_eq!(into_max_depth, 15);
+    // The Ball–Larus counts are a `bl` run's.
+    let dir = tempfile::tempdir().unwrap();
+    let bl = run_in(dir.path(), &[], recursion(), &[]).profile;
+    let counts = |p: &Profile| {
+        let mut v: Vec<_> =
+            p.functions.iter().flat_map(|f| f.paths().iter().map(|x| (f.index, x.id.0, x.count.0))).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(counts(&p), counts(&bl));
+}
+
+#[test]
+fn fibonacci_at_depth_2() {
+    let (p, facts) = run_ips(2);
+    check_roots(&p, &facts);
+    let fib = function(&p, "fib");
+    let fib_calls = calls(fib);
+    // fib(n)'s second call, fib(n - 2), reaches a leaf for n = 2 and 3, which fib(15) calls 377 and
+    // 233 times: those segments come back to fib(n)'s last part, which ends at its exit.
+    let leaf = |s: &IpsStep| matches!(s, IpsStep::Sub(x) if x.function == fib.index && fib_calls[&x.path.0] == 0);
+    let second_to_leaf: u64 = facts
+        .ips
+        .iter()
+        .filter(|s| match &s.steps[..] {
+            [IpsStep::Sub(root), IpsStep::Mark(Mark::Call), callee, IpsStep::Mark(Mark::Return), IpsStep::Sub(back)] => {
+                root.function == fib.index && root.part + 1 == fib_calls[&root.path.0] && leaf(callee) && back.part == root.part + 1
+            }
+            _ => false,
+        })
+        .map(|s| s.count.0)
+        .sum();
+    assert_eq!(second_to_leaf, 377 + 233);
+    // No segment follows more than two calls.
+    for s in &facts.ips {
+        assert!(s.steps.iter().filter(|x| **x == IpsStep::Mark(Mark::Call)).count() <= 2, "{s:?}");
+    }
+}
+
+#[test]
+fn merged_profiles_add_their_segments() {
+    let dir = tempfile::tempdir().unwrap();
+    let one = dir.path().join("one.json");
+    let status = pathprof()
+        .args(["run", "--quiet", "--mode", "ips:2", "-o"])
+        .arg(&one)
+        .arg(recursion())
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let two = dir.path().join("two.json");
+    let out = pathprof().arg("merge").arg(&one).arg(&one).arg("-o").arg(&two).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let read = |p: &Path| facts(&Profile::from_json(&std::fs::read_to_string(p).unwrap()).unwrap().mode).unwrap();
+    let (a, b) = (read(&one), read(&two));
+    assert_eq!(b.segments, a.segments);
+    assert_eq!(b.executions.0, 2 * a.executions.0);
+    for (x, y) in a.ips.iter().zip(&b.ips) {
+        assert_eq!((&x.steps, 2 * x.count.0), (&y.steps, y.count.0));
+    }
+    // A text report lists the segments with their source lines.
+    let out = pathprof().arg("report").arg(&one).args(["--top", "3"]).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("interprocedural path segments of up to 2 calls"), "{text}");
+    assert!(text.contains("recursion.c:25"), "{text}");
+}
