@@ -145,6 +145,7 @@ pub fn decode(map: &ProfileMap, dump: Dump, max_nodes: Option<usize>) -> Result<
     let run = mode.replay(map, dump.recorded).with_context(|| format!("cannot decode a run of --mode {mode}"))?;
     let given = Given {
         interesting_from: origin.interesting_from.clone(),
+        interesting_chosen: origin.interesting_chosen,
         events: (!origin.alloc_functions.is_empty() || !origin.user_events.is_empty()).then(|| EventSpec {
             list: None,
             alloc_fns: origin.alloc_functions.clone(),

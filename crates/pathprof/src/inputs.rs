@@ -5,7 +5,7 @@
 use crate::files::sha256_hex;
 use crate::modes::Setting;
 use anyhow::{bail, Context, Result};
-use pathprof_core::profile::{FunctionProfile, PathCount, Profile};
+use pathprof_core::profile::{Endpoint, FunctionProfile, InterestingRule, PathCount, Profile, U64};
 use pathprof_wasm::events::EventSpec;
 use std::collections::HashMap;
 
@@ -102,36 +102,129 @@ pub fn check_share(share: f64) -> Result<()> {
     Ok(())
 }
 
-/// Profiles whose executed paths are the interesting ones, each with the name it was given by.
-#[derive(Clone, Debug, Default)]
+/// The interesting paths of preferential profiling: those that ran in given profiles of the same
+/// module (a test suite's runs, whose union they take), all of them or the hottest as a rule says
+/// [PPP07 §3.1, §3.5].
+#[derive(Clone, Debug)]
 pub struct Interesting {
+    /// The profiles, each with the name it was given by.
     pub names: Vec<String>,
-    /// The executed paths of every function, by index, from all the profiles.
+    /// The chosen paths of every function, by index, each once, with its count summed over the
+    /// profiles.
     pub paths: HashMap<u32, Vec<PathCount>>,
     /// For a component: the core module the profiles profiled.
     pub core_module: Option<u32>,
+    /// How they were chosen, and the share of the profiles' executions they carried.
+    pub rule: InterestingRule,
+    pub share: f64,
+}
+
+impl Default for Interesting {
+    /// No interesting path yet: every executed path of the profiles [`Interesting::add`] adds.
+    fn default() -> Interesting {
+        Interesting {
+            names: Vec::new(),
+            paths: HashMap::new(),
+            core_module: None,
+            rule: InterestingRule::Executed,
+            share: 1.0,
+        }
+    }
 }
 
 impl Interesting {
-    /// The interesting paths of `profiles` (`(name, profile)`), which must be profiles of the module
-    /// `module`.
-    pub fn of(module: &[u8], profiles: &[(String, Profile)]) -> Result<Interesting> {
+    /// The paths chosen by `rule` among those that ran in `profiles` (`(name, profile)`), which
+    /// must be profiles of the module `module`.
+    pub fn of(module: &[u8], profiles: &[(String, Profile)], rule: InterestingRule) -> Result<Interesting> {
         let sha = sha256_hex(module);
-        let mut out = Interesting::default();
+        let mut names = Vec::new();
+        let mut core_module = None;
         for (name, profile) in profiles {
             if profile.module.sha256 != sha {
                 bail!("{name} is a profile of another module ({})", profile.module.path);
             }
-            if !out.names.is_empty() && profile.module.core_module != out.core_module {
-                bail!("{name} profiles another core module of the component than {}", out.names[0]);
+            if !names.is_empty() && profile.module.core_module != core_module {
+                bail!("{name} profiles another core module of the component than {}", names[0]);
             }
-            out.core_module = profile.module.core_module;
-            out.add(name, &profile.functions);
+            core_module = profile.module.core_module;
+            names.push(name.clone());
         }
+        let functions = profiles.iter().map(|(_, p)| &p.functions[..]);
+        let mut out = Interesting::choose(functions, rule)?;
+        (out.names, out.core_module) = (names, core_module);
         Ok(out)
     }
 
-    /// Adds the executed paths of `functions`, from a profile named `name`.
+    /// The paths chosen by `rule` among those that ran in the profiles of `functions`: a path that
+    /// ran in several (the same function, endpoints and blocks) is one path, its counts added.
+    pub fn choose<'a>(
+        functions: impl IntoIterator<Item = &'a [FunctionProfile]>,
+        rule: InterestingRule,
+    ) -> Result<Interesting> {
+        let mut ran: HashMap<(u32, Endpoint, Endpoint, Vec<u32>), PathCount> = HashMap::new();
+        for f in functions.into_iter().flatten() {
+            for p in f.paths().iter().filter(|p| p.count.0 > 0) {
+                let key = (f.index, p.start, p.end, p.blocks.clone());
+                match ran.get_mut(&key) {
+                    Some(q) => {
+                        q.count = U64(q
+                            .count
+                            .0
+                            .checked_add(p.count.0)
+                            .context("the interesting paths' counts add up past 2^64 - 1")?)
+                    }
+                    None => {
+                        ran.insert(key, p.clone());
+                    }
+                }
+            }
+        }
+        let mut ranked: Vec<(u32, PathCount)> = ran.into_iter().map(|((f, ..), p)| (f, p)).collect();
+        // The hottest first; ties by function and path, so that the choice is the same every time.
+        ranked.sort_by(|(f, p), (g, q)| q.count.cmp(&p.count).then(f.cmp(g)).then(p.id.cmp(&q.id)));
+        let total: u128 = ranked.iter().map(|(_, p)| u128::from(p.count.0)).sum();
+        let chosen: Vec<(u32, PathCount)> = match rule {
+            InterestingRule::Executed => ranked,
+            InterestingRule::Coverage { share } => {
+                check_share(share).context("--interesting-coverage")?;
+                let mut carried = 0u128;
+                ranked
+                    .into_iter()
+                    .take_while(|(_, p)| {
+                        let more = (carried as f64) < share * total as f64;
+                        carried += u128::from(p.count.0);
+                        more
+                    })
+                    .collect()
+            }
+            InterestingRule::Top { per_function } => {
+                if per_function == 0 {
+                    bail!("--interesting-top must be at least 1");
+                }
+                let mut taken: HashMap<u32, u32> = HashMap::new();
+                ranked
+                    .into_iter()
+                    .filter(|(f, _)| {
+                        let n = taken.entry(*f).or_default();
+                        *n += 1;
+                        *n <= per_function
+                    })
+                    .collect()
+            }
+        };
+        let carried: u128 = chosen.iter().map(|(_, p)| u128::from(p.count.0)).sum();
+        let mut paths: HashMap<u32, Vec<PathCount>> = HashMap::new();
+        for (f, p) in chosen {
+            paths.entry(f).or_default().push(p);
+        }
+        for list in paths.values_mut() {
+            list.sort_by_key(|p| p.id);
+        }
+        let share = if total == 0 { 1.0 } else { carried as f64 / total as f64 };
+        Ok(Interesting { names: Vec::new(), paths, core_module: None, rule, share })
+    }
+
+    /// Adds every executed path of `functions`, from a profile named `name`.
     pub fn add(&mut self, name: &str, functions: &[FunctionProfile]) {
         self.names.push(name.to_string());
         for f in functions {

@@ -83,6 +83,7 @@ impl<'a> Prepared<'a> {
             warnings,
             given: Given {
                 interesting_from: inputs.interesting.map_or_else(Vec::new, |i| i.names.clone()),
+                interesting_chosen: inputs.interesting.map(|i| (i.rule, i.share)),
                 events: inputs.events.cloned(),
             },
             info,

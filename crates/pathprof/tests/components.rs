@@ -9,7 +9,7 @@ mod common;
 use common::{component_of, fails_cleanly, pathprof};
 use pathprof::profiled::ProfiledModule;
 use pathprof::{Mode, Prepared, RunConfig};
-use pathprof_core::profile::Profile;
+use pathprof_core::profile::{InterestingRule, Profile};
 use pathprof_runtime::CountCollector;
 use pathprof_wasm::InstrumentOptions;
 use std::path::{Path, PathBuf};
@@ -72,7 +72,8 @@ fn components_profile_preferentially_as_their_modules_do() {
     let component = component_of(&module);
     let ppp = |program: &[u8]| {
         let (bl, _) = profile(program, "nested", "bl");
-        let interesting = pathprof::Interesting::of(program, &[("bl".to_string(), bl)]).unwrap();
+        let interesting =
+            pathprof::Interesting::of(program, &[("bl".to_string(), bl)], InterestingRule::Executed).unwrap();
         let inputs = pathprof::Inputs { interesting: Some(&interesting), ..Default::default() };
         let mode = Mode::parse("ppp:slots").unwrap();
         let prepared = Prepared::new(program, "nested", &mode, &inputs).unwrap();

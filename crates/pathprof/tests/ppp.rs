@@ -6,7 +6,7 @@
 mod common;
 
 use common::{pathprof, Run};
-use pathprof_core::profile::{CounterKind, PathCount, Profile};
+use pathprof_core::profile::{CounterKind, InterestingRule, PathCount, Profile};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -190,6 +190,15 @@ fn wrong_interesting_profiles_are_refused() {
         (&["--mode", "ppp", "--interesting", "other.json"], "other.json is a profile of another module"),
         (&["--mode", "ppp", "--interesting", "missing.json"], "cannot read missing.json"),
         (&["--mode", "ppp:2", "--interesting", "test.json"], "unknown mode \"ppp:2\""),
+        (&["--mode", "ppp", "--interesting-coverage", "0.5"], "choose among the paths of --interesting profiles"),
+        (
+            &["--mode", "ppp", "--interesting", "test.json", "--interesting-coverage", "0"],
+            "the share must lie in (0, 1]",
+        ),
+        (
+            &["--mode", "ppp", "--interesting", "test.json", "--interesting-coverage", "1.5"],
+            "the share must lie in (0, 1]",
+        ),
     ] {
         let out = pathprof()
             .current_dir(dir)
@@ -203,8 +212,81 @@ fn wrong_interesting_profiles_are_refused() {
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
         assert!(stderr.contains(expect), "{args:?}: {stderr}");
     }
+    for (args, expect) in [
+        (&["--interesting-top", "0"][..], "--interesting-top"),
+        (&["--interesting-top", "1", "--interesting-coverage", "0.5"], "cannot be used with"),
+    ] {
+        let out = pathprof()
+            .current_dir(dir)
+            .args(["run", "--quiet", "-o", "p.json", "--mode", "ppp", "--interesting", "test.json"])
+            .args(args)
+            .args(["--invoke", "f", "m.wasm", "3"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expect), "{args:?}: {stderr}");
+    }
     assert!(!dir.join("p.json").exists());
     let out = pathprof().current_dir(dir).args(["report", "--untested", "test.json"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("untested paths come from `pathprof run --mode ppp`"));
+}
+
+/// The interesting paths chosen among those of a test suite of two runs (their union, counts added
+/// up): the hottest covering a share of the executions, or the hottest of each function; the
+/// profile records the rule.
+#[test]
+fn interesting_paths_chosen_by_coverage_or_per_function() {
+    let dir = program();
+    let dir = dir.path();
+    let (a, b) = (run(dir, "a.json", &["--invoke", "f"], &["3"]), run(dir, "b.json", &["--invoke", "f"], &["9"]));
+    // The oracle: the suite's paths, their counts added up.
+    let mut suite = paths_of(&a.profile);
+    for (k, c) in paths_of(&b.profile) {
+        *suite.entry(k).or_default() += c;
+    }
+    let total: u64 = suite.values().sum();
+    let field_bl = paths_of(&run(dir, "field-bl.json", &["--invoke", "f"], &["11"]).profile);
+    assert!(suite.keys().all(|k| field_bl.contains_key(k)), "the field run takes every path of the suite");
+    let suite_args = ["--mode", "ppp", "--interesting", "a.json", "--interesting", "b.json"];
+    let field = |name: &str, extra: &[&str]| {
+        let args: Vec<&str> = suite_args.iter().chain(extra).chain(&["--invoke", "f"]).copied().collect();
+        let p = run(dir, name, &args, &["11"]).profile;
+        assert_eq!(paths_of(&p), field_bl, "{extra:?}: every path counted exactly");
+        let chosen: Paths = paths_where(&p, |x| x.interesting == Some(true))
+            .into_keys()
+            .map(|k| {
+                let c = suite[&k];
+                (k, c)
+            })
+            .collect();
+        (p, chosen)
+    };
+
+    let (p, chosen) = field("coverage.json", &["--interesting-coverage", "0.6"]);
+    let carried: u64 = chosen.values().sum();
+    let least = *chosen.values().min().unwrap();
+    assert!(carried as f64 >= 0.6 * total as f64, "{carried} of {total}");
+    assert!(((carried - least) as f64) < 0.6 * total as f64, "as few paths as reach the share");
+    assert!(suite.iter().all(|(k, &c)| chosen.contains_key(k) || c <= least), "the hottest paths");
+    assert!(chosen.len() < suite.len());
+    let info = p.mode.ppp().unwrap();
+    assert_eq!(info.chosen_by, InterestingRule::Coverage { share: 0.6 });
+    assert!((info.chosen_share.unwrap() - carried as f64 / total as f64).abs() < 1e-12);
+    assert_eq!(info.interesting.0, chosen.len() as u64);
+    let text = report(dir, &["coverage.json"]);
+    assert!(text.contains("the hottest paths covering 60% of the executions"), "{text}");
+
+    let (p, chosen) = field("top.json", &["--interesting-top", "2"]);
+    assert_eq!(chosen.len(), 2, "g never ran in the suite: f's two hottest paths");
+    let least = *chosen.values().min().unwrap();
+    assert!(suite.iter().all(|(k, &c)| chosen.contains_key(k) || c <= least));
+    assert_eq!(p.mode.ppp().unwrap().chosen_by, InterestingRule::Top { per_function: 2 });
+
+    // Without a rule, every path of the suite.
+    let (p, chosen) = field("all.json", &[]);
+    assert_eq!(chosen, suite);
+    let info = p.mode.ppp().unwrap();
+    assert_eq!((info.chosen_by, info.chosen_share), (InterestingRule::Executed, Some(1.0)));
 }

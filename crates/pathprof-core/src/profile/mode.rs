@@ -197,6 +197,41 @@ pub struct PppInfo {
     /// ran, over all functions.
     pub residual_paths: U64,
     pub residual_executions: U64,
+    /// How the interesting paths were chosen from those profiles' executed paths (every one of
+    /// them in profiles written before the field).
+    #[serde(default)]
+    pub chosen_by: InterestingRule,
+    /// The share of those profiles' path executions that the interesting paths carried (absent in
+    /// profiles written before the field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chosen_share: Option<f64>,
+}
+
+/// How the interesting paths of preferential profiling are chosen from the paths that ran in the
+/// profiles given (a test suite's runs, whose union they take) [PPP07 §3.1, §3.5].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", tag = "rule")]
+pub enum InterestingRule {
+    /// Every path that ran in any of them.
+    #[default]
+    Executed,
+    /// The hottest paths, their counts summed over the profiles, as few as carry `share` of all
+    /// their executions.
+    Coverage { share: f64 },
+    /// The `per_function` hottest paths of each function.
+    Top { per_function: u32 },
+}
+
+impl std::fmt::Display for InterestingRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            InterestingRule::Executed => f.write_str("every path that ran"),
+            InterestingRule::Coverage { share } => {
+                write!(f, "the hottest paths covering {}% of the executions", 100.0 * share)
+            }
+            InterestingRule::Top { per_function } => write!(f, "the {per_function} hottest paths of each function"),
+        }
+    }
 }
 
 /// How the events of an `events` profile were counted [EVT23 §4.2]: `pc` counts paths and computes

@@ -18,7 +18,7 @@ pub use memory::{read_bursts, ArrayCounters, EventCounters, RawCounts, TableCoun
 
 use crate::abi::{HostImport, SampleBufferLayout, StreamLayout};
 use pathprof_core::ppp::PppPlan;
-use pathprof_core::profile::{BlockInfo, CounterKind, ModuleInfo};
+use pathprof_core::profile::{BlockInfo, CounterKind, InterestingRule, ModuleInfo};
 use pathprof_core::FunctionPlan;
 use serde::{Deserialize, Serialize};
 
@@ -306,6 +306,10 @@ pub struct MapOrigin {
     /// Mode `ppp`: the names of the profiles whose paths are interesting.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub interesting_from: Vec<String>,
+    /// Mode `ppp`: how the interesting paths were chosen from those profiles' paths, and the share
+    /// of their executions the chosen paths carried (absent: every path that ran).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interesting_chosen: Option<(InterestingRule, f64)>,
     /// Mode `events`: the functions whose calls count as `alloc` (`--alloc-fn`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub alloc_functions: Vec<String>,

@@ -28,9 +28,12 @@ pub struct Args {
     /// pep, bl: instrument only the functions hot in a previous profile, as for `run`.
     #[arg(long, value_name = "PROFILE[:SHARE]")]
     hot_from: Option<String>,
-    /// ppp: a profile of the same module whose executed paths are interesting (repeatable).
+    /// ppp: a profile of the same module whose executed paths are interesting (repeatable: a test
+    /// suite's runs, whose union is taken).
     #[arg(long, value_name = "PROFILE")]
     interesting: Vec<PathBuf>,
+    #[command(flatten)]
+    choice: super::run::InterestingChoice,
     #[command(flatten)]
     events: super::run::EventArgs,
     /// For a component: the index of the core module to instrument (default: the program's).
@@ -56,7 +59,7 @@ pub fn run(a: Args) -> Result<i32> {
     check_outputs(&inputs, &[&a.output, &map_path])?;
     let bytes = read_module(&a.input)?;
     let edge_profile = a.edge_profile.as_deref().map(read_profile).transpose()?;
-    let interesting = super::run::interesting_paths(&bytes, &a.interesting)?;
+    let interesting = super::run::interesting_paths(&bytes, &a.interesting, &a.choice)?;
     let hot = super::run::hot_functions(&bytes, hot_from.as_ref())?;
     let events = a.events.spec()?;
     let inputs = Inputs {
@@ -85,6 +88,7 @@ pub fn run(a: Args) -> Result<i32> {
         instrumented_sha256: sha256_hex(&inst.bytes),
         memory_bytes: inst.memory_bytes,
         interesting_from: interesting.as_ref().map_or_else(Vec::new, |i| i.names.clone()),
+        interesting_chosen: interesting.as_ref().map(|i| (i.rule, i.share)),
         alloc_functions: events.as_ref().map_or_else(Vec::new, |e| e.alloc_fns.clone()),
         user_events: events.as_ref().map_or_else(Vec::new, |e| e.user.clone()),
     });

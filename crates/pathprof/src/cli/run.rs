@@ -6,6 +6,7 @@ use pathprof::modes::Setting;
 use pathprof::render;
 use pathprof::view::Rank;
 use pathprof::{HotFunctions, Inputs, Interesting, ModeFlags, Prepared, Registry, RunConfig};
+use pathprof_core::profile::InterestingRule;
 use pathprof_runtime::Stopper;
 use pathprof_wasm::events::EventSpec;
 use std::io::Write;
@@ -33,9 +34,12 @@ pub struct Args {
     /// of a previous profile of the same module; the others run as they were.
     #[arg(long, value_name = "PROFILE[:SHARE]")]
     hot_from: Option<String>,
-    /// ppp: a profile of the same module whose executed paths are interesting (repeatable).
+    /// ppp: a profile of the same module whose executed paths are interesting (repeatable: a test
+    /// suite's runs, whose union is taken).
     #[arg(long, value_name = "PROFILE")]
     interesting: Vec<PathBuf>,
+    #[command(flatten)]
+    choice: InterestingChoice,
     /// pep: consecutive path ends sampled after each timer tick (S; default 64, at most 1048576).
     #[arg(long)]
     samples: Option<u32>,
@@ -193,7 +197,7 @@ pub fn run(a: Args, stopper: &Stopper) -> Result<i32> {
     let engine = a.program.engine()?;
     let bytes = a.program.module(&engine)?;
     let edge_profile = a.edge_profile.as_deref().map(read_profile).transpose()?;
-    let interesting = interesting_paths(&bytes, &a.interesting)?;
+    let interesting = interesting_paths(&bytes, &a.interesting, &a.choice)?;
     let hot = hot_functions(&bytes, hot_from.as_ref())?;
     let events = a.events.spec()?;
     let inputs = Inputs {
@@ -322,13 +326,40 @@ pub fn hot_functions(module: &[u8], hot_from: Option<&(PathBuf, f64)>) -> Result
 /// The share of `--hot-from` when none is given.
 const DEFAULT_HOT_SHARE: f64 = 0.99;
 
-/// The interesting paths of the profiles `files`, when some are given.
-pub fn interesting_paths(module: &[u8], files: &[PathBuf]) -> Result<Option<Interesting>> {
+/// Which of the paths that ran in the `--interesting` profiles are interesting: all of them unless
+/// one of these says otherwise [PPP07 §3.1, §3.5].
+#[derive(clap::Args, Debug, Default)]
+pub struct InterestingChoice {
+    /// ppp: only the hottest paths of the --interesting profiles (counts added up over them), as
+    /// few as carry SHARE (in (0, 1]) of their executions.
+    #[arg(long, value_name = "SHARE", conflicts_with = "interesting_top")]
+    interesting_coverage: Option<f64>,
+    /// ppp: only the N hottest paths of each function in the --interesting profiles.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    interesting_top: Option<u32>,
+}
+
+impl InterestingChoice {
+    /// The rule the flags give.
+    fn rule(&self) -> InterestingRule {
+        match (self.interesting_coverage, self.interesting_top) {
+            (Some(share), _) => InterestingRule::Coverage { share },
+            (None, Some(per_function)) => InterestingRule::Top { per_function },
+            (None, None) => InterestingRule::Executed,
+        }
+    }
+}
+
+/// The interesting paths of the profiles `files`, chosen as `choice` says, when some are given.
+pub fn interesting_paths(module: &[u8], files: &[PathBuf], choice: &InterestingChoice) -> Result<Option<Interesting>> {
     if files.is_empty() {
+        if choice.rule() != InterestingRule::Executed {
+            bail!("--interesting-coverage and --interesting-top choose among the paths of --interesting profiles: give one");
+        }
         return Ok(None);
     }
     let profiles = files.iter().map(|f| Ok((f.display().to_string(), read_profile(f)?))).collect::<Result<Vec<_>>>()?;
-    Interesting::of(module, &profiles).map(Some)
+    Interesting::of(module, &profiles, choice.rule()).map(Some)
 }
 
 /// What the program sees: the directories and variables granted, and its arguments.

@@ -7,7 +7,7 @@ use super::setting::{ModeFlags, Setting};
 use crate::inputs::Inputs;
 use crate::profiled::ProfiledModule;
 use anyhow::{Context, Result};
-use pathprof_core::profile::{FunctionProfile, PathProfile, Profile, ProfileMode};
+use pathprof_core::profile::{FunctionProfile, InterestingRule, PathProfile, Profile, ProfileMode};
 use pathprof_runtime::{Engine, Program, Recorded, RunConfig, RunOutcome, SnapshotTaken, Snapshots};
 use pathprof_wasm::events::EventSpec;
 use pathprof_wasm::map::RawCounts;
@@ -294,6 +294,9 @@ pub struct RunFigure {
 pub struct Given {
     /// The names of the profiles whose paths are interesting.
     pub interesting_from: Vec<String>,
+    /// How the interesting paths were chosen, and the share of those profiles' executions they
+    /// carried.
+    pub interesting_chosen: Option<(InterestingRule, f64)>,
     /// The events asked for (all built-in classes when `None`).
     pub events: Option<EventSpec>,
 }

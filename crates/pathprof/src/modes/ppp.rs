@@ -13,7 +13,9 @@ use crate::mode_identity;
 use crate::profiled::ProfiledModule;
 use crate::render::group;
 use anyhow::{bail, Context, Result};
-use pathprof_core::profile::{residual, FunctionProfile, PathProfile, PppInfo, Profile, ProfileMode, U64};
+use pathprof_core::profile::{
+    residual, FunctionProfile, InterestingRule, PathProfile, PppInfo, Profile, ProfileMode, U64,
+};
 use pathprof_runtime::{Engine, Program, Recorded, RunConfig};
 use pathprof_wasm::{InstrumentOptions, ProfileMap, SinkKind};
 use std::collections::BTreeSet;
@@ -51,8 +53,8 @@ impl ModeKind for Ppp {
 
     fn merge(&self, a: &ProfileMode, b: &ProfileMode) -> Result<ProfileMode> {
         let (ProfileMode::Ppp(x), ProfileMode::Ppp(y)) = (a, b) else { bail!("it is not a ppp profile") };
-        if (&x.interesting_from, x.interesting) != (&y.interesting_from, y.interesting) {
-            bail!("its interesting paths come from other profiles");
+        if (&x.interesting_from, x.interesting, x.chosen_by) != (&y.interesting_from, y.interesting, y.chosen_by) {
+            bail!("its interesting paths come from other profiles, or were chosen by another rule");
         }
         Ok(a.clone())
     }
@@ -60,7 +62,10 @@ impl ModeKind for Ppp {
     /// The summary of the residual paths, recomputed from the summed functions.
     fn after_merge(&self, mode: ProfileMode, functions: &[FunctionProfile]) -> ProfileMode {
         match mode {
-            ProfileMode::Ppp(x) => ProfileMode::Ppp(info(&x.interesting_from, functions)),
+            ProfileMode::Ppp(x) => {
+                let chosen = x.chosen_share.map(|share| (x.chosen_by, share));
+                ProfileMode::Ppp(info(&x.interesting_from, chosen, functions))
+            }
             other => other,
         }
     }
@@ -91,9 +96,11 @@ impl ModeKind for Ppp {
         if let Some(ppp) = p.mode.ppp() {
             writeln!(
                 out,
-                "  {} interesting paths (from {}); {} residual paths ran, {} times (`report --untested`)",
+                "  {} interesting paths (from {}: {}{}); {} residual paths ran, {} times (`report --untested`)",
                 group(ppp.interesting.0),
                 ppp.interesting_from.join(", "),
+                ppp.chosen_by,
+                ppp.chosen_share.map_or_else(String::new, |s| format!(", {:.2}% of their executions", 100.0 * s)),
                 group(ppp.residual_paths.0),
                 group(ppp.residual_executions.0)
             )?;
@@ -150,7 +157,7 @@ impl ProfilingMode for PppMode {
         _: Option<&ProfileMap>,
         given: &Given,
     ) -> Result<ProfileMode> {
-        Ok(ProfileMode::Ppp(info(&given.interesting_from, functions)))
+        Ok(ProfileMode::Ppp(info(&given.interesting_from, given.interesting_chosen, functions)))
     }
 
     mode_identity!();
@@ -162,9 +169,9 @@ impl fmt::Display for PppMode {
     }
 }
 
-/// What the profile says of a `ppp` run over all its functions: the interesting paths, and the
-/// residual ones that ran.
-fn info(interesting_from: &[String], functions: &[FunctionProfile]) -> PppInfo {
+/// What the profile says of a `ppp` run over all its functions: the interesting paths, how they
+/// were chosen, and the residual ones that ran.
+fn info(interesting_from: &[String], chosen: Option<(InterestingRule, f64)>, functions: &[FunctionProfile]) -> PppInfo {
     let per_function = functions.iter().filter_map(|f| f.ppp());
     let (mut interesting, mut residual_paths, mut residual_executions) = (0u64, 0u64, 0u64);
     for f in per_function {
@@ -177,5 +184,7 @@ fn info(interesting_from: &[String], functions: &[FunctionProfile]) -> PppInfo {
         interesting: U64(interesting),
         residual_paths: U64(residual_paths),
         residual_executions: U64(residual_executions),
+        chosen_by: chosen.map_or(InterestingRule::Executed, |c| c.0),
+        chosen_share: chosen.map(|c| c.1),
     }
 }

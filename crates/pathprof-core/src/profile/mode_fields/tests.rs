@@ -41,6 +41,8 @@ fn every_mode_and_function_state_reads_back() {
         interesting: U64(1),
         residual_paths: U64(1),
         residual_executions: U64(4),
+        chosen_by: InterestingRule::Coverage { share: 0.5 },
+        chosen_share: Some(0.75),
     };
     let mut f = instrumented(2, CounterKind::Ppp);
     if let FunctionState::Instrumented(p) = &mut f.state {
