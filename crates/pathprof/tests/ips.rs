@@ -5,9 +5,9 @@
 
 mod common;
 
-use common::{function, pathprof, run_in};
+use common::{check_segment_roots, function, path_calls, pathprof, run_in};
 use pathprof::modes::ips::{facts, IpsFacts, IpsStep, Mark};
-use pathprof_core::profile::{FunctionProfile, Profile};
+use pathprof_core::profile::Profile;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -28,38 +28,12 @@ fn run_ips(k: usize) -> (Profile, IpsFacts) {
     (run.profile, facts)
 }
 
-/// The calls on each of `f`'s paths that ran, by path ID.
-fn calls(f: &FunctionProfile) -> HashMap<u64, u32> {
-    f.paths().iter().map(|p| (p.id.0, p.blocks.iter().map(|&b| f.blocks[b as usize].calls).sum())).collect()
-}
-
-/// Every path that ran roots one segment at each of its calls: the segments starting with part `j`
-/// of a path ran as often as the path, for every `j` below its calls.
-fn check_roots(p: &Profile, facts: &IpsFacts) {
-    let mut roots: HashMap<(u32, u64, u32), u64> = HashMap::new();
-    for s in &facts.ips {
-        let IpsStep::Sub(first) = &s.steps[0] else { panic!("a segment starts with a subpath") };
-        assert_eq!(s.steps[1], IpsStep::Mark(Mark::Call), "a segment starts with a subpath that ends at a call");
-        *roots.entry((first.function, first.path.0, first.part)).or_default() += s.count.0;
-    }
-    let mut want = HashMap::new();
-    for f in &p.functions {
-        let calls = calls(f);
-        for path in f.paths() {
-            for j in 0..calls[&path.id.0] {
-                want.insert((f.index, path.id.0, j), path.count.0);
-            }
-        }
-    }
-    assert_eq!(roots, want);
-}
-
 #[test]
 fn fibonacci_at_depth_1() {
     let (p, facts) = run_ips(1);
-    check_roots(&p, &facts);
+    check_segment_roots(&p, &facts);
     let fib = function(&p, "fib");
-    let fib_calls = calls(fib);
+    let fib_calls = path_calls(fib);
     let max_depth = function(&p, "new_max_depth").index;
     // Segments from fib into fib: the callee's first subpath, and back when it made no call.
     let (mut leaf_and_back, mut stopped_in_callee, mut into_max_depth) = (0, 0, 0);
@@ -104,9 +78,9 @@ fn fibonacci_at_depth_1() {
 #[test]
 fn fibonacci_at_depth_2() {
     let (p, facts) = run_ips(2);
-    check_roots(&p, &facts);
+    check_segment_roots(&p, &facts);
     let fib = function(&p, "fib");
-    let fib_calls = calls(fib);
+    let fib_calls = path_calls(fib);
     // fib(n)'s second call, fib(n - 2), reaches a leaf for n = 2 and 3, which fib(15) calls 377 and
     // 233 times: those segments come back to fib(n)'s last part, which ends at its exit.
     let leaf = |s: &IpsStep| matches!(s, IpsStep::Sub(x) if x.function == fib.index && fib_calls[&x.path.0] == 0);

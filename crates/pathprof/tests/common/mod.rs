@@ -3,7 +3,9 @@
 
 pub mod elsewhere;
 
+use pathprof::modes::ips::{IpsFacts, IpsStep, Mark};
 use pathprof_core::profile::{Endpoint, FunctionProfile, Profile};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -333,4 +335,30 @@ pub fn browser() -> Option<PathBuf> {
         panic!("no headless browser: install Debian's chromium");
     }
     found
+}
+
+/// The calls on each of `f`'s paths that ran, by path ID.
+pub fn path_calls(f: &FunctionProfile) -> HashMap<u64, u32> {
+    f.paths().iter().map(|p| (p.id.0, p.blocks.iter().map(|&b| f.blocks[b as usize].calls).sum())).collect()
+}
+
+/// Every path that ran roots one segment at each of its calls: the segments starting with part `j`
+/// of a path ran as often as the path, for every `j` below its calls.
+pub fn check_segment_roots(p: &Profile, facts: &IpsFacts) {
+    let mut roots: HashMap<(u32, u64, u32), u64> = HashMap::new();
+    for s in &facts.ips {
+        let IpsStep::Sub(first) = &s.steps[0] else { panic!("a segment starts with a subpath") };
+        assert_eq!(s.steps[1], IpsStep::Mark(Mark::Call), "a segment starts with a subpath that ends at a call");
+        *roots.entry((first.function, first.path.0, first.part)).or_default() += s.count.0;
+    }
+    let mut want = HashMap::new();
+    for f in &p.functions {
+        let calls = path_calls(f);
+        for path in f.paths() {
+            for j in 0..calls[&path.id.0] {
+                want.insert((f.index, path.id.0, j), path.count.0);
+            }
+        }
+    }
+    assert_eq!(roots, want, "segments rooted at each part of each path");
 }
