@@ -8,7 +8,6 @@ mod common;
 use common::{check_segment_roots, function, path_calls, pathprof, run_in};
 use pathprof::modes::ips::{facts, IpsFacts, IpsStep, Mark};
 use pathprof_core::profile::Profile;
-use std::collections::HashMap;
 use std::path::Path;
 
 fn recursion() -> &'static Path {
