@@ -146,6 +146,7 @@ pub fn decode(map: &ProfileMap, dump: Dump, max_nodes: Option<usize>) -> Result<
     let given = Given {
         interesting_from: origin.interesting_from.clone(),
         interesting_chosen: origin.interesting_chosen,
+        tested_segments: None,
         events: (!origin.alloc_functions.is_empty() || !origin.user_events.is_empty()).then(|| EventSpec {
             list: None,
             alloc_fns: origin.alloc_functions.clone(),

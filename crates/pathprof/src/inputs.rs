@@ -3,6 +3,7 @@
 //! of preferential profiling, the events to count, and the core module of a component to profile.
 
 use crate::files::sha256_hex;
+use crate::modes::ips::TestedSegments;
 use crate::modes::Setting;
 use anyhow::{bail, Context, Result};
 use pathprof_core::profile::{Endpoint, FunctionProfile, InterestingRule, PathCount, Profile, U64};
@@ -117,6 +118,9 @@ pub struct Interesting {
     /// How they were chosen, and the share of the profiles' executions they carried.
     pub rule: InterestingRule,
     pub share: f64,
+    /// When the profiles are `ips` profiles: their interesting path segments, chosen by the same
+    /// rule (mode `ips`).
+    pub segments: Option<TestedSegments>,
 }
 
 impl Default for Interesting {
@@ -128,6 +132,7 @@ impl Default for Interesting {
             core_module: None,
             rule: InterestingRule::Executed,
             share: 1.0,
+            segments: None,
         }
     }
 }
@@ -152,6 +157,7 @@ impl Interesting {
         let functions = profiles.iter().map(|(_, p)| &p.functions[..]);
         let mut out = Interesting::choose(functions, rule)?;
         (out.names, out.core_module) = (names, core_module);
+        out.segments = TestedSegments::of(profiles, rule, &out.paths)?;
         Ok(out)
     }
 
@@ -180,39 +186,9 @@ impl Interesting {
             }
         }
         let mut ranked: Vec<(u32, PathCount)> = ran.into_iter().map(|((f, ..), p)| (f, p)).collect();
-        // The hottest first; ties by function and path, so that the choice is the same every time.
-        ranked.sort_by(|(f, p), (g, q)| q.count.cmp(&p.count).then(f.cmp(g)).then(p.id.cmp(&q.id)));
-        let total: u128 = ranked.iter().map(|(_, p)| u128::from(p.count.0)).sum();
-        let chosen: Vec<(u32, PathCount)> = match rule {
-            InterestingRule::Executed => ranked,
-            InterestingRule::Coverage { share } => {
-                check_share(share).context("--interesting-coverage")?;
-                let mut carried = 0u128;
-                ranked
-                    .into_iter()
-                    .take_while(|(_, p)| {
-                        let more = (carried as f64) < share * total as f64;
-                        carried += u128::from(p.count.0);
-                        more
-                    })
-                    .collect()
-            }
-            InterestingRule::Top { per_function } => {
-                if per_function == 0 {
-                    bail!("--interesting-top must be at least 1");
-                }
-                let mut taken: HashMap<u32, u32> = HashMap::new();
-                ranked
-                    .into_iter()
-                    .filter(|(f, _)| {
-                        let n = taken.entry(*f).or_default();
-                        *n += 1;
-                        *n <= per_function
-                    })
-                    .collect()
-            }
-        };
-        let carried: u128 = chosen.iter().map(|(_, p)| u128::from(p.count.0)).sum();
+        // Ties by function and path, so that the choice is the same every time.
+        ranked.sort_by(|(f, p), (g, q)| f.cmp(g).then(p.id.cmp(&q.id)));
+        let (chosen, share) = pick(ranked, |p| p.count.0, rule)?;
         let mut paths: HashMap<u32, Vec<PathCount>> = HashMap::new();
         for (f, p) in chosen {
             paths.entry(f).or_default().push(p);
@@ -220,8 +196,7 @@ impl Interesting {
         for list in paths.values_mut() {
             list.sort_by_key(|p| p.id);
         }
-        let share = if total == 0 { 1.0 } else { carried as f64 / total as f64 };
-        Ok(Interesting { names: Vec::new(), paths, core_module: None, rule, share })
+        Ok(Interesting { names: Vec::new(), paths, core_module: None, rule, share, segments: None })
     }
 
     /// Adds every executed path of `functions`, from a profile named `name`.
@@ -232,4 +207,47 @@ impl Interesting {
             self.paths.entry(f.index).or_default().extend(executed);
         }
     }
+}
+
+/// The items of `ranked` (each with the function it is grouped by) that `rule` chooses by their
+/// `count`, the hottest first (a stable sort: ties keep their order), and the share of all the
+/// counts they carry.
+pub(crate) fn pick<T>(
+    mut ranked: Vec<(u32, T)>,
+    count: impl Fn(&T) -> u64,
+    rule: InterestingRule,
+) -> Result<(Vec<(u32, T)>, f64)> {
+    ranked.sort_by_key(|(_, x)| std::cmp::Reverse(count(x)));
+    let total: u128 = ranked.iter().map(|(_, x)| u128::from(count(x))).sum();
+    let chosen: Vec<(u32, T)> = match rule {
+        InterestingRule::Executed => ranked,
+        InterestingRule::Coverage { share } => {
+            check_share(share).context("--interesting-coverage")?;
+            let mut carried = 0u128;
+            ranked
+                .into_iter()
+                .take_while(|(_, x)| {
+                    let more = (carried as f64) < share * total as f64;
+                    carried += u128::from(count(x));
+                    more
+                })
+                .collect()
+        }
+        InterestingRule::Top { per_function } => {
+            if per_function == 0 {
+                bail!("--interesting-top must be at least 1");
+            }
+            let mut taken: HashMap<u32, u32> = HashMap::new();
+            ranked
+                .into_iter()
+                .filter(|(f, _)| {
+                    let n = taken.entry(*f).or_default();
+                    *n += 1;
+                    *n <= per_function
+                })
+                .collect()
+        }
+    };
+    let carried: u128 = chosen.iter().map(|(_, x)| u128::from(count(x))).sum();
+    Ok((chosen, if total == 0 { 1.0 } else { carried as f64 / total as f64 }))
 }

@@ -84,6 +84,7 @@ impl<'a> Prepared<'a> {
             given: Given {
                 interesting_from: inputs.interesting.map_or_else(Vec::new, |i| i.names.clone()),
                 interesting_chosen: inputs.interesting.map(|i| (i.rule, i.share)),
+                tested_segments: inputs.interesting.and_then(|i| i.segments.clone()).map(std::sync::Arc::new),
                 events: inputs.events.cloned(),
             },
             info,

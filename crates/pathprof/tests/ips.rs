@@ -129,3 +129,127 @@ fn merged_profiles_add_their_segments() {
     assert!(text.contains("interprocedural path segments of up to 2 calls"), "{text}");
     assert!(text.contains("recursion.c:25"), "{text}");
 }
+
+/// `run(from, to)` calls `f(i)` for `i` in `from..to`; `f` calls `g` twice with opposite parities of
+/// `i`, and a third time for `i > 5`. A test run of `f(0)` takes both ways through `g`, so that
+/// `f(1)`, which takes them in the other order, runs only tested paths but untested segments.
+const SEGMENTS: &str = r#"
+(module
+  (global $acc (mut i32) (i32.const 0))
+  (func $g (param $x i32)
+    (if (local.get $x)
+      (then (global.set $acc (i32.add (global.get $acc) (i32.const 1))))
+      (else (global.set $acc (i32.mul (global.get $acc) (i32.const 3))))))
+  (func $f (param $x i32)
+    (call $g (i32.and (local.get $x) (i32.const 1)))
+    (call $g (i32.eqz (i32.and (local.get $x) (i32.const 1))))
+    (if (i32.gt_u (local.get $x) (i32.const 5))
+      (then (call $g (local.get $x)))))
+  (func (export "run") (param $from i32) (param $to i32) (result i32)
+    (local $i i32)
+    (local.set $i (local.get $from))
+    (block $done
+      (loop $top
+        (br_if $done (i32.ge_u (local.get $i) (local.get $to)))
+        (call $f (local.get $i))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $top)))
+    (global.get $acc)))
+"#;
+
+/// Interprocedural residual path profiling [PPP07 §3.5.2]: a test run's segments are the
+/// interesting ones of a field run; the untested segments are those of the field run (profiled on
+/// its own) that the test run did not take, and those whose every Ball–Larus path the test run took
+/// are the ones intraprocedural residual profiling misses.
+#[test]
+fn untested_segments_of_a_field_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    std::fs::write(dir.join("m.wasm"), wat::parse_str(SEGMENTS).unwrap()).unwrap();
+    let run = |out: &str, extra: &[&str], args: &[&str]| {
+        let output = pathprof()
+            .current_dir(dir)
+            .args(["run", "--quiet", "-o", out, "--invoke", "run"])
+            .args(extra)
+            .arg("m.wasm")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{extra:?}: {}", String::from_utf8_lossy(&output.stderr));
+        let p = Profile::from_json(&std::fs::read_to_string(dir.join(out)).unwrap()).unwrap();
+        (output.stdout, p)
+    };
+    for k in ["1", "2"] {
+        let mode = format!("ips:{k}");
+        let (_, test) = run("test.json", &["--mode", &mode], &["0", "1"]);
+        let (want_out, alone) = run("alone.json", &["--mode", &mode], &["1", "8"]);
+        let (out, field) = run("field.json", &["--mode", &mode, "--interesting", "test.json"], &["1", "8"]);
+        assert_eq!(out, want_out, "the program's result is its own");
+        // The oracle: the field run's segments, profiled alone, that the test run did not take.
+        let tested: Vec<_> = facts(&test.mode).unwrap().ips.into_iter().map(|s| s.steps).collect();
+        let tested_paths: std::collections::HashSet<(u32, u64)> =
+            test.functions.iter().flat_map(|f| f.paths().iter().map(move |x| (f.index, x.id.0))).collect();
+        let alone = facts(&alone.mode).unwrap();
+        let want: Vec<_> = alone.ips.iter().filter(|s| !tested.contains(&s.steps)).collect();
+        let missed = want
+            .iter()
+            .filter(|s| {
+                s.steps
+                    .iter()
+                    .all(|x| !matches!(x, IpsStep::Sub(sub) if !tested_paths.contains(&(sub.function, sub.path.0))))
+            })
+            .count();
+        assert!(
+            !want.is_empty() && missed > 0 && missed < want.len(),
+            "k = {k}: {} untested, {missed} missed",
+            want.len()
+        );
+
+        let facts = facts(&field.mode).unwrap();
+        let residual = facts.residual.as_ref().expect("a field run with interesting segments");
+        assert_eq!(residual.interesting_from, ["test.json"]);
+        assert_eq!(residual.interesting.0, tested.len() as u64);
+        assert_eq!(residual.segments.0, want.len() as u64);
+        assert_eq!(residual.executions.0, want.iter().map(|s| s.count.0).sum::<u64>());
+        for s in &facts.ips {
+            assert_eq!(s.interesting, Some(tested.contains(&s.steps)), "k = {k}: {s:?}");
+        }
+        let json: serde_json::Value = serde_json::from_slice(
+            &pathprof()
+                .current_dir(dir)
+                .args(["report", "field.json", "--untested", "--json"])
+                .output()
+                .unwrap()
+                .stdout,
+        )
+        .unwrap();
+        assert_eq!(json["paths"], want.len());
+        assert_eq!(json["missed_by_intraprocedural"], missed);
+        assert_eq!(json["untested"].as_array().unwrap().len(), want.len());
+        let share = want.iter().map(|s| s.count.0).sum::<u64>() as f64 / alone.executions.0 as f64;
+        assert!((json["executions_share"].as_f64().unwrap() - share).abs() < 1e-12);
+        let text = pathprof().current_dir(dir).args(["report", "field.json", "--untested"]).output().unwrap();
+        let text = String::from_utf8(text.stdout).unwrap();
+        assert!(text.contains("untested segments of tested paths only"), "{text}");
+        assert!(text.contains("intraprocedural RPP misses it"), "{text}");
+    }
+    // Interesting segments must be segments of the same depth, from ips profiles.
+    run("one.json", &["--mode", "ips:1"], &["0", "1"]);
+    run("bl.json", &[], &["0", "1"]);
+    for (given, expect) in [
+        ("one.json", "--mode ips:2 takes interesting segments of up to 2 calls, not 1"),
+        ("bl.json", "--mode ips:2 takes ips profiles as --interesting"),
+    ] {
+        let out = pathprof()
+            .current_dir(dir)
+            .args(["run", "--quiet", "-o", "x.json", "--invoke", "run", "--mode", "ips:2", "--interesting", given])
+            .args(["m.wasm", "1", "8"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(expect), "{stderr}");
+    }
+    assert!(!dir.join("x.json").exists());
+}

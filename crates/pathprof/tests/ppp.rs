@@ -276,7 +276,7 @@ fn interesting_paths_chosen_by_coverage_or_per_function() {
     assert!((info.chosen_share.unwrap() - carried as f64 / total as f64).abs() < 1e-12);
     assert_eq!(info.interesting.0, chosen.len() as u64);
     let text = report(dir, &["coverage.json"]);
-    assert!(text.contains("the hottest paths covering 60% of the executions"), "{text}");
+    assert!(text.contains("the hottest covering 60% of the executions"), "{text}");
 
     let (p, chosen) = field("top.json", &["--interesting-top", "2"]);
     assert_eq!(chosen.len(), 2, "g never ran in the suite: f's two hottest paths");

@@ -225,11 +225,11 @@ pub enum InterestingRule {
 impl std::fmt::Display for InterestingRule {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            InterestingRule::Executed => f.write_str("every path that ran"),
+            InterestingRule::Executed => f.write_str("all that ran"),
             InterestingRule::Coverage { share } => {
-                write!(f, "the hottest paths covering {}% of the executions", 100.0 * share)
+                write!(f, "the hottest covering {}% of the executions", 100.0 * share)
             }
-            InterestingRule::Top { per_function } => write!(f, "the {per_function} hottest paths of each function"),
+            InterestingRule::Top { per_function } => write!(f, "the {per_function} hottest of each function"),
         }
     }
 }

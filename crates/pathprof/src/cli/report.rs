@@ -77,9 +77,16 @@ pub fn run(a: Args) -> Result<i32> {
         return Ok(0);
     }
     if a.untested {
+        if let Some(u) = pathprof::modes::ips::untested(&p) {
+            match a.json {
+                true => render::untested::segments_json(&mut out, &p, &u, a.top)?,
+                false => render::untested::segments_text(&mut out, &p, &u, a.top)?,
+            }
+            return Ok(0);
+        }
         let Some(u) = untested(&p) else {
             bail!(
-                "{} is a {} profile: untested paths come from `pathprof run --mode ppp`",
+                "{} is a {} profile: untested paths come from `pathprof run --mode ppp` (or `--mode ips` for segments) with --interesting",
                 a.profile.display(),
                 p.mode
             );

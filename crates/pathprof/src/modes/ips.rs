@@ -8,18 +8,21 @@
 //! counts; its `mode_facts` list the IPSs (docs/profile-format.md).
 
 use super::mode::{instrumented, sum, Given, Mode, ModeKind, ModeRun, ProfilingMode, Report, RunFigure, SnapshotSink};
+use super::setting::Setting;
+use crate::inputs::Inputs;
 use crate::mode_identity;
+use crate::profiled::ProfiledModule;
 use crate::render::{group, share};
 use crate::view::{function_name, source_lines};
 use anyhow::{bail, Context, Result};
 use pathprof_core::ips::{Step, MAX_DEPTH};
-use pathprof_core::profile::{Extension, FunctionProfile, Profile, ProfileMode, U64};
+use pathprof_core::profile::{Extension, FunctionProfile, InterestingRule, PathCount, Profile, ProfileMode, U64};
 use pathprof_core::regen;
 use pathprof_runtime::{Engine, Program, Recorded, RunConfig, RunOutcome, SegmentConsumer, Segmented, StreamCollector};
 use pathprof_wasm::abi::STREAM_CAPACITY;
-use pathprof_wasm::{ProfileMap, SinkKind};
+use pathprof_wasm::{InstrumentOptions, ProfileMap, SinkKind};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::io::Write;
 
@@ -52,8 +55,28 @@ pub struct IpsFacts {
     /// Activations still open when the run ended (a trap, `proc_exit`, a stop): IPSs in them had
     /// not finished and are not counted.
     pub open_activations: U64,
+    /// With `--interesting`: the segments of those `ips` profiles (a test suite's) are the
+    /// interesting ones, and the others that ran are residual — in the field, untested
+    /// [PPP07 §3.5.2].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub residual: Option<ResidualSegments>,
     /// Every IPS that ran, the most frequent first.
     pub ips: Vec<IpsCount>,
+}
+
+/// The residual segments of a run given interesting ones.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ResidualSegments {
+    /// The profiles whose segments are the interesting ones, as given, how they were chosen among
+    /// the segments that ran there, and how many were chosen.
+    pub interesting_from: Vec<String>,
+    pub chosen_by: InterestingRule,
+    pub interesting: U64,
+    /// The share of those profiles' segment executions the interesting ones carried.
+    pub chosen_share: f64,
+    /// Segments that ran and were not interesting, and how often they ran.
+    pub segments: U64,
+    pub executions: U64,
 }
 
 /// An IPS and how often it ran.
@@ -61,6 +84,13 @@ pub struct IpsFacts {
 pub struct IpsCount {
     pub count: U64,
     pub steps: Vec<IpsStep>,
+    /// With interesting segments: whether this one is (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interesting: Option<bool>,
+    /// A residual segment that takes a Ball–Larus path none of the interesting profiles' chosen
+    /// paths is: intraprocedural residual path profiling finds it too (absent otherwise).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub untested_path: bool,
 }
 
 /// A step of an IPS: a subpath, a call `"("` or a return `")"`.
@@ -89,6 +119,64 @@ pub struct Subpath {
     pub path: U64,
     pub part: u32,
     pub blocks: Vec<u32>,
+}
+
+/// The interesting segments of `ips` profiles given as `--interesting` (a test suite's runs):
+/// those that ran in any of them, or the hottest as a rule says (a segment is grouped with the
+/// function it starts in).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TestedSegments {
+    /// The depth of the profiles' segments.
+    pub k: usize,
+    pub segments: HashSet<Vec<IpsStep>>,
+    /// The share of the profiles' segment executions the chosen ones carried.
+    pub share: f64,
+    /// The Ball–Larus paths chosen as interesting from the same profiles, by function and ID.
+    pub paths: HashSet<(u32, u64)>,
+}
+
+impl TestedSegments {
+    /// The segments `rule` chooses in `profiles` when they are `ips` profiles (of one depth), and
+    /// the Ball–Larus `paths` chosen from them; `None` when none is an `ips` profile.
+    pub fn of(
+        profiles: &[(String, Profile)],
+        rule: InterestingRule,
+        paths: &HashMap<u32, Vec<PathCount>>,
+    ) -> Result<Option<TestedSegments>> {
+        let is_ips = |p: &Profile| matches!(&p.mode, ProfileMode::Extension(x) if x.name == Ips.name());
+        let Some((first, _)) = profiles.iter().find(|(_, p)| is_ips(p)) else { return Ok(None) };
+        let mut k = None;
+        let mut counts: HashMap<Vec<IpsStep>, u64> = HashMap::new();
+        for (name, p) in profiles {
+            if !is_ips(p) {
+                bail!("{name} is not an ips profile, as {first} is");
+            }
+            let facts = facts(&p.mode).with_context(|| format!("{name}"))?;
+            match k {
+                Some(k) if k != facts.k => bail!("{name} has segments of up to {} calls, {first} of {k}", facts.k),
+                _ => k = Some(facts.k),
+            }
+            for s in facts.ips {
+                let c = counts.entry(s.steps).or_default();
+                *c = sum(*c, s.count.0, "the interesting segments' counts")?;
+            }
+        }
+        let k = k.unwrap_or(DEFAULT_K);
+        let mut ranked: Vec<(u32, (Vec<IpsStep>, u64))> =
+            counts.into_iter().map(|(steps, n)| (root_function(&steps), (steps, n))).collect();
+        ranked.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| key(&a.1 .0).cmp(&key(&b.1 .0))));
+        let (chosen, share) = crate::inputs::pick(ranked, |x| x.1, rule)?;
+        let paths = paths.iter().flat_map(|(&f, list)| list.iter().map(move |p| (f, p.id.0))).collect();
+        Ok(Some(TestedSegments { k, segments: chosen.into_iter().map(|(_, (s, _))| s).collect(), share, paths }))
+    }
+}
+
+/// The function a segment starts in.
+fn root_function(steps: &[IpsStep]) -> u32 {
+    match steps.first() {
+        Some(IpsStep::Sub(s)) => s.function,
+        _ => u32::MAX,
+    }
 }
 
 /// The facts of an `ips` profile.
@@ -133,10 +221,19 @@ impl ModeKind for Ips {
         if x.k != y.k {
             bail!("its segments follow up to {} calls, not {}", y.k, x.k);
         }
-        let mut counts: HashMap<Vec<IpsStep>, u64> = HashMap::new();
+        let from =
+            |r: &Option<ResidualSegments>| r.as_ref().map(|r| (r.interesting_from.clone(), r.chosen_by, r.interesting));
+        if from(&x.residual) != from(&y.residual) {
+            bail!("its interesting segments come from other profiles, or were chosen by another rule");
+        }
+        let mut counts: HashMap<Vec<IpsStep>, IpsCount> = HashMap::new();
         for s in x.ips.into_iter().chain(y.ips) {
-            let c = counts.entry(s.steps).or_default();
-            *c = sum(*c, s.count.0, "the segments' counts")?;
+            match counts.get_mut(&s.steps) {
+                Some(c) => c.count = U64(sum(c.count.0, s.count.0, "the segments' counts")?),
+                None => {
+                    counts.insert(s.steps.clone(), s);
+                }
+            }
         }
         let mut merged = IpsFacts {
             k: x.k,
@@ -145,9 +242,10 @@ impl ModeKind for Ips {
             stream_items: U64(sum(x.stream_items.0, y.stream_items.0, "the stream items")?),
             mismatched: U64(sum(x.mismatched.0, y.mismatched.0, "the mismatched path ends")?),
             open_activations: U64(sum(x.open_activations.0, y.open_activations.0, "the open activations")?),
+            residual: x.residual,
             ips: Vec::new(),
         };
-        merged.set_segments(counts.into_iter().map(|(steps, n)| IpsCount { count: U64(n), steps }).collect())?;
+        merged.set_segments(counts.into_values().collect())?;
         to_mode(&merged)
     }
 
@@ -171,6 +269,17 @@ impl ModeKind for Ips {
                 n => format!("; {} activations still open at the end (their segments unfinished)", group(n)),
             },
         )?;
+        if let Some(r) = &facts.residual {
+            writeln!(
+                out,
+                "  {} interesting segments (from {}: {}); {} residual segments ran, {} times (`report --untested`)",
+                group(r.interesting.0),
+                r.interesting_from.join(", "),
+                r.chosen_by,
+                group(r.segments.0),
+                group(r.executions.0)
+            )?;
+        }
         let by_index: HashMap<u32, &FunctionProfile> = p.functions.iter().map(|f| (f.index, f)).collect();
         let name = |i: u32| by_index.get(&i).map_or_else(|| format!("func[{i}]"), |f| function_name(f));
         let through = |s: &IpsCount| {
@@ -186,27 +295,7 @@ impl ModeKind for Ips {
                 group(s.count.0),
                 share(u128::from(s.count.0), u128::from(facts.executions.0))
             )?;
-            let mut depth = 0usize;
-            for step in &s.steps {
-                match step {
-                    IpsStep::Mark(Mark::Call) => depth += 1,
-                    IpsStep::Mark(Mark::Return) => depth = depth.saturating_sub(1),
-                    IpsStep::Sub(sub) => {
-                        let lines = by_index.get(&sub.function).and_then(|f| source_lines(f, &sub.blocks));
-                        writeln!(
-                            out,
-                            "      {:indent$}{} path {} part {}  blocks {}{}",
-                            "",
-                            name(sub.function),
-                            sub.path.0,
-                            sub.part,
-                            blocks(&sub.blocks),
-                            lines.map_or_else(String::new, |l| format!("  {l}")),
-                            indent = 2 * depth
-                        )?;
-                    }
-                }
-            }
+            write_steps(out, p, &s.steps)?;
         }
         Ok(Report::Done)
     }
@@ -220,9 +309,89 @@ impl IpsFacts {
         for s in &ips {
             executions = sum(executions, s.count.0, "the segments' executions")?;
         }
+        if let Some(r) = &mut self.residual {
+            let residual = ips.iter().filter(|s| s.interesting == Some(false));
+            (r.segments, r.executions) = (U64(0), U64(0));
+            for s in residual {
+                r.segments.0 += 1;
+                r.executions = U64(sum(r.executions.0, s.count.0, "the residual segments' executions")?);
+            }
+        }
         (self.segments, self.executions, self.ips) = (U64(ips.len() as u64), U64(executions), ips);
         Ok(())
     }
+}
+
+/// Writes a segment's subpaths of `p`'s functions, one a line, indented by call depth, with their
+/// blocks and source lines.
+pub fn write_steps(out: &mut dyn Write, p: &Profile, steps: &[IpsStep]) -> Result<()> {
+    let mut depth = 0usize;
+    for step in steps {
+        match step {
+            IpsStep::Mark(Mark::Call) => depth += 1,
+            IpsStep::Mark(Mark::Return) => depth = depth.saturating_sub(1),
+            IpsStep::Sub(sub) => {
+                let f = p.functions.iter().find(|f| f.index == sub.function);
+                let lines = f.and_then(|f| source_lines(f, &sub.blocks));
+                writeln!(
+                    out,
+                    "      {:indent$}{} path {} part {}  blocks {}{}",
+                    "",
+                    f.map_or_else(|| format!("func[{}]", sub.function), function_name),
+                    sub.path.0,
+                    sub.part,
+                    blocks(&sub.blocks),
+                    lines.map_or_else(String::new, |l| format!("  {l}")),
+                    indent = 2 * depth
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What interprocedural residual path profiling found in an `ips` profile taken with interesting
+/// segments [PPP07 §3.5.2, Table 3.2]: the segments that ran and were not interesting — untested,
+/// when the interesting ones are a test suite's.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct UntestedSegments {
+    /// Untested segments, and their share of the distinct segments that ran.
+    pub paths: u64,
+    pub paths_share: f64,
+    /// Their executions, and their share of all segment executions.
+    pub executions: u64,
+    pub executions_share: f64,
+    /// Functions that untested segments go through.
+    pub functions_involved: u64,
+    /// Untested segments all of whose Ball–Larus paths were tested: intraprocedural residual path
+    /// profiling on the same runs would miss them.
+    pub missed_by_intraprocedural: u64,
+    /// The untested segments, by decreasing count.
+    #[serde(skip)]
+    pub list: Vec<IpsCount>,
+}
+
+/// The untested segments of `p`; `None` unless it is an `ips` profile taken with interesting
+/// segments.
+pub fn untested(p: &Profile) -> Option<UntestedSegments> {
+    let facts = facts(&p.mode).ok()?;
+    facts.residual.as_ref()?;
+    let list: Vec<IpsCount> = facts.ips.iter().filter(|s| s.interesting == Some(false)).cloned().collect();
+    let functions: HashSet<u32> = list
+        .iter()
+        .flat_map(|s| s.steps.iter().filter_map(|x| if let IpsStep::Sub(sub) = x { Some(sub.function) } else { None }))
+        .collect();
+    let executions: u64 = list.iter().map(|s| s.count.0).sum();
+    let share = |x: u64, of: u64| if of == 0 { 0.0 } else { x as f64 / of as f64 };
+    Some(UntestedSegments {
+        paths: list.len() as u64,
+        paths_share: share(list.len() as u64, facts.segments.0),
+        executions,
+        executions_share: share(executions, facts.executions.0),
+        functions_involved: functions.len() as u64,
+        missed_by_intraprocedural: list.iter().filter(|s| !s.untested_path).count() as u64,
+        list,
+    })
 }
 
 /// An order of IPSs with equal counts that does not depend on how they were found.
@@ -259,8 +428,27 @@ impl ProfilingMode for IpsMode {
         }
     }
 
+    fn accepts(&self, setting: Setting) -> bool {
+        setting == Setting::Interesting
+    }
+
     fn sink(&self) -> Option<SinkKind> {
         Some(SinkKind::Segments)
+    }
+
+    /// With `--interesting`, the profiles must be `ips` profiles of the same depth.
+    fn instrument(&self, _: &mut InstrumentOptions, profiled: &ProfiledModule, inputs: &Inputs) -> Result<()> {
+        if let Some(interesting) = inputs.interesting {
+            profiled.check_same_core_module("the interesting segments' profile", interesting.core_module)?;
+            match &interesting.segments {
+                Some(t) if t.k == self.k => {}
+                Some(t) => bail!("--mode {self} takes interesting segments of up to {} calls, not {}", self.k, t.k),
+                None => {
+                    bail!("--mode {self} takes ips profiles as --interesting (their segments are the interesting ones)")
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The segments are counted on a thread of their own, which a snapshot would have to wait for:
@@ -290,16 +478,22 @@ impl ProfilingMode for IpsMode {
         run: &ModeRun,
         _: &[FunctionProfile],
         map: Option<&ProfileMap>,
-        _: &Given,
+        given: &Given,
     ) -> Result<ProfileMode> {
         let segmented = run.facts::<Segmented>()?;
         let map = instrumented(map)?;
         let mut parts = Parts::new(map);
         let s = &segmented.segments;
+        let tested = given.tested_segments.as_deref();
         let mut ips = Vec::with_capacity(s.segments.len());
         for (steps, &count) in &s.segments {
+            let untested_path = tested.is_some_and(|t| {
+                steps.iter().any(|x| matches!(x, Step::Sub { label, .. } if !t.paths.contains(&((label >> 32) as u32, label & 0xffff_ffff))))
+            });
             let steps = steps.iter().map(|&step| parts.step(step)).collect::<Result<Vec<_>>>()?;
-            ips.push(IpsCount { count: U64(count), steps });
+            let interesting = tested.map(|t| t.segments.contains(&steps));
+            let untested_path = untested_path && interesting == Some(false);
+            ips.push(IpsCount { count: U64(count), steps, interesting, untested_path });
         }
         if s.saturated {
             bail!("a segment ran 2^64 times or more: its count cannot be written exactly");
@@ -311,6 +505,14 @@ impl ProfilingMode for IpsMode {
             stream_items: U64(segmented.stream_items),
             mismatched: U64(s.mismatched + s.stray),
             open_activations: U64(s.open as u64),
+            residual: tested.map(|t| ResidualSegments {
+                interesting_from: given.interesting_from.clone(),
+                chosen_by: given.interesting_chosen.map_or(InterestingRule::Executed, |c| c.0),
+                interesting: U64(t.segments.len() as u64),
+                chosen_share: t.share,
+                segments: U64(0),
+                executions: U64(0),
+            }),
             ips: Vec::new(),
         };
         facts.set_segments(ips)?;

@@ -297,6 +297,8 @@ pub struct Given {
     /// How the interesting paths were chosen, and the share of those profiles' executions they
     /// carried.
     pub interesting_chosen: Option<(InterestingRule, f64)>,
+    /// Mode `ips`: the interesting segments.
+    pub tested_segments: Option<Arc<super::ips::TestedSegments>>,
     /// The events asked for (all built-in classes when `None`).
     pub events: Option<EventSpec>,
 }
