@@ -151,7 +151,7 @@ impl TestedSegments {
             if !is_ips(p) {
                 bail!("{name} is not an ips profile, as {first} is");
             }
-            let facts = facts(&p.mode).with_context(|| format!("{name}"))?;
+            let facts = facts(&p.mode).with_context(|| name.clone())?;
             match k {
                 Some(k) if k != facts.k => bail!("{name} has segments of up to {} calls, {first} of {k}", facts.k),
                 _ => k = Some(facts.k),
