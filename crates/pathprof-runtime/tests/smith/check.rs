@@ -3,6 +3,7 @@
 
 use crate::gen::{body_facts, generate, instrument_options, Rng};
 use crate::host::Host;
+use crate::segments::{depth, IpsSetup};
 use crate::session::compare_runs;
 use crate::session::PathKey;
 use crate::stats::Stats;
@@ -37,6 +38,9 @@ pub enum Mode {
     SampleBuffer,
     /// k-BLPP: path ends and activation markers appended to the stream buffer.
     Stream,
+    /// Interprocedural path segments: `kbl`'s stream from every function, with a call marker before
+    /// every call, folded into IPSs of a depth that the module chooses ([`crate::segments::depth`]).
+    Segments,
     /// Preferential counts, with random interesting paths (some functions all of theirs, some none):
     /// every path counted exactly, in slots or by the host, and marked interesting or not.
     Ppp,
@@ -61,11 +65,12 @@ pub fn event_set() -> EventSet {
 }
 
 impl Mode {
-    pub const ALL: [Mode; 8] = [
+    pub const ALL: [Mode; 9] = [
         Mode::Counts,
         Mode::Sampled,
         Mode::SampleBuffer,
         Mode::Stream,
+        Mode::Segments,
         Mode::Ppp,
         Mode::EventPaths,
         Mode::Decode,
@@ -78,6 +83,7 @@ impl Mode {
             Mode::Sampled => "pep",
             Mode::SampleBuffer => "pep-buffer",
             Mode::Stream => "kbl",
+            Mode::Segments => "ips",
             Mode::Ppp => "ppp",
             Mode::EventPaths => "events-pc-merges",
             Mode::Decode => "events-pd",
@@ -92,6 +98,7 @@ impl Mode {
             Mode::Sampled => SinkKind::Sample { buffer: None },
             Mode::SampleBuffer => SinkKind::Sample { buffer: Some(SAMPLE_SLOTS) },
             Mode::Stream => SinkKind::Stream,
+            Mode::Segments => SinkKind::Segments,
             Mode::Ppp => {
                 // Slots wherever a function has interesting and residual paths: the case to test.
                 let sink = SinkKind::Preferential { slots_everywhere: true };
@@ -111,6 +118,12 @@ impl Mode {
         };
         InstrumentOptions { sink, ..base.clone() }
     }
+
+    /// Whether the mode streams its path ends (`kbl`, `ips`): when the original runs out of fuel,
+    /// its call still gets `INSTRUMENTED_FUEL`.
+    pub fn streams(self) -> bool {
+        matches!(self, Mode::Stream | Mode::Segments)
+    }
 }
 
 /// The module instrumented in one mode.
@@ -120,6 +133,8 @@ pub struct Variant {
     pub map: ProfileMap,
     /// `ppp`: the interesting paths it was given.
     pub chosen: BTreeSet<PathKey>,
+    /// `ips`: the depth of its IPSs, and the original module's calls.
+    pub ips: Option<IpsSetup>,
 }
 
 /// Random interesting paths for `ppp`, from the plans of `bl`'s map: in each function, all its
@@ -274,6 +289,14 @@ pub fn check_module(
         check_mode_map(*mode, other, map, stats)
             .map_err(|e| Failure { message: format!("[{}] {e}", mode.name()), instrumented: produced.clone() })?;
     }
+    let segments = Mode::ALL.iter().position(|&m| m == Mode::Segments).expect("an ips mode");
+    let mut ips = match IpsSetup::new(bytes, &maps[segments], depth(bytes)) {
+        Ok(setup) => {
+            *stats.segment_depths.entry(setup.k).or_default() += 1;
+            Some(setup)
+        }
+        Err(e) => return fail(format!("[ips] {e}"), &produced),
+    };
 
     let original = match Module::new(engine, bytes) {
         Ok(m) => m,
@@ -284,7 +307,8 @@ pub fn check_module(
         match Module::new(engine, out) {
             Ok(module) => {
                 let chosen = if *mode == Mode::Ppp { std::mem::take(&mut chosen) } else { BTreeSet::new() };
-                variants.push(Variant { mode: *mode, module, map, chosen })
+                let ips = if *mode == Mode::Segments { ips.take() } else { None };
+                variants.push(Variant { mode: *mode, module, map, chosen, ips })
             }
             Err(e) => {
                 return fail(format!("[{}] wasmtime rejects the instrumented module: {e:#}", mode.name()), &produced)
@@ -298,9 +322,9 @@ pub fn check_module(
         .map_err(|message| Failure { message, instrumented: produced.clone() })
 }
 
-/// Checks the map of `mode` against `bl`'s: the same functions are instrumented (but that `kbl`
-/// skips functions whose path IDs need 64 bits), with the counters of the mode; counts plans that
-/// differ from `bl`'s.
+/// Checks the map of `mode` against `bl`'s: the same functions are instrumented, with the counters
+/// of the mode (`ips` streams from every one, without singles; `kbl` and `ips` cut functions whose
+/// path IDs need 64 bits further); counts plans that differ from `bl`'s.
 pub fn check_mode_map(mode: Mode, map: &ProfileMap, bl: &ProfileMap, stats: &mut Stats) -> Result<(), String> {
     // The sink's layout, and the import it implies: the sample import without a buffer, none with
     // one, the flush import for the stream.
@@ -309,7 +333,7 @@ pub fn check_mode_map(mode: Mode, map: &ProfileMap, bl: &ProfileMap, stats: &mut
         (Mode::SampleBuffer, SinkLayout::Sample { buffer: Some(b), wide }) if b.slots == SAMPLE_SLOTS => {
             wide.then_some(HostImport::SamplePath)
         }
-        (Mode::Stream, SinkLayout::Stream(_)) => Some(HostImport::FlushStream),
+        (Mode::Stream | Mode::Segments, SinkLayout::Stream(_)) => Some(HostImport::FlushStream),
         (Mode::Ppp, SinkLayout::Ppp { hash }) => hash.then_some(HostImport::CountPath),
         (Mode::EventPaths | Mode::Decode | Mode::Direct, SinkLayout::Count { hash }) => {
             hash.then_some(HostImport::CountPath)
@@ -345,6 +369,7 @@ pub fn check_mode_map(mode: Mode, map: &ProfileMap, bl: &ProfileMap, stats: &mut
                 stats.stream_singles += u64::from(singles.is_some());
             }
             (Mode::Stream, Counters::Array { .. }) if one_path => stats.stream_array_functions += 1,
+            (Mode::Segments, Counters::Stream { singles: None }) => stats.segment_functions += 1,
             (Mode::Ppp, Counters::Ppp { .. }) => stats.ppp_slot_functions += 1,
             (Mode::Ppp, Counters::Array { .. } | Counters::Hash) => {}
             (Mode::EventPaths, Counters::Array { .. } | Counters::Table { .. } | Counters::Hash) => {}
@@ -354,11 +379,14 @@ pub fn check_mode_map(mode: Mode, map: &ProfileMap, bl: &ProfileMap, stats: &mut
             (_, c) => return Err(format!("function {i} has counters {c:?}")),
         }
         // A streamed function's IDs have 32 bits: one whose `bl` IDs do not is cut further.
-        if mode == Mode::Stream && q.register_bits == 64 {
+        if mode.streams() && q.register_bits == 64 {
             if p.register_bits != 32 || p.plan.overflow_cuts.len() <= q.plan.overflow_cuts.len() {
                 return Err(format!("function {i}: streamed with {} bits and no more cuts than bl's", p.register_bits));
             }
-            stats.stream_cut += 1;
+            match mode {
+                Mode::Stream => stats.stream_cut += 1,
+                _ => stats.segment_cut += 1,
+            }
         }
         if p.plan == q.plan {
             stats.plans_identical += 1;

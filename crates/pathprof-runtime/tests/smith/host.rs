@@ -4,12 +4,14 @@
 
 use crate::check::{Mode, Variant};
 use crate::{INSTRUMENTED_FUEL, MAX_BACKTRACE, MAX_WASM_STACK, SAMPLE_SKIP, SAMPLE_SLOTS};
-use pathprof_runtime::{Collector, CountCollector, ForestSettings, SampleCollector, Sampling, StreamCollector};
-use pathprof_wasm::abi::{StreamItem, MEMORY_EXPORT, SAMPLE_FLAG};
+use pathprof_runtime::{
+    Collector, CountCollector, ForestSettings, HostCall, SampleCollector, Sampling, SegmentConsumer, StreamCollector,
+};
+use pathprof_wasm::abi::{HostImport, StreamItem, IMPORT_MODULE, MEMORY_EXPORT, SAMPLE_FLAG};
 use pathprof_wasm::map::{RawCounts, SinkLayout};
 use pathprof_wasm::ProfileMap;
 use std::collections::HashMap;
-use wasmtime::{Engine, Instance, Linker, Store};
+use wasmtime::{Caller, Engine, Instance, Linker, Store};
 
 /// The store data of an instance: the collector of its mode (none for the original module).
 #[derive(Default)]
@@ -17,6 +19,7 @@ pub struct Host {
     pub count: Option<CountCollector>,
     pub sample: Option<SampleCollector>,
     pub stream: Option<StreamCollector>,
+    pub segments: Option<StreamCollector<SegmentConsumer>>,
 }
 
 impl Host {
@@ -24,8 +27,22 @@ impl Host {
         self.sample.as_ref().expect("a sampled instance has a sample collector")
     }
 
-    pub fn stream(&self) -> &StreamCollector {
-        self.stream.as_ref().expect("a streaming instance has a stream collector")
+    /// The items the stream collector (`kbl`'s or `ips`'s) handed to its consumer so far.
+    pub fn recorded(&self) -> &[u64] {
+        match (&self.stream, &self.segments) {
+            (Some(c), _) => c.recorded(),
+            (None, Some(c)) => c.recorded(),
+            (None, None) => panic!("a streaming instance has a stream collector"),
+        }
+    }
+
+    /// How many times the stream collector drained a full buffer.
+    pub fn drains(&self) -> u64 {
+        match (&self.stream, &self.segments) {
+            (Some(c), _) => c.drains(),
+            (None, Some(c)) => c.drains(),
+            (None, None) => panic!("a streaming instance has a stream collector"),
+        }
     }
 }
 
@@ -58,12 +75,27 @@ pub fn linker(engine: &Engine) -> Linker<Host> {
     let mut linker: Linker<Host> = Linker::new(engine);
     CountCollector::link(&mut linker, |h: &mut Host| h.count.as_mut().expect("a count collector"), None).unwrap();
     SampleCollector::link(&mut linker, |h: &mut Host| h.sample.as_mut().expect("a sample collector"), None).unwrap();
-    StreamCollector::link(
-        &mut linker,
-        |h: &mut Host| h.stream.as_mut().expect("a stream collector"),
-        Some(MEMORY_EXPORT),
-    )
-    .unwrap();
+    // The flush import of both stream collectors, `kbl`'s and `ips`'s, whichever the store has.
+    linker
+        .func_wrap(
+            IMPORT_MODULE,
+            HostImport::FlushStream.name(),
+            |mut caller: Caller<'_, Host>| -> wasmtime::Result<()> {
+                let memory = caller.get_export(MEMORY_EXPORT).and_then(|e| e.into_memory());
+                let lost =
+                    || wasmtime::Error::from_anyhow(anyhow::anyhow!("the module does not export its profiler memory"));
+                let memory = memory.ok_or_else(lost)?;
+                let (data, host) = memory.data_and_store_mut(&mut caller);
+                let call = HostCall::Memory(data);
+                let flushed = match (&mut host.stream, &mut host.segments) {
+                    (Some(c), _) => c.host_call(call),
+                    (None, Some(c)) => c.host_call(call),
+                    (None, None) => panic!("a stream collector"),
+                };
+                flushed.map_err(wasmtime::Error::from_anyhow)
+            },
+        )
+        .unwrap();
     // The functions of `HOST_IMPORTS`.
     linker.func_wrap("env", "f_i32", |x: i32| x.wrapping_mul(3).wrapping_add(1)).unwrap();
     linker.func_wrap("env", "f_void", || {}).unwrap();
@@ -79,8 +111,8 @@ pub struct Side {
 
 /// A store for an instrumented module, with its mode's collector and its fuel for instantiation:
 /// `pep` samples every path end (once armed, see [`arm_sampling`]) and records the samples in order;
-/// `pep-buffer` has a buffer of `SAMPLE_SLOTS` samples and no timer; `kbl` records its stream; `ppp`
-/// counts as `bl` does.
+/// `pep-buffer` has a buffer of `SAMPLE_SLOTS` samples and no timer; `kbl` and `ips` record their
+/// streams (`ips` folds its IPSs at the variant's depth); `ppp` counts as `bl` does.
 pub fn instrumented_store(engine: &Engine, v: &Variant) -> Store<Host> {
     let mut host = Host::default();
     match v.mode {
@@ -98,6 +130,10 @@ pub fn instrumented_store(engine: &Engine, v: &Variant) -> Store<Host> {
             let forest = ForestSettings::k(2);
             host.stream = Some(StreamCollector::new(&v.map, forest).unwrap().record(usize::MAX));
         }
+        Mode::Segments => {
+            let consumer = SegmentConsumer::new(&v.map, v.ips.as_ref().expect("an ips variant's setup").k);
+            host.segments = Some(StreamCollector::with_consumer(&v.map, consumer).unwrap().record(usize::MAX));
+        }
     }
     let mut store = Store::new(engine, host);
     store.set_fuel(INSTRUMENTED_FUEL).unwrap();
@@ -105,7 +141,7 @@ pub fn instrumented_store(engine: &Engine, v: &Variant) -> Store<Host> {
 }
 
 /// The profiler's memory of an instance, with its store's data.
-fn profiler_memory<'a>(map: &ProfileMap, side: &'a mut Side) -> Result<(&'a mut [u8], &'a mut Host), String> {
+pub fn profiler_memory<'a>(map: &ProfileMap, side: &'a mut Side) -> Result<(&'a mut [u8], &'a mut Host), String> {
     let name = map.memory_export.as_deref().ok_or("the module has no profiler memory")?;
     let memory =
         side.instance.get_memory(&mut side.store, name).ok_or_else(|| format!("memory {name:?} is not exported"))?;
@@ -194,7 +230,7 @@ pub fn snapshot(map: &ProfileMap, side: &mut Side) -> Result<Snapshot, String> {
             }
         }
         SinkLayout::Stream(layout) => {
-            s.len = host.stream().recorded().len();
+            s.len = host.recorded().len();
             let data = data.ok_or("a streaming module without a profiler memory")?;
             for a in map.arrays() {
                 a.read(data, &mut s.counts);
@@ -212,7 +248,7 @@ pub fn snapshot(map: &ProfileMap, side: &mut Side) -> Result<Snapshot, String> {
 /// the end). After running out of fuel (`torn`), the instance may have stopped between appending
 /// the repeat item and clearing the count, which is then left out.
 pub fn stream_items(host: &Host, s: &Snapshot, from: usize, torn: bool) -> Vec<u64> {
-    let drained = &host.stream().recorded()[..s.len];
+    let drained = &host.recorded()[..s.len];
     let mut items: Vec<u64> = drained.iter().chain(&s.buffer).skip(from).copied().collect();
     let last = s.buffer.last().or(drained.last());
     if s.run > 0 && !(torn && last.is_some_and(|&i| matches!(StreamItem::decode(i), StreamItem::Repeat(_)))) {

@@ -8,18 +8,22 @@
 //! functions), chooses instrumentation options (mostly the defaults, sometimes hash counters for
 //! nearly everything, a small path limit that forces cut blocks, or back-edge loop cutting), and
 //! instruments it with them in every mode: exact counters (`bl`), sampling (`pep`, every path end
-//! passed to the host; `pep-buffer`, into a sample buffer), streaming (`kbl`), preferential counts
-//! (`ppp`) and event counting (`events-pc-merges`, `events-pd`, `events-dec`, with a few built-in
-//! events and one of the user's). Every output must validate, every map
-//! must list every function as instrumented or skipped for a reason, the same in every mode (but
-//! `kbl`'s skip of functions with more than 2^32 paths), with the counters of its mode. Then the
+//! passed to the host; `pep-buffer`, into a sample buffer), streaming (`kbl`), interprocedural path
+//! segments (`ips`: `kbl`'s stream from every function, with a call marker before every call,
+//! folded into IPSs of depth 1 to 4, by module), preferential counts (`ppp`) and event counting
+//! (`events-pc-merges`, `events-pd`, `events-dec`, with a few built-in events and one of the
+//! user's). Every output must validate, every map
+//! must list every function as instrumented or skipped for a reason, the same in every mode, with
+//! the counters of its mode (`ips` streams every function, without singles; `kbl` and `ips` cut
+//! functions with more than 2^32 paths further). Then the
 //! original and the three instrumented modules run side by side under wasmtime with fuel:
 //!
 //! * instantiation (the start function) and then every exported function, in export order, with
 //!   default arguments and then once more with small or arbitrary ones;
 //! * the original gets `FUEL` per call; when it runs out, the `bl` and `pep` calls must run out with
-//!   the same fuel too (probes only add instructions), the `kbl` call gets `INSTRUMENTED_FUEL` (and
-//!   may end in any way but a host error), and fresh instances go on with the next call; otherwise
+//!   the same fuel too (probes only add instructions), the `kbl` and `ips` calls get
+//!   `INSTRUMENTED_FUEL` (and may end in any way but a host error), and fresh instances go on with
+//!   the next call; otherwise
 //!   the instrumented calls get `INSTRUMENTED_FUEL` and must return bit-identical values or trap
 //!   with the same code, and the exported globals, memories and tables must then agree (the
 //!   profiler's own memory is not exported by the original, so it is left out); a trap also ends the
@@ -27,8 +31,9 @@
 //! * the host is the runtime's own: each instrumented instance has its mode's collector
 //!   (`pathprof_runtime::collect`), which receives the counts of hash-counted functions (`bl`),
 //!   every sample in order (`pep`, sampling every path end after instantiation), the samples of a
-//!   buffer armed once (`pep-buffer`) and the stream's items in order (`kbl`: drained when the buffer
-//!   is full); the test reads the rest — arrays, buffers, a pending repetition — through the ABI
+//!   buffer armed once (`pep-buffer`) and the stream's items in order (`kbl`, and `ips`, whose
+//!   collector folds them with the runtime's `SegmentConsumer`: drained when the buffer is full); the
+//!   test reads the rest — arrays, buffers, a pending repetition — through the ABI
 //!   (`pathprof_wasm::abi`, `pathprof_wasm::map`);
 //! * the `bl` counters (the exported counter memory and the host's counts) must decode with the map
 //!   (all path IDs in range), and path flow must hold: in every function, as many paths end at each
@@ -43,7 +48,8 @@
 //!   trap), otherwise (out of fuel, stack overflow, an uncaught exception: each module stopped
 //!   elsewhere) before the call that ended them. `pep`'s samples equal the paths `bl` counted after
 //!   instantiation. `kbl`'s stream is decoded item by item: every item names a function counted
-//!   through the stream, runs repeat a path item, and (without exception handling, which may unwind
+//!   through the stream, runs repeat a path item (a run of an exit item ends as many nested
+//!   activations), and (without exception handling, which may unwind
 //!   a frame without its exit item) activations nest — each path item belongs to the innermost open
 //!   activation, each exit item closes it, no activation is open between calls, and at a trap the
 //!   open activations are the stream-counted frames of the trap's backtrace (but those that have
@@ -52,20 +58,37 @@
 //!   functions, and the singles of streamed ones) equal `bl`'s counts, and so do the roots of the
 //!   2-IPF that `pathprof_runtime::StreamFolder` folds from the same items; `ppp` counts `bl`'s paths,
 //!   each marked interesting exactly when it was chosen so;
+//! * `ips`'s stream decodes as `kbl`'s does, with call markers, to `bl`'s counts, its activations
+//!   agreeing with the backtrace; a fresh `pathprof_core::ips::SegmentFolder`, with the map's
+//!   `PathCallTable` as the oracle of the paths' calls, folds it with no stray item and the
+//!   stream's open activations (and, unless a function catches exceptions, no path end whose calls
+//!   differ from the markers); its IPSs start at every call `j` of every path as often as the path
+//!   ran, start with a part that ends at a call, and follow at most k calls; and they follow the
+//!   program: each call step is a call of the module (found with wasmparser in the byte range of
+//!   the block that holds the path's call, and there must be as many as the map's `calls`) that can
+//!   enter the function of the next subpath first (directly, or through functions without probes;
+//!   `call_indirect` and `call_ref` any), or, followed by a return, a host function or one without
+//!   probes; a callee returns after the last part of a path that ends at its exit, and the caller
+//!   goes on with its next part; an IPS ends after k calls or at the end of a path. Once the
+//!   instances have stopped for good (every call returned, or a trap), the collector's own consumer
+//!   must have folded the same IPSs;
 //! * the event modes count the events of `bl`'s paths (their counts times their blocks' event
 //!   vectors), function by function: path counts with every merge cut (whose block frequencies are
 //!   also `bl`'s), path decoding, and direct counting — which also counts the events of paths a
 //!   trap or an exception cut short, so that it must count at least as many then;
 //! * in a call that runs out of fuel, the path ends `pep` sampled (of the functions `kbl` streams,
 //!   but for the single paths, entry to exit, of activations that a function with singles counts
-//!   in its array) must be a prefix of those in `kbl`'s stream, which ran with more fuel.
+//!   in its array) must be a prefix of those in `kbl`'s stream, which ran with more fuel; those of
+//!   the functions `ips` plans as `pep` does, a prefix of those in `ips`'s stream, whose IPSs up to
+//!   there are checked as above.
 //!
 //! Knobs (environment variables):
 //! * `PATHPROF_SMITH_CASES` — number of cases (default 500);
 //! * `PATHPROF_SMITH_SEED` — base seed (default fixed, so CI is reproducible);
 //! * `PATHPROF_SMITH_CASE` — run only this case index (to reproduce a failure);
 //! * `PATHPROF_SMITH_DUMP` — a directory where every failing module (and its instrumented forms,
-//!   `case-N.bl.wasm`, `case-N.pep.wasm`, `case-N.kbl.wasm`) is written (default: this test's target
+//!   `case-N.bl.wasm`, `case-N.pep.wasm`, `case-N.kbl.wasm`, `case-N.ips.wasm`, …) is written
+//!   (default: this test's target
 //!   tmpdir).
 //!
 //! The regression tests at the end are the bugs this test found, minimised.
@@ -75,6 +98,7 @@ mod events;
 mod gen;
 mod host;
 mod outcome;
+mod segments;
 mod session;
 mod stats;
 mod streams;
@@ -134,6 +158,10 @@ fn run_all() {
     for (r, n) in &stats.skip_reasons {
         let _ = write!(reasons, " [{r}: {n}]");
     }
+    let mut depths = String::new();
+    for (k, n) in &stats.segment_depths {
+        let _ = write!(depths, " {k}: {n}");
+    }
     let mut traps = String::new();
     for (t, n) in &stats.trap_codes {
         let _ = write!(traps, " {t}: {n}");
@@ -148,7 +176,12 @@ fn run_all() {
          kbl: {} functions streamed ({} with singles), {} in arrays, {} cut for 32-bit IDs ({} blocks' frequencies compared); counts compared with bl on {} instances \
          ({} at a trap, {} open activations matched with the backtrace, {} not entered yet, {} in tail calls, {} deeper traps): pep {} paths ({} ends \
          sampled), pep-buffer {} samples compared ({} passed to the host), kbl {} paths ({} ends); {} calls out of fuel with {} path ends of pep and kbl alike (over {} full buffers); {} stream \
-         items ({} runs, {} activations, {} full buffers); ppp: {} functions with slots, {} paths compared ({} residual); \
+         items ({} runs, {} activations, {} full buffers); \
+         ips (cases by depth{}): {} functions streamed ({} cut for 32-bit IDs, {} blocks' frequencies compared), {} paths ({} ends) compared, \
+         {} stream items ({} call markers, {} full buffers; {} calls out of fuel with pep's path ends), {} segments ({} executions) starting at every call of {} paths, \
+         {} calls followed into a callee their call site can reach ({} into none), {} consumers' segments compared, \
+         {} path ends mismatched after a catch; \
+         ppp: {} functions with slots, {} paths compared ({} residual); \
          events: {} functions decoding paths, {} function profiles compared on {} instances ({} events), {} merge-cut blocks' frequencies; \
          {} failures",
         stats.cases,
@@ -208,6 +241,23 @@ fn run_all() {
         stats.stream_runs,
         stats.stream_entries,
         stats.stream_flushes,
+        depths,
+        stats.segment_functions,
+        stats.segment_cut,
+        stats.segment_cut_blocks,
+        stats.segment_paths,
+        stats.segment_ends,
+        stats.segment_items,
+        stats.segment_markers,
+        stats.segment_flushes,
+        stats.segment_fuel_checks,
+        stats.segments,
+        stats.segment_executions,
+        stats.segment_roots,
+        stats.segment_callees,
+        stats.segment_silent_calls,
+        stats.segment_outputs,
+        stats.segment_mismatched,
         stats.ppp_slot_functions,
         stats.ppp_paths,
         stats.ppp_residual,
@@ -239,6 +289,14 @@ fn run_all() {
         );
         assert!(stats.stream_runs > 0, "no stream repeated a path");
         assert!(stats.ppp_slot_functions > 0 && stats.ppp_residual > 0, "ppp was hardly compared");
+        assert!(
+            stats.segment_executions > 0
+                && stats.segment_roots > 0
+                && stats.segment_callees > 0
+                && stats.segment_outputs > 0
+                && stats.segment_depths.len() == pathprof_core::ips::MAX_DEPTH,
+            "ips was hardly compared"
+        );
         assert!(
             stats.decoded_functions > 0 && stats.events_compared > 0 && stats.merge_blocks > 0,
             "the event modes were hardly compared"
@@ -296,7 +354,8 @@ fn profile_of_call(wat: &str, options: &InstrumentOptions, arg: i32) -> (i32, Ve
     let out = instrument(&bytes, options).unwrap();
     let engine = engine();
     let module = Module::new(&engine, &out.bytes).unwrap();
-    let variant = check::Variant { mode: check::Mode::Counts, module, map: out.map, chosen: Default::default() };
+    let variant =
+        check::Variant { mode: check::Mode::Counts, module, map: out.map, chosen: Default::default(), ips: None };
     let mut store = instrumented_store(&engine, &variant);
     store.set_fuel(FUEL).unwrap();
     let instance = linker(&engine).instantiate(&mut store, &variant.module).unwrap();
@@ -376,16 +435,18 @@ fn wide_function_differential() {
         let p = out.map.functions[0].probes().unwrap();
         assert_eq!(p.register_bits, 64);
         assert!(matches!(p.counters, pathprof_wasm::map::Counters::Table { slots: 1024, .. }), "{:?}", p.counters);
-        let (mut compared, mut host_samples, mut stream_cut) = (0, 0, 0);
+        let (mut compared, mut host_samples, mut stream_cut, mut segment_cut) = (0, 0, 0, 0);
         for seed in 0..16 {
             let stats = check_wat(&wat, &InstrumentOptions::default(), seed);
             compared += stats.results_matched;
             host_samples += stats.host_samples;
             stream_cut += stats.stream_cut;
+            segment_cut += stats.segment_cut;
             assert!(stats.flow_blocks > 0 || stats.results_matched < 2);
         }
         assert!(compared >= 20, "{compared} calls returned");
         assert!(host_samples > 0, "pep-buffer passed no sample of the wide function to the host");
         assert!(stream_cut > 0, "kbl streamed the wide function uncut");
+        assert!(segment_cut > 0, "ips streamed the wide function uncut");
     });
 }

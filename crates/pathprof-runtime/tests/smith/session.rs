@@ -6,6 +6,7 @@ use crate::check::{plan_calls, Call, Mode, Variant};
 use crate::gen::Rng;
 use crate::host::{arm_sampling, instrumented_store, snapshot, Host, Side, Snapshot};
 use crate::outcome::{compare_outcomes, compare_state, count_outcome, describe, outcome, Outcome};
+use crate::segments::check_segments_out_of_fuel;
 use crate::stats::Stats;
 use crate::streams::{check_modes, check_out_of_fuel};
 use crate::{FUEL, INSTRUMENTED_FUEL};
@@ -118,19 +119,23 @@ pub fn session(
                 .get_func(&mut b.store, name)
                 .ok_or_else(|| format!("{what}: the function is not exported"))?;
             // Probes only add instructions, so with the same fuel the instrumented call must run out
-            // too; with more, it must end as the original did. `kbl` always gets more, so that it runs
-            // at least as far as the original and `pep` (see `check_out_of_fuel`).
-            let fuel = if out_of_fuel && v.mode != Mode::Stream { FUEL } else { INSTRUMENTED_FUEL };
+            // too; with more, it must end as the original did. `kbl` and `ips` always get more, so that
+            // `kbl` runs at least as far as the original and `pep` (see `check_out_of_fuel`).
+            let fuel = if out_of_fuel && !v.mode.streams() { FUEL } else { INSTRUMENTED_FUEL };
             b.store.set_fuel(fuel).unwrap();
             let mut rb = vec![Val::I32(0); call.results];
             let (ob, f) = outcome(fb.call(&mut b.store, &call.params, &mut rb).map(|()| rb));
             frames[i] = f;
-            if out_of_fuel && v.mode == Mode::Stream {
-                // It may return or trap where the original ran out of fuel; its path ends are compared
-                // with the samples of `pep` by `check_out_of_fuel`. Only a failing host (the flush
-                // import) or an uncaught exception ends it otherwise.
+            if out_of_fuel && v.mode.streams() {
+                // It may return or trap where the original ran out of fuel; `kbl`'s path ends are
+                // compared with the samples of `pep` by `check_out_of_fuel`. Only a failing host (the
+                // flush import) or an uncaught exception ends it otherwise.
                 if exact && matches!(ob, Outcome::Other(_)) {
-                    return Err(format!("{what}: the original runs out of fuel, `kbl` ends with {}", describe(&ob)));
+                    return Err(format!(
+                        "{what}: the original runs out of fuel, `{}` ends with {}",
+                        v.mode.name(),
+                        describe(&ob)
+                    ));
                 }
             } else if out_of_fuel {
                 if !matches!(ob, Outcome::Trap(Trap::OutOfFuel)) {
@@ -161,9 +166,10 @@ pub fn session(
     }
     let after = snapshots(&mut sides)?;
     let at = if matches!(stop, Stop::OutOfFuel | Stop::Cut) { &before } else { &after };
-    check_modes(variants, &sides, at, &instantiated[0].counts, stop, &frames, exact, stats)?;
+    check_modes(variants, &mut sides, at, &instantiated[0].counts, stop, &frames, exact, stats)?;
     if stop == Stop::OutOfFuel && exact {
         check_out_of_fuel(variants, &sides, &before, &after, stats)?;
+        check_segments_out_of_fuel(variants, &sides, &before, &after, stats)?;
     }
     let all = after.into_iter().next().expect("bl is a variant").counts;
     let whole = match (next, before.into_iter().next()) {

@@ -80,6 +80,32 @@ pub struct Stats {
     pub fuel_checks: u64,
     pub fuel_ends: u64,
     pub fuel_flushes: u64,
+    /// `ips`: functions streamed, and those cut further for 32-bit IDs (and the blocks whose
+    /// frequencies their paths were compared on); paths and path ends compared with `bl`'s; items
+    /// decoded, call markers among them, host drains of a full buffer.
+    pub segment_functions: u64,
+    /// `ips`: cases by the depth of their IPSs.
+    pub segment_depths: BTreeMap<usize, u64>,
+    pub segment_cut: u64,
+    pub segment_cut_blocks: u64,
+    pub segment_paths: u64,
+    pub segment_ends: u64,
+    pub segment_items: u64,
+    pub segment_markers: u64,
+    pub segment_flushes: u64,
+    /// `ips`: IPSs (distinct per set of instances) and their executions; paths whose calls start
+    /// them all as often as the path ran; calls of IPSs matched with a call site that can reach the
+    /// callee, and with one that can call a function that streams nothing; collectors whose own
+    /// consumer folded the same IPSs; path ends left uncounted after a caught exception.
+    pub segments: u64,
+    pub segment_executions: u64,
+    pub segment_roots: u64,
+    pub segment_callees: u64,
+    pub segment_silent_calls: u64,
+    pub segment_outputs: u64,
+    pub segment_mismatched: u64,
+    /// `ips`: calls out of fuel whose stream was compared with `pep`'s samples.
+    pub segment_fuel_checks: u64,
     /// Event modes: functions whose path ends add event vectors; functions and sets of instances
     /// whose events were compared with those of `bl`'s paths, and the events compared; merge-cut
     /// blocks whose frequencies were compared.

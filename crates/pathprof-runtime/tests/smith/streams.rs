@@ -1,6 +1,6 @@
 //! The `pep` and `kbl` instances against the oracle, `bl`'s counts: samples, the sample buffer, and
 //! the k-BLPP stream decoded item by item (activations, repeats, the 2-IPF that the runtime's
-//! folder builds from it).
+//! folder builds from it); what `ips`'s stream shares with it (see `segments`).
 
 use crate::check::{Mode, Variant};
 use crate::host::{stream_items, Side, Snapshot};
@@ -27,11 +27,12 @@ pub fn streamed(map: &ProfileMap) -> Vec<bool> {
 /// every path end after instantiation (`instantiated` are `bl`'s counts then); `kbl`'s stream must
 /// decode (see [`decode_stream`]) to `bl`'s counts with its array counters (single-path functions,
 /// singles of streamed ones), and its activations must agree with the stack (see
-/// [`check_activations`]; `frames` are the backtraces of a trap, innermost first).
+/// [`check_activations`]; `frames` are the backtraces of a trap, innermost first); `ips`'s stream
+/// likewise, and its IPSs (see [`crate::segments::check_segments`]).
 #[allow(clippy::too_many_arguments)]
 pub fn check_modes(
     variants: &[Variant],
-    sides: &[Side],
+    sides: &mut [Side],
     at: &[Snapshot],
     instantiated: &RawCounts,
     stop: Stop,
@@ -126,38 +127,18 @@ pub fn check_modes(
                 stats.buffered_samples += taken as u64;
             }
             Mode::Stream => {
-                stats.stream_flushes += host.stream().drains();
+                stats.stream_flushes += host.drains();
                 if at[i].full {
                     return Err(format!("[{mode}] the stream buffer is full, the flush import was not called"));
                 }
                 let items = stream_items(host, &at[i], 0, false);
-                let tally = decode_stream(&items, &streamed(&v.map), exact).map_err(|e| format!("[{mode}] {e}"))?;
-                let mut counts = at[i].counts.clone();
-                for (&(f, id), &n) in &tally.paths {
-                    counts.entry(f).or_default().push((id, n));
-                }
-                // Functions cut further for 32-bit IDs have other paths than bl's, through the same
-                // blocks as often once every call returned.
-                let same_plan = |f: u32| plan_of(bl, f) == plan_of(&v.map, f);
-                let same = |f: u32| both(f) && same_plan(f);
-                let cut = |f: u32| both(f) && !same_plan(f);
-                let expected = decode(bl, &at[0].counts, &same)?;
-                let got = decode(&v.map, &counts, &same).map_err(|e| format!("[{mode}] {e}"))?;
-                compare_paths(mode, &expected, &got)?;
-                if stop == Stop::Completed && exact {
-                    let profiles =
-                        |m: &ProfileMap, c: &RawCounts| m.function_profiles(c).map_err(|e| format!("[{mode}] {e}"));
-                    let want = crate::events::block_frequencies(&profiles(bl, &at[0].counts)?, &cut);
-                    let have = crate::events::block_frequencies(&profiles(&v.map, &counts)?, &cut);
-                    if want != have {
-                        return Err(format!(
-                            "[{mode}] block frequencies of the functions cut for the stream differ from bl's"
-                        ));
-                    }
-                    stats.stream_cut_blocks += want.len() as u64;
-                }
-                stats.stream_paths += got.len() as u64;
-                stats.stream_ends += got.values().sum::<u64>();
+                let tally =
+                    decode_stream(&items, &streamed(&v.map), exact, false).map_err(|e| format!("[{mode}] {e}"))?;
+                let compared =
+                    compare_stream_counts(mode, bl, &at[0].counts, &v.map, &at[i].counts, &tally, &both, stop, exact)?;
+                stats.stream_cut_blocks += compared.cut_blocks;
+                stats.stream_paths += compared.paths;
+                stats.stream_ends += compared.ends;
                 stats.stream_items += items.len() as u64;
                 stats.stream_runs += tally.runs;
                 stats.stream_entries += tally.entries.values().sum::<u64>();
@@ -165,9 +146,72 @@ pub fn check_modes(
                     .map_err(|e| format!("[{mode}] {e}"))?;
                 check_folder(&items, &tally).map_err(|e| format!("[{mode}] {e}"))?;
             }
+            Mode::Segments => {
+                crate::segments::check_segments(
+                    v,
+                    &mut sides[i],
+                    bl,
+                    &at[0].counts,
+                    &at[i],
+                    &both,
+                    stop,
+                    frames[i].as_deref(),
+                    exact,
+                    stats,
+                )
+                .map_err(|e| format!("[{mode}] {e}"))?;
+            }
         }
     }
     Ok(())
+}
+
+/// What [`compare_stream_counts`] compared: distinct paths, path ends, and blocks whose frequencies
+/// were compared in functions cut further for the stream.
+pub struct Compared {
+    pub paths: u64,
+    pub ends: u64,
+    pub cut_blocks: u64,
+}
+
+/// Compares the counts of a stream instance of `map` (its array counters `arrays` and its stream's
+/// path ends, `tally`) with `bl`'s at the same point (`bl_counts`), path by path, in the functions
+/// both instrument (`both`): decoded with each map where the plans are `bl`'s; where the function
+/// was cut further for 32-bit IDs, its paths run through the same blocks as often once every call
+/// returned.
+#[allow(clippy::too_many_arguments)]
+pub fn compare_stream_counts(
+    mode: &str,
+    bl: &ProfileMap,
+    bl_counts: &RawCounts,
+    map: &ProfileMap,
+    arrays: &RawCounts,
+    tally: &StreamTally,
+    both: &dyn Fn(u32) -> bool,
+    stop: Stop,
+    exact: bool,
+) -> Result<Compared, String> {
+    let mut counts = arrays.clone();
+    for (&(f, id), &n) in &tally.paths {
+        counts.entry(f).or_default().push((id, n));
+    }
+    let same_plan = |f: u32| plan_of(bl, f) == plan_of(map, f);
+    let same = |f: u32| both(f) && same_plan(f);
+    let cut = |f: u32| both(f) && !same_plan(f);
+    let expected = decode(bl, bl_counts, &same)?;
+    let got = decode(map, &counts, &same).map_err(|e| format!("[{mode}] {e}"))?;
+    compare_paths(mode, &expected, &got)?;
+    let mut cut_blocks = 0;
+    if stop == Stop::Completed && exact {
+        let profiles = |m: &ProfileMap, c: &RawCounts| m.function_profiles(c).map_err(|e| format!("[{mode}] {e}"));
+        let want = crate::events::block_frequencies(&profiles(bl, bl_counts)?, &cut);
+        let have = crate::events::block_frequencies(&profiles(map, &counts)?, &cut);
+        if want != have {
+            return Err(format!("[{mode}] block frequencies of the functions cut for the stream differ from bl's"));
+        }
+        cut_blocks = want.len() as u64;
+    }
+    Ok(Compared { paths: got.len() as u64, ends: got.values().sum(), cut_blocks })
 }
 
 /// After a call that ran out of fuel (in a module without exception handling), checks that the path
@@ -223,7 +267,7 @@ pub fn check_out_of_fuel(
     }) {
         items.truncate(cut + 1);
     }
-    let tally = decode_stream(&items, &streamed, true).map_err(|e| format!("[kbl] in the call: {e}"))?;
+    let tally = decode_stream(&items, &streamed, true, false).map_err(|e| format!("[kbl] in the call: {e}"))?;
     if !is_prefix(&sampled, &tally.sequence) {
         let at = sampled
             .iter()
@@ -244,7 +288,7 @@ pub fn check_out_of_fuel(
     // The buffers the host drained while `kbl` streamed these items.
     let SinkLayout::Stream(layout) = variants[kbl].map.sink else { return Err("kbl without a stream".into()) };
     let capacity = layout.capacity as usize;
-    let drained = host.stream().recorded().len();
+    let drained = host.recorded().len();
     stats.fuel_flushes += ((start + items.len()).min(drained) / capacity - start / capacity) as u64;
     Ok(())
 }
@@ -280,23 +324,32 @@ pub struct StreamTally {
     /// The functions of the activations open at the end, outermost first (only with `exact`).
     pub open: Vec<u32>,
     pub runs: u64,
+    /// Call markers (`ips`).
+    pub calls: u64,
 }
 
-/// Decodes a stream ([`StreamItem`]s). Every item must name a function of `streamed`; a repeat item
-/// must follow a path item that did not end an activation, or another repeat (entries and exits are
-/// never repeated: every activation enters before it exits); with `exact` (no exception unwound a
-/// frame without its exit item), activations must nest: every path item belongs to the innermost
-/// open activation, whose function an exit item must name.
-pub fn decode_stream(items: &[u64], streamed: &[bool], exact: bool) -> Result<StreamTally, String> {
+/// Decodes a stream ([`StreamItem`]s). Every item must name a function of `streamed`; call markers
+/// are allowed only with `markers` (`ips`'s stream); a repeat item must follow a path item or
+/// another repeat (entries and call markers are never repeated: each is written apart; a repeated
+/// exit item ends as many nested activations); with `exact` (no exception unwound a frame without
+/// its exit item), activations must nest: every path item belongs to the innermost open activation,
+/// whose function an exit item must name.
+pub fn decode_stream(items: &[u64], streamed: &[bool], exact: bool, markers: bool) -> Result<StreamTally, String> {
     let mut t = StreamTally::default();
-    let mut repeated: Option<(u32, u64)> = None;
+    // The path item that a repeat item repeats, and whether it ends its activation.
+    let mut repeated: Option<((u32, u64), bool)> = None;
     let mut ends = Vec::new();
     let is_streamed = |f: u32| streamed.get(f as usize).copied().unwrap_or(false);
     for (i, &item) in items.iter().enumerate() {
         let (label, exit) = match StreamItem::decode(item) {
+            StreamItem::Call if markers => {
+                t.calls += 1;
+                repeated = None;
+                continue;
+            }
             StreamItem::Call => return Err(format!("stream item {i}: a call marker, which kbl does not write")),
             StreamItem::Repeat(n) => {
-                let Some(key) = repeated.filter(|_| n > 0) else {
+                let Some((key, exit)) = repeated.filter(|_| n > 0) else {
                     return Err(format!(
                         "stream item {i} ({item:#x}): a repeat after {:#x}",
                         items[i.saturating_sub(1)]
@@ -305,6 +358,17 @@ pub fn decode_stream(items: &[u64], streamed: &[bool], exact: bool) -> Result<St
                 *t.paths.entry(key).or_default() += n;
                 ends.push((key, n));
                 t.runs += 1;
+                if exit {
+                    *t.exits.entry(key.0).or_default() += n;
+                    for _ in 0..n {
+                        if exact && t.open.pop() != Some(key.0) {
+                            return Err(format!(
+                                "stream item {i} ({item:#x}): repeats an exit of function {} out of its activation",
+                                key.0
+                            ));
+                        }
+                    }
+                }
                 continue;
             }
             StreamItem::Enter { function } => {
@@ -336,10 +400,8 @@ pub fn decode_stream(items: &[u64], streamed: &[bool], exact: bool) -> Result<St
         if exit {
             *t.exits.entry(f).or_default() += 1;
             t.open.pop();
-            repeated = None;
-        } else {
-            repeated = Some((f, id));
         }
+        repeated = Some(((f, id), exit));
     }
     t.sequence = run_lengths(ends);
     Ok(t)
