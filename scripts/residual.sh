@@ -2,12 +2,21 @@
 # Residual path profiling [PPP07 §3.5] on programs of a Sightglass-style corpus, each run once with
 # a small "test" input (in mode bl) and once with its own, larger "field" input (in mode ppp, the test
 # run's paths being the interesting ones); prints `pathprof report --untested` of every field run,
-# the figures of [PPP07 Table 3.1]. The inputs are made in a temporary folder from the programs' own.
+# the figures of [PPP07 Table 3.1]. With a third argument `ips:K`, both runs are in that mode and the
+# test run's interprocedural path segments are the interesting ones: the figures of [PPP07 Table
+# 3.2] (interprocedural residual path profiling, §3.5.2). The inputs are made in a temporary folder
+# from the programs' own.
 #
-#   scripts/residual.sh [CORPUS_DIR] [PATHPROF]    (defaults: ../shared/corpus, target/release/pathprof)
+#   scripts/residual.sh [CORPUS_DIR] [PATHPROF] [ips:K]    (defaults: ../shared/corpus, target/release/pathprof)
 set -euo pipefail
 corpus=$(cd "${1:-../shared/corpus}" && pwd)
 pathprof=$(cd "$(dirname "${2:-target/release/pathprof}")" && pwd)/$(basename "${2:-target/release/pathprof}")
+segments=${3:-}
+case "$segments" in
+    "") test_mode=bl field_mode=ppp ;;
+    ips|ips:[1-4]) test_mode=$segments field_mode=$segments ;;
+    *) echo "residual.sh: the third argument is ips:K (K from 1 to 4), not $segments" >&2; exit 2 ;;
+esac
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -28,8 +37,8 @@ prepare richards richards 'echo 100'
 prepare rust-json rust-json "python3 -c 'import json,sys; json.dump(json.load(sys.stdin)[:20], sys.stdout, indent=2)'"
 
 for name in blake3 bz2 quicksort richards rust-json; do
-    (cd "$work/$name-test" && "$pathprof" run --quiet --dir . -o test.json benchmark.wasm > /dev/null)
-    (cd "$work/$name-field" && "$pathprof" run --quiet --dir . --mode ppp --interesting "$work/$name-test/test.json" \
+    (cd "$work/$name-test" && "$pathprof" run --quiet --dir . --mode "$test_mode" -o test.json benchmark.wasm > /dev/null)
+    (cd "$work/$name-field" && "$pathprof" run --quiet --dir . --mode "$field_mode" --interesting "$work/$name-test/test.json" \
         -o field.json benchmark.wasm > /dev/null)
     echo "== $name"
     "$pathprof" report --untested --top 5 "$work/$name-field/field.json"

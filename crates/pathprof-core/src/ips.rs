@@ -20,12 +20,14 @@
 //! callee — what an IPS entering it at each remaining depth takes of it, which its first path
 //! decides — and counts the IPSs of a path when the path ends, from the path's calls and the heads
 //! of its callees. Its memory is one frame per open activation, each with the heads of the calls
-//! of the path it is on.
+//! of the path it is on. Heads and IPSs are interned as they are found (a walk is its first part
+//! and the heads of the calls it follows), so that a path end allocates nothing once its IPSs have
+//! been seen; they are spelled out as steps at the end.
 //!
 //! An IPS is counted once all its subpaths have run: those a trap or an exit cut short are not.
 
+use crate::hash::FxBuildHasher;
 use std::collections::HashMap;
-use std::sync::Arc;
 
 /// Deepest IPSs (`k`).
 pub const MAX_DEPTH: usize = 4;
@@ -56,18 +58,31 @@ impl<F: FnMut(u64) -> Option<u32>> PathCalls for F {
     }
 }
 
-/// What an IPS entering an activation takes of it, given how many calls it may still follow.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// The head of a callee that streamed no path: the call returns at once.
+const EMPTY: u32 = u32::MAX;
+
+/// A walk from a part of a path: the part it starts at, and the (interned) heads of the calls it
+/// follows, in order. It determines the walk's steps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Walk {
+    label: u64,
+    part: u32,
+    heads: [u32; MAX_DEPTH],
+    followed: u8,
+}
+
+/// An interned walk, with what its caller needs of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Head {
-    steps: Vec<Step>,
-    /// The activation returned at the end of these steps (the IPS goes on in the caller).
+    id: u32,
+    /// The activation returned at the end of the walk (an IPS goes on in the caller).
     returned: bool,
-    /// Calls the steps followed.
-    used: usize,
+    /// Calls the walk followed, its callees' included.
+    used: u8,
 }
 
 /// The heads of an activation, by the calls an IPS entering it may still follow (`0..k`).
-type Heads = Arc<[Head]>;
+type Heads = [Head; MAX_DEPTH];
 
 /// An open activation.
 #[derive(Debug, Default)]
@@ -89,9 +104,17 @@ struct Frame {
 #[derive(Debug)]
 pub struct SegmentFolder {
     k: usize,
+    /// The open activations: the first `depth` frames (those beyond keep their buffers for reuse).
     stack: Vec<Frame>,
-    segments: HashMap<Vec<Step>, u64>,
-    paths: HashMap<u64, u64>,
+    depth: usize,
+    /// Every walk found, by its interned index, and the index of each.
+    walks: Vec<(Walk, bool)>,
+    index: HashMap<Walk, u32, FxBuildHasher>,
+    /// Executions of the walks that are IPSs, by walk.
+    segments: HashMap<u32, u64, FxBuildHasher>,
+    paths: HashMap<u64, u64, FxBuildHasher>,
+    /// The calls of the path that ended last, taken from its frame.
+    marked: Vec<Option<Heads>>,
     /// Path ends whose calls differ from those the stream marked (an exception unwinding a call),
     /// or whose path is unknown: their IPSs are not counted.
     mismatched: u64,
@@ -124,26 +147,41 @@ impl SegmentFolder {
         SegmentFolder {
             k,
             stack: Vec::new(),
-            segments: HashMap::new(),
-            paths: HashMap::new(),
+            depth: 0,
+            walks: Vec::new(),
+            index: HashMap::default(),
+            segments: HashMap::default(),
+            paths: HashMap::default(),
+            marked: Vec::new(),
             mismatched: 0,
             stray: 0,
             saturated: false,
         }
     }
 
+    /// The innermost open activation.
+    fn top(&mut self) -> Option<&mut Frame> {
+        self.depth.checked_sub(1).map(|i| &mut self.stack[i])
+    }
+
     /// An activation begins.
     pub fn enter(&mut self) {
-        let slot = self.stack.last_mut().filter(|f| f.awaiting).map(|f| {
+        let slot = self.top().filter(|f| f.awaiting).map(|f| {
             f.awaiting = false;
             f.calls.len() - 1
         });
-        self.stack.push(Frame { slot, ..Frame::default() });
+        if self.depth == self.stack.len() {
+            self.stack.push(Frame::default());
+        }
+        let frame = &mut self.stack[self.depth];
+        frame.calls.clear();
+        (frame.awaiting, frame.started, frame.slot) = (false, false, slot);
+        self.depth += 1;
     }
 
     /// The innermost activation is about to call a function.
     pub fn call(&mut self) {
-        match self.stack.last_mut() {
+        match self.top() {
             Some(f) => {
                 f.calls.push(None);
                 f.awaiting = true;
@@ -184,96 +222,116 @@ impl SegmentFolder {
     }
 
     fn path_end(&mut self, label: u64, exit: bool, calls: &mut impl PathCalls) {
-        let Some(frame) = self.stack.last_mut() else {
+        let Some(top) = self.depth.checked_sub(1) else {
             self.stray += 1;
             return;
         };
+        let frame = &mut self.stack[top];
         frame.awaiting = false;
-        let marked = std::mem::take(&mut frame.calls);
-        let path = match calls.calls(label) {
-            Some(n) if n as usize == marked.len() => Some(Path { label, calls: &marked, exit }),
-            _ => None,
-        };
-        let Some(path) = path else {
+        let started = std::mem::replace(&mut frame.started, true);
+        let slot = frame.slot;
+        std::mem::swap(&mut self.marked, &mut frame.calls);
+        frame.calls.clear();
+        let n = self.marked.len();
+        if calls.calls(label).is_none_or(|c| c as usize != n) {
             self.mismatched += 1;
-            if exit {
-                self.stack.pop();
-            }
-            return;
-        };
-        let (k, depth) = (self.k, self.stack.len());
-        let frame = &mut self.stack[depth - 1];
-        // The first path decides what an IPS entering the activation takes of it.
-        if !frame.started {
-            frame.started = true;
-            if let Some(slot) = frame.slot {
-                let heads: Heads = (0..k).map(|left| path.walk(0, left)).collect();
-                if depth >= 2 {
-                    self.stack[depth - 2].calls[slot] = Some(heads);
+        } else {
+            // The first path decides what an IPS entering the activation takes of it.
+            if let (false, Some(slot), Some(caller)) = (started, slot, self.depth.checked_sub(2)) {
+                let mut heads = [Head { id: EMPTY, returned: true, used: 0 }; MAX_DEPTH];
+                for (left, head) in heads.iter_mut().enumerate().take(self.k) {
+                    *head = self.walk(label, exit, 0, left);
+                }
+                if let Some(c) = self.stack[caller].calls.get_mut(slot) {
+                    *c = Some(heads);
                 }
             }
-        }
-        for part in 0..marked.len() {
-            let ips = path.walk(part, k).steps;
-            let c = self.segments.entry(ips).or_default();
-            *c = c.checked_add(1).unwrap_or_else(|| {
-                self.saturated = true;
-                u64::MAX
-            });
+            for part in 0..n {
+                let id = self.walk(label, exit, part, self.k).id;
+                let c = self.segments.entry(id).or_default();
+                *c = c.checked_add(1).unwrap_or_else(|| {
+                    self.saturated = true;
+                    u64::MAX
+                });
+            }
         }
         if exit {
-            self.stack.pop();
+            self.depth -= 1;
         }
     }
 
-    /// What was counted; activations still open are left unfinished.
-    pub fn finish(self) -> Segments {
-        Segments {
-            k: self.k,
-            segments: self.segments,
-            paths: self.paths,
-            mismatched: self.mismatched,
-            stray: self.stray,
-            open: self.stack.len(),
-            saturated: self.saturated,
-        }
-    }
-}
-
-/// A path that ended, with the heads of its calls' callees.
-struct Path<'a> {
-    label: u64,
-    calls: &'a [Option<Heads>],
-    exit: bool,
-}
-
-impl Path<'_> {
-    /// The steps from part `part` on, following at most `left` calls.
-    fn walk(&self, part: usize, left: usize) -> Head {
+    /// The walk from part `part` of the path `label` that just ended (its calls' heads in
+    /// `self.marked`; at the exit with `exit`), following at most `left` calls, interned.
+    fn walk(&mut self, label: u64, exit: bool, part: usize, left: usize) -> Head {
         let (budget, mut left, mut j) = (left, left, part);
-        let sub = |j: usize| Step::Sub { label: self.label, part: j as u32 };
-        let mut steps = vec![sub(j)];
+        let mut walk = Walk { label, part: part as u32, heads: [EMPTY; MAX_DEPTH], followed: 0 };
         let returned = loop {
-            if j == self.calls.len() {
-                break self.exit;
+            if j == self.marked.len() {
+                break exit;
             }
             if left == 0 {
                 break false;
             }
             left -= 1;
-            steps.push(Step::Call);
-            if let Some(heads) = &self.calls[j] {
-                let head = &heads[left];
-                steps.extend_from_slice(&head.steps);
-                left -= head.used;
+            let head = self.marked[j].map(|heads| heads[left]);
+            walk.heads[walk.followed as usize] = head.map_or(EMPTY, |h| h.id);
+            walk.followed += 1;
+            if let Some(head) = head {
+                left -= usize::from(head.used);
                 if !head.returned {
                     break false;
                 }
             }
-            steps.push(Step::Return);
             j += 1;
-            steps.push(sub(j));
         };
-        Head { steps, returned, used: budget - left }
+        let next = self.walks.len() as u32;
+        let id = *self.index.entry(walk).or_insert(next);
+        if id == next {
+            self.walks.push((walk, returned));
+        }
+        Head { id, returned, used: (budget - left) as u8 }
+    }
+
+    /// The steps of the interned walk `id`.
+    fn steps(&self, id: u32, out: &mut Vec<Step>) {
+        let (walk, _) = self.walks[id as usize];
+        out.push(Step::Sub { label: walk.label, part: walk.part });
+        for (i, &head) in walk.heads[..walk.followed as usize].iter().enumerate() {
+            out.push(Step::Call);
+            let returned = match head {
+                EMPTY => true,
+                head => {
+                    self.steps(head, out);
+                    self.walks[head as usize].1
+                }
+            };
+            if !returned {
+                return;
+            }
+            out.push(Step::Return);
+            out.push(Step::Sub { label: walk.label, part: walk.part + i as u32 + 1 });
+        }
+    }
+
+    /// What was counted; activations still open are left unfinished.
+    pub fn finish(self) -> Segments {
+        let segments = self
+            .segments
+            .iter()
+            .map(|(&id, &n)| {
+                let mut steps = Vec::new();
+                self.steps(id, &mut steps);
+                (steps, n)
+            })
+            .collect();
+        Segments {
+            k: self.k,
+            segments,
+            paths: self.paths.into_iter().collect(),
+            mismatched: self.mismatched,
+            stray: self.stray,
+            open: self.depth,
+            saturated: self.saturated,
+        }
     }
 }

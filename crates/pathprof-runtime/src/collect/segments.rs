@@ -9,6 +9,7 @@
 
 use super::stream::{StreamConsumer, StreamEnd};
 use anyhow::{ensure, Result};
+use pathprof_core::hash::FxBuildHasher;
 use pathprof_core::ips::{PathCalls, SegmentFolder, Segments};
 use pathprof_core::{regen, Dag, Numbering};
 use pathprof_wasm::abi::{STREAM_CALL, STREAM_ENTER, STREAM_PATH_EXIT, STREAM_REPEAT};
@@ -21,7 +22,7 @@ use std::time::Duration;
 pub struct PathCallTable {
     /// By function: its DAG, numbering and the calls of each block.
     functions: HashMap<u32, (Dag, Numbering, Vec<u32>)>,
-    known: HashMap<u64, Option<u32>>,
+    known: HashMap<u64, Option<u32>, FxBuildHasher>,
 }
 
 impl PathCallTable {
@@ -34,7 +35,7 @@ impl PathCallTable {
                 (f.index, (p.plan.dag.clone(), p.plan.numbering.clone(), calls))
             })
             .collect();
-        PathCallTable { functions, known: HashMap::new() }
+        PathCallTable { functions, known: HashMap::default() }
     }
 }
 

@@ -316,11 +316,11 @@ fn bench_program(
     let setup = Setup::of(wasm, name, options.stopper.as_ref())?;
     let (bytes, config, status) = (&setup.bytes, &setup.config, setup.status);
     // Sampled profiles are compared with an exact one of the same program (the corpus's programs are
-    // deterministic: every run takes the same paths), and modes that take interesting paths take
+    // deterministic: every run takes the same paths), and modes that need interesting paths take
     // those of an exact one: that of one more `bl` run before the measured ones for them, else of a
     // measured `bl` run when `bl` is among the modes.
     let sampled = modes.iter().any(|m| m.sampled());
-    let preferential = modes.iter().any(|m| m.accepts(Setting::Interesting));
+    let preferential = modes.iter().any(|m| m.requires(Setting::Interesting));
     let guided = modes.iter().any(|m| options.guided(m));
     let exact = match (sampled && !modes.iter().any(|m| m.is::<Bl>())) || preferential || guided {
         true => match exact_profile(engine, bytes, config, name, status)? {
@@ -341,7 +341,7 @@ fn bench_program(
     let mut variants = Vec::new();
     let baseline = Mode::new(Uninstrumented);
     for (mode, guided) in std::iter::once((&baseline, false)).chain(options.variants()) {
-        let takes = mode.accepts(Setting::Interesting);
+        let takes = mode.requires(Setting::Interesting);
         let inputs = Inputs {
             interesting: interesting.as_ref().filter(|_| takes),
             hot: hot.as_ref().filter(|_| guided),

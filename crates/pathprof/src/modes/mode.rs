@@ -75,6 +75,12 @@ pub trait ProfilingMode: fmt::Debug + Send + Sync + 'static {
         false
     }
 
+    /// Whether the mode cannot run without `setting` (which it accepts): `ppp` without interesting
+    /// paths.
+    fn requires(&self, _setting: Setting) -> bool {
+        false
+    }
+
     /// The mode with the settings of `flags`, which gives only settings the mode accepts.
     fn with_flags(&self, _flags: &ModeFlags) -> Result<Mode> {
         unreachable!("a mode that accepts flags reads them")

@@ -122,6 +122,10 @@ impl ProfilingMode for PppMode {
         matches!(setting, Setting::Interesting | Setting::EdgeProfile | Setting::Snapshots)
     }
 
+    fn requires(&self, setting: Setting) -> bool {
+        setting == Setting::Interesting
+    }
+
     fn sink(&self) -> Option<SinkKind> {
         Some(SinkKind::Preferential { slots_everywhere: self.slots_everywhere })
     }
