@@ -140,6 +140,20 @@ fn ppp_modes_count_the_paths_of_a_bl_run_as_interesting() {
     assert!(stdout.contains("ppp:slots against bl"), "{stdout}");
 }
 
+/// `ips` takes interesting segments but runs without them: `bench` measures it as it is, with the
+/// number of segments that ran.
+#[test]
+fn ips_modes_report_their_segments() {
+    let dir = tempfile::tempdir().unwrap();
+    corpus(dir.path());
+    let (stdout, report) = bench(dir.path(), &["--modes", "bl,ips,ips:2", "--runs", "1", "--max-runs", "1"]);
+    for m in ["ips", "ips:2"] {
+        assert!(mode(&report, m)["segments"].as_u64().unwrap() > 0, "{report}");
+        assert!(mode(&report, m)["vs_bl"].as_f64().is_some(), "{report}");
+    }
+    assert!(stdout.contains("IPSs: ips "), "{stdout}");
+}
+
 #[test]
 fn pep_modes_sample_as_asked_and_report_their_accuracy() {
     let dir = tempfile::tempdir().unwrap();
@@ -210,8 +224,8 @@ fn bad_mode_lists_are_refused_before_any_run() {
     corpus(dir.path());
     for (modes, message) in [
         ("bl,kbl,kbl:4", "mode kbl is given twice"),
-        ("bl:2", "unknown mode \"bl:2\" (valid modes: none, bl, pep[:S[:T]][:dup], pep:every:N, kbl[:K], ppp[:slots], events[:STRATEGY[:CUT]])"),
-        ("fast", "unknown mode \"fast\" (valid modes: none, bl, pep[:S[:T]][:dup], pep:every:N, kbl[:K], ppp[:slots], events[:STRATEGY[:CUT]])"),
+        ("bl:2", "unknown mode \"bl:2\" (valid modes: none, bl, pep[:S[:T]][:dup], pep:every:N, kbl[:K], ppp[:slots], events[:STRATEGY[:CUT]], ips[:K])"),
+        ("fast", "unknown mode \"fast\" (valid modes: none, bl, pep[:S[:T]][:dup], pep:every:N, kbl[:K], ppp[:slots], events[:STRATEGY[:CUT]], ips[:K])"),
         ("kbl:0", "mode \"kbl:0\": K must be a whole number from 1 to 64"),
         ("kbl:65", "mode \"kbl:65\": K must be a whole number from 1 to 64"),
         ("kbl:8,kbl:08", "mode kbl:8 is given twice"),
@@ -227,6 +241,9 @@ fn bad_mode_lists_are_refused_before_any_run() {
         ("events:fast", "mode \"events:fast\": the strategy is pc, pd or dec"),
         ("events:pc:all", "mode \"events:pc:all\": paths are cut at none, merges or auto, not \"all\""),
         ("events:dec:merges", "events:dec counts no paths: there are none to cut"),
+        ("ips:0", "mode \"ips:0\": K must be a whole number from 1 to 4"),
+        ("ips:5", "mode \"ips:5\": K must be a whole number from 1 to 4"),
+        ("ips,ips:1", "mode ips is given twice"),
     ] {
         let out = pathprof().arg("bench").arg(dir.path()).args(["--modes", modes]).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
