@@ -253,3 +253,52 @@ fn untested_segments_of_a_field_run() {
     }
     assert!(!dir.join("x.json").exists());
 }
+
+/// A profile whose segments say what no run writes is refused in one line, by `report` and `merge`.
+#[test]
+fn edited_segments_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let status = pathprof()
+        .args(["run", "--quiet", "--mode", "ips:2", "-o"])
+        .arg(dir.join("p.json"))
+        .arg(recursion())
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("p.json")).unwrap()).unwrap();
+    let edits: [(&str, fn(&mut serde_json::Value)); 6] = [
+        ("are not the number and the sum", |d| d["mode_facts"]["executions"] = 1.into()),
+        ("a segment with count 0", |d| d["mode_facts"]["ips"][0]["count"] = 0.into()),
+        ("listed twice", |d| {
+            let first = d["mode_facts"]["ips"][0].clone();
+            d["mode_facts"]["ips"].as_array_mut().unwrap()[1] = first;
+        }),
+        ("two subpaths in a row", |d| {
+            d["mode_facts"]["ips"][0]["steps"].as_array_mut().unwrap().remove(1);
+        }),
+        ("more calls than k", |d| {
+            let steps = d["mode_facts"]["ips"][0]["steps"].as_array_mut().unwrap();
+            let (sub, call) = (steps[0].clone(), steps[1].clone());
+            for _ in 0..3 {
+                steps.insert(0, call.clone());
+                steps.insert(0, sub.clone());
+            }
+        }),
+        ("without the interesting segments", |d| d["mode_facts"]["ips"][0]["interesting"] = true.into()),
+    ];
+    for (expect, edit) in edits {
+        let mut d = doc.clone();
+        edit(&mut d);
+        std::fs::write(dir.join("bad.json"), serde_json::to_string(&d).unwrap()).unwrap();
+        for args in [&["report", "bad.json"][..], &["merge", "bad.json", "p.json", "-o", "m.json"]] {
+            let out = pathprof().current_dir(dir).args(args).output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{args:?} {expect}: {stderr}");
+            assert_eq!(stderr.lines().count(), 1, "{stderr}");
+            assert!(stderr.contains(expect), "{args:?}: {stderr}");
+        }
+        assert!(!dir.join("m.json").exists());
+    }
+}

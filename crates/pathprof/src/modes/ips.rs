@@ -180,10 +180,14 @@ fn root_function(steps: &[IpsStep]) -> u32 {
 }
 
 /// The facts of an `ips` profile.
+/// The facts of an `ips` profile, checked to be what a run could have written.
 pub fn facts(mode: &ProfileMode) -> Result<IpsFacts> {
     match mode {
         ProfileMode::Extension(x) if x.name == Ips.name() => {
-            serde_json::from_value(x.facts.clone()).context("the profile's interprocedural path segments")
+            let facts: IpsFacts =
+                serde_json::from_value(x.facts.clone()).context("the profile's interprocedural path segments")?;
+            facts.check().context("the profile's interprocedural path segments")?;
+            Ok(facts)
         }
         _ => bail!("it is not an ips profile"),
     }
@@ -302,6 +306,48 @@ impl ModeKind for Ips {
 }
 
 impl IpsFacts {
+    /// Refuses what no run writes: a depth outside 1 to [`MAX_DEPTH`], totals that are not the sums
+    /// of the segments, a segment listed twice or never run, steps that are no segment (one that
+    /// does not start with a subpath ending at a call, follows more than `k` calls, returns from
+    /// the function it started in, or goes on in a caller with another part than the next), and
+    /// interesting marks without interesting segments or the residual totals they give.
+    fn check(&self) -> Result<()> {
+        if !(1..=MAX_DEPTH).contains(&self.k) {
+            bail!("k = {} is outside 1 to {MAX_DEPTH}", self.k);
+        }
+        let mut executions = 0u64;
+        let mut seen = HashSet::new();
+        let (mut residual, mut residual_executions) = (0u64, 0u64);
+        for s in &self.ips {
+            if s.count.0 == 0 {
+                bail!("a segment with count 0");
+            }
+            executions = sum(executions, s.count.0, "the segments' counts")?;
+            if !seen.insert(&s.steps) {
+                bail!("a segment is listed twice");
+            }
+            check_steps(&s.steps, self.k)?;
+            match (s.interesting, &self.residual) {
+                (Some(false), Some(_)) => {
+                    residual += 1;
+                    residual_executions = sum(residual_executions, s.count.0, "the residual segments' counts")?;
+                }
+                (Some(true), Some(_)) => {}
+                (None, None) => {}
+                _ => bail!("segments marked interesting or not, without the interesting segments, or the reverse"),
+            }
+        }
+        if (self.segments.0, self.executions.0) != (self.ips.len() as u64, executions) {
+            bail!("`segments` and `executions` are not the number and the sum of the segments listed");
+        }
+        if let Some(r) = &self.residual {
+            if (r.segments.0, r.executions.0) != (residual, residual_executions) {
+                bail!("the residual totals are not those of the segments marked residual");
+            }
+        }
+        Ok(())
+    }
+
     /// Takes `ips` as the profile's segments, most frequent first, and counts them.
     fn set_segments(&mut self, mut ips: Vec<IpsCount>) -> Result<()> {
         ips.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| key(&a.steps).cmp(&key(&b.steps))));
@@ -392,6 +438,51 @@ pub fn untested(p: &Profile) -> Option<UntestedSegments> {
         missed_by_intraprocedural: list.iter().filter(|s| !s.untested_path).count() as u64,
         list,
     })
+}
+
+/// Refuses steps that are no segment of depth at most `k` (see [`IpsFacts::check`]).
+fn check_steps(steps: &[IpsStep], k: usize) -> Result<()> {
+    let bad = |why: &str| anyhow::anyhow!("a segment's steps are no segment: {why}");
+    // The caller's subpath at each open call, and the subpath the next part follows.
+    let mut callers: Vec<&Subpath> = Vec::new();
+    let mut last: Option<&Subpath> = None;
+    let mut calls = 0;
+    for (i, step) in steps.iter().enumerate() {
+        match step {
+            IpsStep::Sub(sub) => {
+                match steps.get(i.wrapping_sub(1)).filter(|_| i > 0) {
+                    Some(IpsStep::Sub(_)) => return Err(bad("two subpaths in a row")),
+                    Some(IpsStep::Mark(Mark::Return)) => {
+                        let caller = last.ok_or_else(|| bad("a return with no subpath before"))?;
+                        if (sub.function, sub.path, sub.part) != (caller.function, caller.path, caller.part + 1) {
+                            return Err(bad("the caller goes on with another part than the next"));
+                        }
+                    }
+                    _ => {}
+                }
+                last = Some(sub);
+            }
+            IpsStep::Mark(Mark::Call) => {
+                let sub = match steps.get(i.wrapping_sub(1)).filter(|_| i > 0) {
+                    Some(IpsStep::Sub(sub)) => sub,
+                    Some(IpsStep::Mark(Mark::Return)) => return Err(bad("a call right after a return")),
+                    _ => return Err(bad("a call with no subpath before it")),
+                };
+                calls += 1;
+                if calls > k {
+                    return Err(bad("more calls than k"));
+                }
+                callers.push(sub);
+            }
+            IpsStep::Mark(Mark::Return) => {
+                last = Some(callers.pop().ok_or_else(|| bad("a return from the function it started in"))?);
+            }
+        }
+    }
+    match (steps.first(), steps.get(1), steps.last()) {
+        (Some(IpsStep::Sub(_)), Some(IpsStep::Mark(Mark::Call)), Some(IpsStep::Sub(_))) => Ok(()),
+        _ => Err(bad("it does not start with a subpath that ends at a call and end with a subpath")),
+    }
 }
 
 /// An order of IPSs with equal counts that does not depend on how they were found.
