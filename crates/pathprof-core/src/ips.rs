@@ -110,9 +110,10 @@ pub struct SegmentFolder {
     /// Every walk found, by its interned index, and the index of each.
     walks: Vec<(Walk, bool)>,
     index: HashMap<Walk, u32, FxBuildHasher>,
-    /// Executions of the walks that are IPSs, by walk.
-    segments: HashMap<u32, u64, FxBuildHasher>,
-    paths: HashMap<u64, u64, FxBuildHasher>,
+    /// Executions of the walks that are IPSs, by walk (0 for a walk that is only a head).
+    segments: Vec<u64>,
+    /// What the folder knows of each path that ended, by label.
+    paths: HashMap<u64, PathFacts, FxBuildHasher>,
     /// The calls of the path that ended last, taken from its frame.
     marked: Vec<Option<Heads>>,
     /// Path ends whose calls differ from those the stream marked (an exception unwinding a call),
@@ -122,6 +123,16 @@ pub struct SegmentFolder {
     stray: u64,
     /// A count reached 2^64 - 1 and stayed there.
     saturated: bool,
+}
+
+/// What the folder knows of a path that ended.
+#[derive(Clone, Copy, Debug, Default)]
+struct PathFacts {
+    count: u64,
+    /// Its calls (`None`: no such path).
+    calls: Option<u32>,
+    /// For a path without calls: its only walk, interned once.
+    walk: Option<u32>,
 }
 
 /// What a [`SegmentFolder`] counted.
@@ -150,7 +161,7 @@ impl SegmentFolder {
             depth: 0,
             walks: Vec::new(),
             index: HashMap::default(),
-            segments: HashMap::default(),
+            segments: Vec::new(),
             paths: HashMap::default(),
             marked: Vec::new(),
             mismatched: 0,
@@ -193,35 +204,37 @@ impl SegmentFolder {
     /// A path of the innermost activation ends, `n` times in a row (`n ≥ 1`); with `exit`, at the
     /// function's exit, which ends the activation (a run of exits ends `n` nested activations).
     pub fn path(&mut self, label: u64, exit: bool, n: u64, calls: &mut impl PathCalls) {
-        self.add_path(label, 1);
-        self.path_end(label, exit, calls);
+        let facts = self.add_path(label, 1, calls);
+        self.path_end(label, exit, facts);
         if n == 1 {
             return;
         }
         if exit {
             for _ in 1..n {
-                self.add_path(label, 1);
-                self.path_end(label, true, calls);
+                let facts = self.add_path(label, 1, calls);
+                self.path_end(label, true, facts);
             }
         } else {
             // A repeated path was streamed with no call marker in between: after the first, each has
             // no calls, and an activation that has started has no IPS to add.
-            self.add_path(label, n - 1);
-            if calls.calls(label) != Some(0) {
+            if self.add_path(label, n - 1, calls).calls != Some(0) {
                 self.mismatched += n - 1;
             }
         }
     }
 
-    fn add_path(&mut self, label: u64, n: u64) {
-        let c = self.paths.entry(label).or_default();
-        *c = c.checked_add(n).unwrap_or_else(|| {
+    /// Counts `n` more ends of the path `label`, and what is known of it.
+    fn add_path(&mut self, label: u64, n: u64, calls: &mut impl PathCalls) -> PathFacts {
+        let facts =
+            self.paths.entry(label).or_insert_with(|| PathFacts { calls: calls.calls(label), ..PathFacts::default() });
+        facts.count = facts.count.checked_add(n).unwrap_or_else(|| {
             self.saturated = true;
             u64::MAX
         });
+        *facts
     }
 
-    fn path_end(&mut self, label: u64, exit: bool, calls: &mut impl PathCalls) {
+    fn path_end(&mut self, label: u64, exit: bool, facts: PathFacts) {
         let Some(top) = self.depth.checked_sub(1) else {
             self.stray += 1;
             return;
@@ -233,22 +246,34 @@ impl SegmentFolder {
         std::mem::swap(&mut self.marked, &mut frame.calls);
         frame.calls.clear();
         let n = self.marked.len();
-        if calls.calls(label).is_none_or(|c| c as usize != n) {
+        if facts.calls.is_none_or(|c| c as usize != n) {
             self.mismatched += 1;
         } else {
             // The first path decides what an IPS entering the activation takes of it.
             if let (false, Some(slot), Some(caller)) = (started, slot, self.depth.checked_sub(2)) {
-                let mut heads = [Head { id: EMPTY, returned: true, used: 0 }; MAX_DEPTH];
-                for (left, head) in heads.iter_mut().enumerate().take(self.k) {
-                    *head = self.walk(label, exit, 0, left);
-                }
+                let heads = match (n, facts.walk) {
+                    // A path without calls is one walk, whatever the depth left.
+                    (0, Some(id)) => [Head { id, returned: exit, used: 0 }; MAX_DEPTH],
+                    _ => {
+                        let mut heads = [Head { id: EMPTY, returned: true, used: 0 }; MAX_DEPTH];
+                        for (left, head) in heads.iter_mut().enumerate().take(self.k) {
+                            *head = self.walk(label, exit, 0, left);
+                        }
+                        if n == 0 {
+                            if let Some(f) = self.paths.get_mut(&label) {
+                                f.walk = Some(heads[0].id);
+                            }
+                        }
+                        heads
+                    }
+                };
                 if let Some(c) = self.stack[caller].calls.get_mut(slot) {
                     *c = Some(heads);
                 }
             }
             for part in 0..n {
-                let id = self.walk(label, exit, part, self.k).id;
-                let c = self.segments.entry(id).or_default();
+                let id = self.walk(label, exit, part, self.k).id as usize;
+                let c = &mut self.segments[id];
                 *c = c.checked_add(1).unwrap_or_else(|| {
                     self.saturated = true;
                     u64::MAX
@@ -288,6 +313,7 @@ impl SegmentFolder {
         let id = *self.index.entry(walk).or_insert(next);
         if id == next {
             self.walks.push((walk, returned));
+            self.segments.push(0);
         }
         Head { id, returned, used: (budget - left) as u8 }
     }
@@ -315,19 +341,18 @@ impl SegmentFolder {
 
     /// What was counted; activations still open are left unfinished.
     pub fn finish(self) -> Segments {
-        let segments = self
-            .segments
-            .iter()
-            .map(|(&id, &n)| {
+        let segments = (self.segments.iter().enumerate())
+            .filter(|&(_, &n)| n > 0)
+            .map(|(id, &n)| {
                 let mut steps = Vec::new();
-                self.steps(id, &mut steps);
+                self.steps(id as u32, &mut steps);
                 (steps, n)
             })
             .collect();
         Segments {
             k: self.k,
             segments,
-            paths: self.paths.into_iter().collect(),
+            paths: self.paths.iter().map(|(&label, f)| (label, f.count)).collect(),
             mismatched: self.mismatched,
             stray: self.stray,
             open: self.depth,

@@ -47,8 +47,11 @@ pub struct IpsFacts {
     /// Distinct IPSs that ran, and their executions.
     pub segments: U64,
     pub executions: U64,
-    /// Items the program streamed.
+    /// Items the program streamed, and how long it waited, all told, for the thread folding them to
+    /// give a buffer back (the part of the run the fold's speed bounds).
     pub stream_items: U64,
+    #[serde(default)]
+    pub stream_wait_seconds: f64,
     /// Path ends whose calls the stream did not mark as the path has them (an exception unwinding
     /// a call, or a stream not of this module): their IPSs are not counted.
     pub mismatched: U64,
@@ -244,6 +247,7 @@ impl ModeKind for Ips {
             segments: U64(0),
             executions: U64(0),
             stream_items: U64(sum(x.stream_items.0, y.stream_items.0, "the stream items")?),
+            stream_wait_seconds: x.stream_wait_seconds + y.stream_wait_seconds,
             mismatched: U64(sum(x.mismatched.0, y.mismatched.0, "the mismatched path ends")?),
             open_activations: U64(sum(x.open_activations.0, y.open_activations.0, "the open activations")?),
             residual: x.residual,
@@ -594,6 +598,7 @@ impl ProfilingMode for IpsMode {
             segments: U64(0),
             executions: U64(0),
             stream_items: U64(segmented.stream_items),
+            stream_wait_seconds: segmented.waited.as_secs_f64(),
             mismatched: U64(s.mismatched + s.stray),
             open_activations: U64(s.open as u64),
             residual: tested.map(|t| ResidualSegments {
