@@ -254,6 +254,9 @@ fn untested_segments_of_a_field_run() {
     assert!(!dir.join("x.json").exists());
 }
 
+/// An edit of a profile's JSON.
+type Edit = fn(&mut serde_json::Value);
+
 /// A profile whose segments say what no run writes is refused in one line, by `report` and `merge`.
 #[test]
 fn edited_segments_are_refused() {
@@ -268,7 +271,7 @@ fn edited_segments_are_refused() {
         .unwrap();
     assert!(status.success());
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("p.json")).unwrap()).unwrap();
-    let edits: [(&str, fn(&mut serde_json::Value)); 6] = [
+    let edits: [(&str, Edit); 6] = [
         ("are not the number and the sum", |d| d["mode_facts"]["executions"] = 1.into()),
         ("a segment with count 0", |d| d["mode_facts"]["ips"][0]["count"] = 0.into()),
         ("listed twice", |d| {
