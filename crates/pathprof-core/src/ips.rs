@@ -45,7 +45,8 @@ pub enum Step {
     Return,
 }
 
-/// The number of calls on a Ball–Larus path, which the stream does not carry.
+/// The number of calls on a Ball–Larus path, which the stream does not carry ([`SegmentFolder`]
+/// asks once per path).
 pub trait PathCalls {
     /// The calls on the path `label` (`function << 32 | path ID`); `None` when the function has no
     /// such path.

@@ -4,12 +4,11 @@
 //! The module streams as `kbl`'s does (`pathprof_wasm`'s stream sink, from every function), with a
 //! call marker before every call; [`SegmentConsumer`] decodes the items into
 //! [`pathprof_core::ips::SegmentFolder`], which needs the number of calls on each path that ends:
-//! [`PathCallTable`] regenerates the path from the function's plan and adds up its blocks' calls,
-//! once per path.
+//! [`PathCallTable`] regenerates the path from the function's plan and adds up its blocks' calls
+//! (the folder asks once per path and keeps the answer).
 
 use super::stream::{StreamConsumer, StreamEnd};
 use anyhow::{ensure, Result};
-use pathprof_core::hash::FxBuildHasher;
 use pathprof_core::ips::{PathCalls, SegmentFolder, Segments};
 use pathprof_core::{regen, Dag, Numbering};
 use pathprof_wasm::abi::{STREAM_CALL, STREAM_ENTER, STREAM_PATH_EXIT, STREAM_REPEAT};
@@ -18,11 +17,10 @@ use pathprof_wasm::ProfileMap;
 use std::collections::HashMap;
 use std::time::Duration;
 
-/// The calls on every path of the streamed functions, found when first asked for.
+/// The calls on every path of the streamed functions.
 pub struct PathCallTable {
     /// By function: its DAG, numbering and the calls of each block.
     functions: HashMap<u32, (Dag, Numbering, Vec<u32>)>,
-    known: HashMap<u64, Option<u32>, FxBuildHasher>,
 }
 
 impl PathCallTable {
@@ -35,21 +33,16 @@ impl PathCallTable {
                 (f.index, (p.plan.dag.clone(), p.plan.numbering.clone(), calls))
             })
             .collect();
-        PathCallTable { functions, known: HashMap::default() }
+        PathCallTable { functions }
     }
 }
 
 impl PathCalls for PathCallTable {
     fn calls(&mut self, label: u64) -> Option<u32> {
-        if let Some(&n) = self.known.get(&label) {
-            return n;
-        }
-        let n = self.functions.get(&((label >> 32) as u32)).and_then(|(dag, numbering, calls)| {
+        self.functions.get(&((label >> 32) as u32)).and_then(|(dag, numbering, calls)| {
             let path = regen::regenerate(dag, numbering, label & 0xffff_ffff).ok()?;
             Some(path.blocks.iter().map(|&b| calls.get(b as usize).copied().unwrap_or(0)).sum())
-        });
-        self.known.insert(label, n);
-        n
+        })
     }
 }
 
