@@ -11,6 +11,12 @@
 //! * [`absolute_overlap`] — `Σ_e min(f_actual(e)/F_actual, f_estimated(e)/F_estimated)` over all edges.
 //!
 //! Each returns a fraction in `[0, 1]`; an empty actual profile gives 1.
+//!
+//! For k-iteration path forests ([`compare_sequences`]), the same threshold over *k-paths*: each
+//! path end starts a sequence of up to `k` paths of its activation (its k-slab), so a sequence of 2
+//! to `k` paths was a k-path as many times as its node's count exceeds its children's. Hot k-path
+//! coverage is the share of the exact forest's hot k-paths that the sampled forest ranks hot too;
+//! weight matching is [`wall_weight_matching`] over k-paths weighted by frequency.
 
 use crate::profile::{Endpoint, FunctionProfile};
 use std::collections::HashMap;
@@ -232,5 +238,89 @@ pub fn compare_functions<'a>(
         relative_overlap: relative_overlap(&ea, &ee),
         absolute_overlap: absolute_overlap(&ea, &ee),
         flow: pa.values().map(PathWeight::flow).sum(),
+    }
+}
+
+/// A k-path of a profile: its function and its paths, by their IDs in the exact profile.
+pub type SequenceKey = (u32, Vec<u64>);
+
+/// How well a sampled profile's k-iteration path forests match the exact ones.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SequenceAccuracy {
+    /// k-path executions of each profile.
+    pub exact_executions: u64,
+    pub sampled_executions: u64,
+    /// Hot k-paths of the exact forests, and how many of them the sampled forests rank hot.
+    pub hot: usize,
+    pub covered: usize,
+    /// `covered / hot` (1 without hot k-paths).
+    pub coverage: f64,
+    /// Wall weight matching over k-paths by frequency.
+    pub weight_matching: f64,
+}
+
+/// The k-paths of `functions`' forests with how often each ran: every sequence of two paths or
+/// more whose node's count exceeds its children's, by that much. `ids` renames a function's path
+/// IDs (to another profile's numbering); a sequence with a path it lacks is left out.
+pub fn k_paths(
+    functions: &[FunctionProfile],
+    ids: impl Fn(u32) -> Option<HashMap<u64, u64>>,
+) -> HashMap<SequenceKey, u64> {
+    let mut out = HashMap::new();
+    for f in functions {
+        let (Some(kipf), Some(ids)) = (f.kipf(), ids(f.index)) else { continue };
+        kipf.for_each_node(|sequence, node| {
+            let below: u64 = node.children.iter().map(|c| c.count.0).sum();
+            let slabs = node.count.0.saturating_sub(below);
+            if sequence.len() < 2 || slabs == 0 {
+                return;
+            }
+            if let Some(seq) = sequence.iter().map(|p| ids.get(&p.0).copied()).collect::<Option<Vec<u64>>>() {
+                *out.entry((f.index, seq)).or_insert(0) += slabs;
+            }
+        });
+    }
+    out
+}
+
+/// The path IDs of `f` by their IDs in `to` (the same function of another profile), matched by
+/// endpoints and blocks.
+fn path_ids(f: &FunctionProfile, to: &FunctionProfile) -> HashMap<u64, u64> {
+    let theirs: HashMap<(Endpoint, Endpoint, &[u32]), u64> =
+        to.paths().iter().map(|p| ((p.start, p.end, p.blocks.as_slice()), p.id.0)).collect();
+    f.paths()
+        .iter()
+        .filter_map(|p| theirs.get(&(p.start, p.end, p.blocks.as_slice())).map(|&id| (p.id.0, id)))
+        .collect()
+}
+
+/// The accuracy of `sampled`'s k-iteration path forests against `exact`'s, hot k-paths being those
+/// above `threshold` of their profile's k-path executions.
+pub fn compare_sequences(exact: &[FunctionProfile], sampled: &[FunctionProfile], threshold: f64) -> SequenceAccuracy {
+    let exact_by_index: HashMap<u32, &FunctionProfile> = exact.iter().map(|f| (f.index, f)).collect();
+    let actual =
+        k_paths(exact, |i| exact_by_index.get(&i).map(|f| f.paths().iter().map(|p| (p.id.0, p.id.0)).collect()));
+    let estimated = k_paths(sampled, |i| {
+        let f = sampled.iter().find(|f| f.index == i)?;
+        exact_by_index.get(&i).map(|to| path_ids(f, to))
+    });
+    let total = |m: &HashMap<SequenceKey, u64>| m.values().sum::<u64>();
+    let (exact_executions, sampled_executions) = (total(&actual), total(&estimated));
+    let hot = |m: &HashMap<SequenceKey, u64>, total: u64| -> Vec<SequenceKey> {
+        m.iter().filter(|&(_, &c)| c as f64 > threshold * total as f64).map(|(k, _)| k.clone()).collect()
+    };
+    let hot_exact = hot(&actual, exact_executions);
+    let hot_sampled: std::collections::HashSet<SequenceKey> = hot(&estimated, sampled_executions).into_iter().collect();
+    let covered = hot_exact.iter().filter(|k| hot_sampled.contains(*k)).count();
+    let weights = |m: &HashMap<SequenceKey, u64>| -> HashMap<SequenceKey, PathWeight> {
+        m.iter().map(|(k, &c)| (k.clone(), PathWeight { freq: c as f64, branches: 1 })).collect()
+    };
+    SequenceAccuracy {
+        exact_executions,
+        sampled_executions,
+        hot: hot_exact.len(),
+        covered,
+        coverage: if hot_exact.is_empty() { 1.0 } else { covered as f64 / hot_exact.len() as f64 },
+        weight_matching: wall_weight_matching(&weights(&actual), &weights(&estimated), threshold),
     }
 }

@@ -31,6 +31,7 @@ pub mod run;
 pub mod stop;
 mod words;
 
+pub use collect::burst::Bursts;
 pub use collect::count::{CountCollector, Counted};
 pub use collect::sample::{SampleBuffer, SampleCollector, Sampled, Sampling};
 pub use collect::segments::{PathCallTable, SegmentConsumer, Segmented};

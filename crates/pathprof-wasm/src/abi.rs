@@ -245,6 +245,9 @@ impl StreamLayout {
 pub const STREAM_ENTER: u64 = 1 << 62;
 /// The stream item that marks a call (mode `ips`): an entry tag with no function.
 pub const STREAM_CALL: u64 = STREAM_ENTER | 1 << 32;
+/// The stream item that ends the innermost activation's streamed window without ending the
+/// activation (bursty `kbl`): an entry tag with no function.
+pub const STREAM_LEAVE: u64 = STREAM_ENTER | 2 << 32;
 /// Tag of a stream item that ends a path at the function's exit, and so also the activation.
 pub const STREAM_PATH_EXIT: u64 = 2 << 62;
 /// Tag of a stream item that repeats the item before it as many more times as its low 62 bits say.
@@ -257,6 +260,9 @@ pub enum StreamItem {
     Enter { function: u32 },
     /// The innermost activation calls a function (streamed before every call in mode `ips`).
     Call,
+    /// The innermost activation stops streaming its paths, at a path end, while it runs on (a burst
+    /// of bursty `kbl` is over): for the fold, it has returned.
+    Leave,
     /// A path of the innermost activation ends (`function << 32 | path`, as a k-SF label).
     Path { label: u64 },
     /// A path ends at the function's exit, and with it the activation.
@@ -275,6 +281,7 @@ impl StreamItem {
         let low = item & !STREAM_REPEAT;
         match item & STREAM_REPEAT {
             0 => StreamItem::Path { label: item },
+            STREAM_ENTER if item == STREAM_LEAVE => StreamItem::Leave,
             STREAM_ENTER if low >> 32 != 0 => StreamItem::Call,
             STREAM_ENTER => StreamItem::Enter { function: low as u32 },
             STREAM_PATH_EXIT => StreamItem::ExitPath { label: low },
@@ -286,6 +293,7 @@ impl StreamItem {
         match self {
             StreamItem::Enter { function } => STREAM_ENTER | u64::from(function),
             StreamItem::Call => STREAM_CALL,
+            StreamItem::Leave => STREAM_LEAVE,
             StreamItem::Path { label } => label,
             StreamItem::ExitPath { label } => STREAM_PATH_EXIT | label,
             StreamItem::Repeat(n) => STREAM_REPEAT | n,

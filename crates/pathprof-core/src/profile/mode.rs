@@ -162,10 +162,34 @@ pub struct KblInfo {
     /// written before the field). The forest does not depend on it.
     #[serde(default = "one_thread")]
     pub fold_threads: usize,
+    /// Bursty k-BLPP (`kbl:K:burst`) [KBL13 §6]: paths streamed only during bursts, so that the
+    /// roots (the Ball–Larus counts) are exact and every deeper count is that of the sequences that
+    /// ran during bursts, at most the exact count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bursts: Option<BurstInfo>,
 }
 
 fn one_thread() -> usize {
     1
+}
+
+/// How a bursty k-BLPP profile was taken: a burst of `ms` milliseconds opened every `every_ms`
+/// (one burst for the whole run when `ms` is at least `every_ms`), `opened` of them during the
+/// run, in which `streamed_path_ends` of the run's `path_ends` were streamed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BurstInfo {
+    pub ms: f64,
+    pub every_ms: f64,
+    pub opened: U64,
+    pub streamed_path_ends: U64,
+    pub path_ends: U64,
+}
+
+impl BurstInfo {
+    /// The share of path ends streamed.
+    pub fn streamed_share(&self) -> f64 {
+        self.streamed_path_ends.0 as f64 / self.path_ends.0.max(1) as f64
+    }
 }
 
 /// How a sampled profile was taken [PEP05 §3.3].

@@ -10,7 +10,8 @@
 //! * [`sample`] — sampled path ends (`pep`) [PEP05 §3.3]: a timer thread and a sample buffer, or
 //!   every N-th path end passed to the host;
 //! * [`stream`] — the k-BLPP stream (`kbl`) [KBL13 §3], folded into a k-slab forest by a second
-//!   thread while the program runs;
+//!   thread while the program runs; [`burst`] opens and closes the bursts of bursty k-BLPP
+//!   (`kbl:K:burst`) [KBL13 §6];
 //! * [`segments`] — the same stream with call markers (`ips`), folded into interprocedural path
 //!   segments [PPP07 §3.4.1].
 //!
@@ -18,6 +19,7 @@
 //! as WASI's context is (`get`), so that any embedding — the runtime's [`run_module`](crate::run_module)
 //! or a test's own store — runs a module with the real host.
 
+pub mod burst;
 pub mod count;
 pub mod sample;
 pub mod segments;

@@ -18,12 +18,15 @@
 //! would have built ([`Kipf::add`]). The split is by root path, so a program whose slabs mostly
 //! start with one path is folded mostly by one thread.
 
+use super::burst::{BurstTimer, Bursts};
 use super::{Collector, HostCall};
 use crate::replay::HostRecord;
 use anyhow::{anyhow, bail, ensure, Context, Result};
 use pathprof_core::kpath::{Activations, Kipf, Options, Shard};
-use pathprof_wasm::abi::{HostImport, StreamItem, StreamLayout, STREAM_ENTER, STREAM_PATH_EXIT, STREAM_REPEAT};
-use pathprof_wasm::map::{ArrayCounters, RawCounts, SinkLayout};
+use pathprof_wasm::abi::{
+    HostImport, StreamItem, StreamLayout, STREAM_ENTER, STREAM_LEAVE, STREAM_PATH_EXIT, STREAM_REPEAT,
+};
+use pathprof_wasm::map::{ArrayCounters, Counters, RawCounts, SinkLayout};
 use pathprof_wasm::ProfileMap;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
@@ -85,6 +88,10 @@ pub struct StreamEnd {
     /// Buffers handed to the consumer, and how long the program waited for one to come back.
     pub handovers: u64,
     pub waited: Duration,
+    /// The functions streamed during bursts only, whose counts are in `arrays`, and the bursts
+    /// opened (bursty k-BLPP; `None` without bursts).
+    pub sampled: Vec<u32>,
+    pub bursts: Option<u64>,
 }
 
 /// What a streamed run gave.
@@ -97,6 +104,9 @@ pub struct Streamed {
     pub ksf: KsfFacts,
     /// The first items of the stream, as many as [`StreamCollector::record`] asked for.
     pub recorded: Vec<u64>,
+    /// With bursts ([`StreamCollector::bursts`]): how many were opened. The k-IPF's roots then
+    /// count the path ends streamed, and `counts` has every path end.
+    pub bursts: Option<u64>,
 }
 
 /// Decodes a k-BLPP stream ([`StreamItem`]) into per-activation k-SFs.
@@ -118,6 +128,8 @@ impl StreamFolder {
         for &item in items {
             match item & STREAM_REPEAT {
                 0 => self.activations.path(item),
+                // The end of an activation's streamed window is, for its sequences, its return.
+                STREAM_ENTER if item == STREAM_LEAVE => self.activations.exit(),
                 STREAM_ENTER => self.activations.enter(),
                 STREAM_PATH_EXIT => {
                     self.activations.path(item & !STREAM_REPEAT);
@@ -168,7 +180,14 @@ pub fn fold_stream(items: &[u64], settings: ForestSettings) -> Result<Streamed> 
     for part in &mut parts {
         part.fold(items);
     }
-    let end = StreamEnd { arrays: RawCounts::new(), recorded: Vec::new(), handovers: 0, waited: Duration::ZERO };
+    let end = StreamEnd {
+        arrays: RawCounts::new(),
+        recorded: Vec::new(),
+        handovers: 0,
+        waited: Duration::ZERO,
+        sampled: Vec::new(),
+        bursts: None,
+    };
     StreamFolder::finish(parts, end)
 }
 
@@ -192,7 +211,7 @@ impl StreamConsumer for StreamFolder {
 
     /// The parts' k-IPFs, each made on a thread of its own, added up.
     fn finish(parts: Vec<StreamFolder>, end: StreamEnd) -> Result<Streamed> {
-        let StreamEnd { arrays: mut counts, recorded, handovers, waited } = end;
+        let StreamEnd { arrays: mut counts, recorded, handovers, waited, sampled, bursts } = end;
         let mut ksf = KsfFacts { fold_threads: parts.len(), handovers, waited, ..KsfFacts::default() };
         for part in &parts {
             let forest = part.activations.forest();
@@ -211,11 +230,14 @@ impl StreamConsumer for StreamFolder {
             kipf.k = mine.k;
             kipf.add(mine);
         }
-        // The 1-IPF is the Ball–Larus profile.
+        // The 1-IPF is the Ball–Larus profile, but of the path ends streamed during bursts only.
         for root in &kipf.roots {
-            counts.entry((root.path >> 32) as u32).or_default().push((root.path & 0xffff_ffff, root.count));
+            let function = (root.path >> 32) as u32;
+            if sampled.binary_search(&function).is_err() {
+                counts.entry(function).or_default().push((root.path & 0xffff_ffff, root.count));
+            }
         }
-        Ok(Streamed { counts, kipf, ksf, recorded })
+        Ok(Streamed { counts, kipf, ksf, recorded, bursts })
     }
 }
 
@@ -250,6 +272,11 @@ pub struct StreamCollector<C = StreamFolder> {
     drains: u64,
     /// Time spent waiting for the consumer to give a buffer back.
     waited: Duration,
+    /// The functions streamed during bursts only (sorted), the bursts, and their timer once the
+    /// program runs.
+    sampled: Vec<u32>,
+    bursts: Option<Bursts>,
+    timer: Option<BurstTimer>,
 }
 
 impl StreamCollector<StreamFolder> {
@@ -294,9 +321,19 @@ impl<C: StreamConsumer> StreamCollector<C> {
                 (full, thread)
             })
             .unzip();
+        let mut sampled: Vec<u32> = map
+            .functions
+            .iter()
+            .filter(|f| f.probes().is_some_and(|p| matches!(p.counters, Counters::Burst { .. })))
+            .map(|f| f.index)
+            .collect();
+        sampled.sort_unstable();
         Ok(StreamCollector {
             layout,
             arrays: map.arrays(),
+            sampled,
+            bursts: None,
+            timer: None,
             full,
             free,
             give_back,
@@ -306,6 +343,13 @@ impl<C: StreamConsumer> StreamCollector<C> {
             drains: 0,
             waited: Duration::ZERO,
         })
+    }
+
+    /// Opens `bursts` while the program runs, during which the functions instrumented for bursts
+    /// stream their paths (bursty k-BLPP); without, they stream none.
+    pub fn bursts(mut self, bursts: Bursts) -> StreamCollector<C> {
+        self.bursts = Some(bursts);
+        self
     }
 
     /// Keeps the first `n` items of the stream in order (in [`Streamed::recorded`]).
@@ -404,7 +448,17 @@ impl<C: StreamConsumer> Collector for StreamCollector<C> {
         Ok(())
     }
 
+    /// Opens the bursts, if any.
+    fn start(&mut self, memory: Option<&mut [u8]>) -> Result<()> {
+        if let Some(bursts) = self.bursts {
+            let Some(memory) = memory else { bail!("the streamed module does not export its profiler memory") };
+            self.timer = Some(BurstTimer::start(memory, bursts)?);
+        }
+        Ok(())
+    }
+
     fn finish(&mut self, memory: Option<&mut [u8]>) -> Result<C::Output> {
+        let bursts = self.bursts.map(|_| self.timer.take().map_or(0, BurstTimer::finish));
         // The items still in the buffer, also after a trap.
         let mut counts = RawCounts::new();
         let drained = match memory {
@@ -426,6 +480,8 @@ impl<C: StreamConsumer> Collector for StreamCollector<C> {
                 recorded: std::mem::take(&mut self.recorded),
                 handovers: self.drains,
                 waited: self.waited,
+                sampled: std::mem::take(&mut self.sampled),
+                bursts,
             },
         )
     }

@@ -259,7 +259,7 @@ pub fn check_out_of_fuel(
     let mut seen = 0;
     if let Some(cut) = items.iter().position(|&item| {
         seen += match StreamItem::decode(item) {
-            StreamItem::Enter { .. } | StreamItem::Call => 0,
+            StreamItem::Enter { .. } | StreamItem::Call | StreamItem::Leave => 0,
             StreamItem::Repeat(n) => n,
             StreamItem::Path { .. } | StreamItem::ExitPath { .. } => 1,
         };
@@ -348,6 +348,7 @@ pub fn decode_stream(items: &[u64], streamed: &[bool], exact: bool, markers: boo
                 continue;
             }
             StreamItem::Call => return Err(format!("stream item {i}: a call marker, which kbl does not write")),
+            StreamItem::Leave => return Err(format!("stream item {i}: a leave marker, which only bursts write")),
             StreamItem::Repeat(n) => {
                 let Some((key, exit)) = repeated.filter(|_| n > 0) else {
                     return Err(format!(

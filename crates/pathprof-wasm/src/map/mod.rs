@@ -46,6 +46,10 @@ pub enum Counters {
     /// `singles`, an activation that ends only one path counts it in `num_paths` `u64` counters at that
     /// byte offset instead, and its entry marker is written only before its first streamed path.
     Stream { singles: Option<u32> },
+    /// Bursty k-BLPP: every path counted in `num_paths` `u64` counters at byte `offset`, and streamed
+    /// as [`Counters::Stream`] streams it (without singles) while the activation's burst window is
+    /// open: the stream gives its sequences, sampled, and never its counts.
+    Burst { offset: u32 },
     /// Preferential (PPP): `slots` slots of [`abi::PPP_SLOT_BYTES`](crate::abi::PPP_SLOT_BYTES) at
     /// byte `offset`, indexed by the path's preferential ID, each with the Ball–Larus ID of its
     /// interesting path and its count; the other paths are counted by the host.
@@ -65,6 +69,7 @@ impl Counters {
             Counters::Table { .. } | Counters::Hash => CounterKind::Hash,
             Counters::Sampled => CounterKind::Sampled,
             Counters::Stream { .. } => CounterKind::Stream,
+            Counters::Burst { .. } => CounterKind::Array,
             Counters::Ppp { .. } => CounterKind::Ppp,
             Counters::Events { .. } => CounterKind::Events,
         }
@@ -74,7 +79,9 @@ impl Counters {
     /// singles too).
     pub fn array(self) -> Option<u32> {
         match self {
-            Counters::Array { offset } | Counters::Stream { singles: Some(offset) } => Some(offset),
+            Counters::Array { offset } | Counters::Stream { singles: Some(offset) } | Counters::Burst { offset } => {
+                Some(offset)
+            }
             Counters::Stream { singles: None }
             | Counters::Table { .. }
             | Counters::Hash
@@ -93,6 +100,7 @@ impl Counters {
             | Counters::Hash
             | Counters::Sampled
             | Counters::Stream { .. }
+            | Counters::Burst { .. }
             | Counters::Ppp { .. } => true,
         }
     }

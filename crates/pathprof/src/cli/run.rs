@@ -67,6 +67,13 @@ pub struct Args {
     /// any number; a --max-nodes bound is shared evenly.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     fold_threads: Option<u16>,
+    /// kbl:K:burst: milliseconds each burst lasts, during which activations stream their paths
+    /// (default 1; at least --burst-every keeps one burst open for the whole run).
+    #[arg(long, value_name = "MS", allow_negative_numbers = true)]
+    burst_ms: Option<f64>,
+    /// kbl:K:burst: milliseconds from one burst's start to the next's (default 20).
+    #[arg(long, value_name = "MS", allow_negative_numbers = true)]
+    burst_every: Option<f64>,
     /// events: pc (count paths, compute the events after the run; the default), pd (add each path's
     /// events at its end) or dec (count every event where it occurs).
     #[arg(long)]
@@ -173,6 +180,8 @@ pub fn run(a: Args, stopper: &Stopper) -> Result<i32> {
         k: a.k,
         max_nodes: a.max_nodes,
         fold_threads: a.fold_threads.map(usize::from),
+        burst_ms: a.burst_ms,
+        burst_every: a.burst_every,
         strategy: a.strategy,
         cut: a.cut,
     };

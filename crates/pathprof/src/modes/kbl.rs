@@ -4,18 +4,27 @@
 //! level is the Ball–Larus profile. The instrumenter's sink is `stream` (with `array` for functions
 //! that end one path per activation); the runtime's collector is `stream`; the forests are
 //! `pathprof_core::kpath`.
+//!
+//! `kbl:K:burst` is bursty k-BLPP [KBL13 §6]: paths are counted as `bl` counts them and streamed only
+//! during bursts a timer opens (sink `burst`, the runtime's `collect::burst`), so that the roots stay
+//! exact and the deeper levels are sampled.
 
 use super::mode::{instrumented, sum, Given, Mode, ModeKind, ModeRun, ProfilingMode, RunFigure, SnapshotSink};
 use super::setting::{ModeFlags, Setting};
 use crate::mode_identity;
 use anyhow::{bail, Result};
 use pathprof_core::kpath::{Kipf, KipfNode, NODE_BYTES};
-use pathprof_core::profile::{FunctionProfile, KblInfo, KipfNodeProfile, KipfProfile, PathProfile, ProfileMode, U64};
-use pathprof_runtime::{Engine, ForestSettings, Program, Recorded, RunConfig, RunOutcome, StreamCollector, Streamed};
+use pathprof_core::profile::{
+    BurstInfo, FunctionProfile, KblInfo, KipfNodeProfile, KipfProfile, PathProfile, ProfileMode, U64,
+};
+use pathprof_runtime::{
+    Bursts, Engine, ForestSettings, Program, Recorded, RunConfig, RunOutcome, StreamCollector, Streamed,
+};
 use pathprof_wasm::abi::STREAM_CAPACITY;
 use pathprof_wasm::{ProfileMap, SinkKind};
 use std::collections::HashMap;
 use std::fmt;
+use std::time::Duration;
 
 /// Longest sequences of paths (`K`).
 pub const MAX_K: usize = 64;
@@ -26,9 +35,18 @@ pub const DEFAULT_K: usize = 4;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Kbl;
 
-/// A `kbl` mode: the longest sequences of paths, and the bound on the forest's nodes.
+/// Bursts when the mode does not say: 1 ms every 20 ms.
+pub const DEFAULT_BURSTS: Bursts = Bursts { length: Duration::from_millis(1), every: Duration::from_millis(20) };
+/// Shortest and longest burst settings, in milliseconds.
+const BURST_MS: (f64, f64) = (0.01, 3_600_000.0);
+
+/// A `kbl` mode: the longest sequences of paths, the bound on the forest's nodes, and the bursts
+/// when paths are streamed only during bursts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct KblMode(pub ForestSettings);
+pub struct KblMode {
+    pub forest: ForestSettings,
+    pub bursts: Option<Bursts>,
+}
 
 /// What a `kbl` run measured: how the forest was built, and the forest.
 struct KblFacts {
@@ -42,11 +60,11 @@ impl ModeKind for Kbl {
     }
 
     fn forms(&self) -> &'static [&'static str] {
-        &["kbl[:K]"]
+        &["kbl[:K][:burst]"]
     }
 
     fn parse(&self, spec: &str, settings: Option<&str>) -> Option<Result<Mode>> {
-        Some(parse(spec, settings).map(|s| Mode::new(KblMode(s))))
+        Some(parse(spec, settings).map(Mode::new))
     }
 
     fn merge(&self, a: &ProfileMode, b: &ProfileMode) -> Result<ProfileMode> {
@@ -54,7 +72,18 @@ impl ModeKind for Kbl {
         if (x.k, x.max_nodes, x.ksf_node_bytes) != (y.k, y.max_nodes, y.ksf_node_bytes) {
             bail!("its forests were built with k = {} and another bound or layout (here k = {})", y.k, x.k);
         }
+        let bursts = match (&x.bursts, &y.bursts) {
+            (None, None) => None,
+            (Some(a), Some(b)) if (a.ms, a.every_ms) == (b.ms, b.every_ms) => Some(BurstInfo {
+                opened: U64(sum(a.opened.0, b.opened.0, "the bursts")?),
+                streamed_path_ends: U64(sum(a.streamed_path_ends.0, b.streamed_path_ends.0, "the streamed path ends")?),
+                path_ends: U64(sum(a.path_ends.0, b.path_ends.0, "the path ends")?),
+                ..a.clone()
+            }),
+            _ => bail!("its sequences were streamed in other bursts, or in none"),
+        };
         let mut k = x.clone();
+        k.bursts = bursts;
         k.stream_items = U64(sum(x.stream_items.0, y.stream_items.0, "the stream items")?);
         k.ksf_nodes = U64(sum(x.ksf_nodes.0, y.ksf_nodes.0, "the k-SF nodes")?);
         k.sibling_scans = U64(sum(x.sibling_scans.0, y.sibling_scans.0, "the sibling scans")?);
@@ -86,31 +115,59 @@ impl ProfilingMode for KblMode {
     }
 
     fn write(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0.k {
-            DEFAULT_K => f.write_str("kbl"),
-            k => write!(f, "kbl:{k}"),
+        match (self.forest.k, self.bursts.is_some()) {
+            (DEFAULT_K, false) => f.write_str("kbl"),
+            (k, false) => write!(f, "kbl:{k}"),
+            (k, true) => write!(f, "kbl:{k}:burst"),
         }
     }
 
     fn accepts(&self, setting: Setting) -> bool {
-        matches!(setting, Setting::K | Setting::MaxNodes | Setting::FoldThreads | Setting::EdgeProfile)
+        match setting {
+            Setting::K | Setting::MaxNodes | Setting::FoldThreads | Setting::EdgeProfile => true,
+            Setting::BurstMs | Setting::BurstEvery => self.bursts.is_some(),
+            _ => false,
+        }
     }
 
     fn with_flags(&self, flags: &ModeFlags) -> Result<Mode> {
-        let ForestSettings { k, max_nodes, fold_threads } = self.0;
-        Ok(Mode::new(KblMode(ForestSettings {
-            k: flags.k.map_or(k, usize::from),
-            max_nodes: flags.max_nodes.or(max_nodes),
-            fold_threads: flags.fold_threads.or(fold_threads),
-        })))
+        let ForestSettings { k, max_nodes, fold_threads } = self.forest;
+        let ms = |flag: &str, ms: Option<f64>, default: Duration| match ms {
+            None => Ok(default),
+            Some(ms) if (BURST_MS.0..=BURST_MS.1).contains(&ms) => Ok(Duration::from_secs_f64(ms / 1e3)),
+            Some(_) => bail!("{flag} must be a number of milliseconds from {} to {}", BURST_MS.0, BURST_MS.1),
+        };
+        let bursts = match self.bursts {
+            Some(b) => Some(Bursts {
+                length: ms("--burst-ms", flags.burst_ms, b.length)?,
+                every: ms("--burst-every", flags.burst_every, b.every)?,
+            }),
+            None => None,
+        };
+        Ok(Mode::new(KblMode {
+            forest: ForestSettings {
+                k: flags.k.map_or(k, usize::from),
+                max_nodes: flags.max_nodes.or(max_nodes),
+                fold_threads: flags.fold_threads.or(fold_threads),
+            },
+            bursts,
+        }))
     }
 
     fn run_flags(&self) -> Option<String> {
-        self.0.fold_threads.map(|n| format!("×{n}"))
+        let threads = self.forest.fold_threads.map(|n| format!("×{n}"));
+        let bursts = self
+            .bursts
+            .filter(|b| *b != DEFAULT_BURSTS)
+            .map(|b| format!("{}/{} ms", b.length.as_secs_f64() * 1e3, b.every.as_secs_f64() * 1e3));
+        match (threads, bursts) {
+            (Some(t), Some(b)) => Some(format!("{t} {b}")),
+            (t, b) => t.or(b),
+        }
     }
 
     fn sink(&self) -> Option<SinkKind> {
-        Some(SinkKind::Stream)
+        Some(if self.bursts.is_some() { SinkKind::Bursts } else { SinkKind::Stream })
     }
 
     /// The forest is folded on a thread of its own, which a snapshot would have to wait for: a
@@ -123,12 +180,15 @@ impl ProfilingMode for KblMode {
         config: &RunConfig,
         _: Option<&SnapshotSink>,
     ) -> Result<ModeRun> {
-        run(engine, program, instrumented(map)?, config, self.0)
+        run(engine, program, instrumented(map)?, config, *self)
     }
 
+    /// A bursty module run by another host streams nothing unless that host opened bursts: its
+    /// counts are exact, its sequences those it streamed.
     fn replay(&self, map: &ProfileMap, recorded: Recorded) -> Result<ModeRun> {
-        let (outcome, streamed) = pathprof_runtime::replay(StreamCollector::new(map, self.0)?, map, recorded)?;
-        Ok(streamed_run(outcome, streamed, self.0))
+        let collector = StreamCollector::new(map, self.forest)?;
+        let (outcome, streamed) = pathprof_runtime::replay(collector, map, recorded)?;
+        Ok(streamed_run(outcome, streamed, *self))
     }
 
     fn attach(&self, run: &ModeRun, _: &ProfileMap, functions: &mut [FunctionProfile]) -> Result<()> {
@@ -150,34 +210,47 @@ impl ProfilingMode for KblMode {
     mode_identity!();
 }
 
-/// Reads what follows `kbl:` in `spec` (`K`), or nothing.
-fn parse(spec: &str, k: Option<&str>) -> Result<ForestSettings> {
+/// Reads what follows `kbl:` in `spec` (`K`, `K:burst` or `burst`), or nothing.
+fn parse(spec: &str, settings: Option<&str>) -> Result<KblMode> {
+    let (k, bursts) = match settings {
+        None => (None, false),
+        Some("burst") => (None, true),
+        Some(s) => match s.strip_suffix(":burst") {
+            Some(k) => (Some(k), true),
+            None => (Some(s), false),
+        },
+    };
     let k = match k {
         None => DEFAULT_K,
         Some(k) => match k.parse::<usize>() {
             Ok(k) if (1..=MAX_K).contains(&k) => k,
-            _ => bail!("mode {spec:?}: K must be a whole number from 1 to {MAX_K}"),
+            _ => bail!("mode {spec:?}: K must be a whole number from 1 to {MAX_K}, optionally followed by :burst"),
         },
     };
-    Ok(ForestSettings::k(k))
+    Ok(KblMode { forest: ForestSettings::k(k), bursts: bursts.then_some(DEFAULT_BURSTS) })
 }
 
 /// Runs a module instrumented to stream its paths.
-fn run(
-    engine: &Engine,
-    program: &Program,
-    map: &ProfileMap,
-    config: &RunConfig,
-    settings: ForestSettings,
-) -> Result<ModeRun> {
-    let collector = StreamCollector::new(map, settings)?;
+fn run(engine: &Engine, program: &Program, map: &ProfileMap, config: &RunConfig, mode: KblMode) -> Result<ModeRun> {
+    let mut collector = StreamCollector::new(map, mode.forest)?;
+    if let Some(bursts) = mode.bursts {
+        collector = collector.bursts(bursts);
+    }
     let (outcome, streamed) = pathprof_runtime::run_module(engine, program, Some(map), collector, config)?;
-    Ok(streamed_run(outcome, streamed, settings))
+    Ok(streamed_run(outcome, streamed, mode))
 }
 
-/// What a run streamed into a forest built as `settings` say recorded.
-fn streamed_run(outcome: RunOutcome, streamed: Streamed, settings: ForestSettings) -> ModeRun {
+/// What a run streamed into a forest built as `mode` says recorded.
+fn streamed_run(outcome: RunOutcome, streamed: Streamed, mode: KblMode) -> ModeRun {
+    let settings = mode.forest;
     let f = streamed.ksf;
+    let bursts = mode.bursts.map(|b| BurstInfo {
+        ms: b.length.as_secs_f64() * 1e3,
+        every_ms: b.every.as_secs_f64() * 1e3,
+        opened: U64(streamed.bursts.unwrap_or(0)),
+        streamed_path_ends: U64(streamed.kipf.roots.iter().map(|r| r.count).sum()),
+        path_ends: U64(streamed.counts.values().flatten().map(|&(_, c)| c).sum()),
+    });
     let info = KblInfo {
         k: settings.k,
         stream_items: U64(f.stream_items),
@@ -189,6 +262,7 @@ fn streamed_run(outcome: RunOutcome, streamed: Streamed, settings: ForestSetting
         fold_threads: f.fold_threads,
         stream_handovers: U64(f.handovers),
         stream_wait_seconds: f.waited.as_secs_f64(),
+        bursts,
     };
     // The stream buffers of the host, and the forest's nodes.
     let host_bytes = 8 * u64::from(STREAM_CAPACITY) + (f.nodes * NODE_BYTES) as u64;

@@ -13,6 +13,10 @@ pub enum Setting {
     MaxNodes,
     /// Threads folding the k-BLPP stream (`--fold-threads`).
     FoldThreads,
+    /// Bursty k-BLPP: how long a burst lasts (`--burst-ms`), and how often one opens
+    /// (`--burst-every`).
+    BurstMs,
+    BurstEvery,
     Strategy,
     Cut,
     EdgeProfile,
@@ -36,6 +40,8 @@ impl Setting {
             Setting::K => "-k",
             Setting::MaxNodes => "--max-nodes",
             Setting::FoldThreads => "--fold-threads",
+            Setting::BurstMs => "--burst-ms",
+            Setting::BurstEvery => "--burst-every",
             Setting::Strategy => "--strategy",
             Setting::Cut => "--cut",
             Setting::EdgeProfile => "--edge-profile",
@@ -54,6 +60,8 @@ impl Setting {
             Setting::TickMs
             | Setting::MaxNodes
             | Setting::FoldThreads
+            | Setting::BurstMs
+            | Setting::BurstEvery
             | Setting::EdgeProfile
             | Setting::HotFrom
             | Setting::Interesting
@@ -73,6 +81,8 @@ pub struct ModeFlags {
     pub k: Option<u16>,
     pub max_nodes: Option<usize>,
     pub fold_threads: Option<usize>,
+    pub burst_ms: Option<f64>,
+    pub burst_every: Option<f64>,
     pub strategy: Option<String>,
     pub cut: Option<String>,
 }
@@ -95,6 +105,8 @@ impl ModeFlags {
             (self.k.is_some(), Setting::K),
             (self.max_nodes.is_some(), Setting::MaxNodes),
             (self.fold_threads.is_some(), Setting::FoldThreads),
+            (self.burst_ms.is_some(), Setting::BurstMs),
+            (self.burst_every.is_some(), Setting::BurstEvery),
             (self.strategy.is_some(), Setting::Strategy),
             (self.cut.is_some(), Setting::Cut),
         ])

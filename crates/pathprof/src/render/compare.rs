@@ -4,7 +4,7 @@
 use super::{group, truncate};
 use crate::view::function_label;
 use anyhow::Result;
-use pathprof_core::accuracy::{compare_functions, Accuracy};
+use pathprof_core::accuracy::{compare_functions, compare_sequences, Accuracy};
 use pathprof_core::profile::Profile;
 use std::io::Write;
 
@@ -24,6 +24,39 @@ pub fn write(out: &mut impl Write, exact: &Profile, sampled: &Profile, threshold
     )?;
     writeln!(out, "  edge accuracy (relative overlap): {:.2}%", all.relative_overlap * 100.0)?;
     writeln!(out, "  edge accuracy (absolute overlap): {:.2}%", all.absolute_overlap * 100.0)?;
+    if let (Some(e), Some(s)) = (exact.mode.kbl(), sampled.mode.kbl()) {
+        let k = e.k.min(s.k);
+        if let Some(b) = &s.bursts {
+            writeln!(
+                out,
+                "  {} bursts of {} ms every {} ms streamed {:.2}% of the path ends",
+                group(b.opened.0),
+                b.ms,
+                b.every_ms,
+                100.0 * b.streamed_share()
+            )?;
+        }
+        if e.k != s.k {
+            writeln!(out, "  k-iteration paths: forests of k = {} and k = {}, not compared", e.k, s.k)?;
+        } else {
+            let seq = compare_sequences(&exact.functions, &sampled.functions, threshold);
+            writeln!(
+                out,
+                "  hot {k}-path coverage (hot above {:.3}% of {k}-path executions): {:.2}% ({} of {} hot {k}-paths)",
+                threshold * 100.0,
+                seq.coverage * 100.0,
+                group(seq.covered as u64),
+                group(seq.hot as u64)
+            )?;
+            writeln!(
+                out,
+                "  {k}-path accuracy (weight matching by frequency): {:.2}% ({} against {} {k}-path executions)",
+                seq.weight_matching * 100.0,
+                group(seq.sampled_executions),
+                group(seq.exact_executions)
+            )?;
+        }
+    }
     let mut rows: Vec<(Accuracy, String)> = exact
         .functions
         .iter()

@@ -58,6 +58,20 @@ pub fn text(out: &mut impl Write, p: &Profile, top: usize, function: Option<&str
             group(kbl.sibling_scans.0),
             kbl.sibling_scans.0 as f64 / p.path_executions.0.max(1) as f64
         )?;
+        if let Some(b) = &kbl.bursts {
+            let window = if b.ms >= b.every_ms {
+                "one burst for the whole run".to_string()
+            } else {
+                format!("{} bursts of {} ms every {} ms", group(b.opened.0), b.ms, b.every_ms)
+            };
+            writeln!(
+                out,
+                "  bursts: {window}; {} of {} path ends streamed ({:.2} %): root counts are exact, sequences of 2 or more paths are those that ran during bursts",
+                group(b.streamed_path_ends.0),
+                group(b.path_ends.0),
+                100.0 * b.streamed_share()
+            )?;
+        }
         if kbl.stream_handovers.0 > 0 {
             writeln!(
                 out,

@@ -23,6 +23,7 @@ fn every_mode_and_function_state_reads_back() {
         stream_handovers: U64(3),
         stream_wait_seconds: 0.5,
         fold_threads: 2,
+        bursts: None,
     };
     for (mode, counters) in [
         (ProfileMode::Bl, CounterKind::Array),

@@ -12,6 +12,8 @@
 //! * [`sample`] — PEP's sampling [PEP05 §3.3]: a test of the host's flag, and a sample written to
 //!   a buffer (or passed to the host) while it is set;
 //! * [`stream`] — k-BLPP's stream of path IDs with activation markers [KBL13 §3];
+//! * [`burst`] — bursty k-BLPP: exact counts in an array, and the stream only while the host's
+//!   timer holds a burst open [KBL13 §6];
 //! * [`ppp`] — preferential counting: the interesting paths in compact slots, checked against their
 //!   Ball–Larus IDs, the residual ones counted by the host [PPP07 §3.3–3.5];
 //! * [`decode`] — event counting by path decoding (`pd`): a path end adds its path's event vector,
@@ -23,6 +25,7 @@
 //! [ABI](crate::abi)'s.
 
 mod array;
+mod burst;
 mod decode;
 mod direct;
 mod hash;
@@ -33,6 +36,7 @@ mod stream;
 mod table;
 
 pub(crate) use array::ArraySink;
+pub(crate) use burst::BurstSink;
 pub(crate) use decode::DecodeSink;
 pub(crate) use direct::DirectSink;
 pub(crate) use path_sink::{PathEnd, PathSink};
@@ -67,6 +71,12 @@ pub enum SinkKind {
     Sample { buffer: Option<u32> },
     /// The stream of path IDs of k-BLPP, drained by the host when full.
     Stream,
+    /// Bursty k-BLPP: every path counted in an array, as [`SinkKind::Count`] counts it, and the
+    /// stream of [`SinkKind::Stream`] written only while the host holds a burst open (the flag at
+    /// [`SAMPLE_FLAG`](crate::abi::SAMPLE_FLAG)), each activation's window opened and closed at its
+    /// path ends. A function whose paths do not fit an array streams all of them, as with
+    /// [`SinkKind::Stream`].
+    Bursts,
     /// Exact counts with the interesting paths of [`InstrumentOptions::interesting`](crate::InstrumentOptions::interesting) in compact
     /// slots, checked against their Ball–Larus IDs, and the residual paths in the host's table. With
     /// `slots_everywhere`, every function with interesting and residual paths counts in slots, as in
@@ -105,6 +115,7 @@ pub(crate) enum Sink {
     Hash,
     Sample(SampleSink),
     Stream(StreamSink),
+    Burst(BurstSink),
     Ppp(PppSink),
     Decode(DecodeSink),
     Direct(DirectSink),
@@ -140,6 +151,7 @@ impl Sink {
             Sink::Hash => &hash::HashSink,
             Sink::Sample(s) => s,
             Sink::Stream(s) => s,
+            Sink::Burst(s) => s,
             Sink::Ppp(s) => s,
             Sink::Decode(s) => s,
             Sink::Direct(s) => s,
@@ -154,6 +166,7 @@ impl Sink {
             Sink::Hash => Counters::Hash,
             Sink::Sample(_) => Counters::Sampled,
             Sink::Stream(s) => Counters::Stream { singles: s.singles.map(|a| a.offset) },
+            Sink::Burst(s) => Counters::Burst { offset: s.array.offset },
             Sink::Ppp(s) => Counters::Ppp { offset: s.offset, slots: s.slots },
             Sink::Decode(s) => Counters::Events { offset: s.counters, mask: s.mask, decoded: true },
             Sink::Direct(s) => Counters::Events { offset: s.counters, mask: s.mask, decoded: false },
@@ -164,7 +177,7 @@ impl Sink {
     pub(crate) fn calls_import(&self) -> bool {
         match self {
             Sink::Array(_) | Sink::Decode(_) | Sink::Direct(_) => false,
-            Sink::Table(_) | Sink::Hash | Sink::Stream(_) | Sink::Ppp(_) => true,
+            Sink::Table(_) | Sink::Hash | Sink::Stream(_) | Sink::Burst(_) | Sink::Ppp(_) => true,
             Sink::Sample(s) => s.buffer.is_none() || s.wide,
         }
     }
@@ -204,6 +217,7 @@ impl Sink {
             | Sink::Hash
             | Sink::Sample(_)
             | Sink::Stream(_)
+            | Sink::Burst(_)
             | Sink::Ppp(_)
             | Sink::Decode(_)
             | Sink::Direct(_) => None,
@@ -223,6 +237,7 @@ impl Sink {
             | Sink::Hash
             | Sink::Sample(_)
             | Sink::Stream(_)
+            | Sink::Burst(_)
             | Sink::Decode(_)
             | Sink::Direct(_) => false,
         }
@@ -245,6 +260,7 @@ impl SinkKind {
             SinkKind::Sample { buffer } => buffer.map(SampleBufferLayout::new),
             SinkKind::Count
             | SinkKind::Stream
+            | SinkKind::Bursts
             | SinkKind::Preferential { .. }
             | SinkKind::Decode
             | SinkKind::Direct
@@ -265,6 +281,7 @@ impl SinkKind {
             | SinkKind::Count
             | SinkKind::Sample { .. }
             | SinkKind::Stream
+            | SinkKind::Bursts
             | SinkKind::Preferential { .. }
             | SinkKind::Decode
             | SinkKind::Direct
@@ -276,7 +293,7 @@ impl SinkKind {
     /// path ID`), and more paths are cut, as `bl` cuts beyond 64 bits.
     pub(crate) fn max_paths(self) -> Option<u64> {
         match self {
-            SinkKind::Stream | SinkKind::Trace | SinkKind::Segments => Some(STREAM_MAX_PATHS),
+            SinkKind::Stream | SinkKind::Bursts | SinkKind::Trace | SinkKind::Segments => Some(STREAM_MAX_PATHS),
             SinkKind::Count
             | SinkKind::Sample { .. }
             | SinkKind::Preferential { .. }
@@ -301,6 +318,7 @@ impl SinkKind {
             SinkKind::Count
             | SinkKind::Sample { .. }
             | SinkKind::Stream
+            | SinkKind::Bursts
             | SinkKind::Decode
             | SinkKind::Direct
             | SinkKind::Trace
@@ -318,7 +336,12 @@ impl SinkKind {
             (SinkKind::Preferential { slots_everywhere }, Some(ppp)) => ppp.covers(plan) || !slots_everywhere,
             (SinkKind::Preferential { .. }, None)
             | (
-                SinkKind::Sample { .. } | SinkKind::Stream | SinkKind::Direct | SinkKind::Trace | SinkKind::Segments,
+                SinkKind::Sample { .. }
+                | SinkKind::Stream
+                | SinkKind::Bursts
+                | SinkKind::Direct
+                | SinkKind::Trace
+                | SinkKind::Segments,
                 _,
             ) => false,
         }
@@ -332,6 +355,7 @@ impl SinkKind {
             SinkKind::Count
             | SinkKind::Sample { .. }
             | SinkKind::Stream
+            | SinkKind::Bursts
             | SinkKind::Preferential { .. }
             | SinkKind::Decode
             | SinkKind::Direct
@@ -346,6 +370,7 @@ impl SinkKind {
             SinkKind::Count
             | SinkKind::Sample { .. }
             | SinkKind::Stream
+            | SinkKind::Bursts
             | SinkKind::Preferential { .. }
             | SinkKind::Direct
             | SinkKind::Trace
@@ -359,7 +384,9 @@ impl SinkKind {
             SinkKind::Count | SinkKind::Preferential { .. } | SinkKind::Decode | SinkKind::Direct => 0,
             SinkKind::Sample { buffer: None } => u64::from(crate::abi::SAMPLE_WORDS),
             SinkKind::Sample { buffer: Some(slots) } => SampleBufferLayout::new(slots).end(),
-            SinkKind::Stream | SinkKind::Trace | SinkKind::Segments => StreamLayout::standard().end(),
+            SinkKind::Stream | SinkKind::Bursts | SinkKind::Trace | SinkKind::Segments => {
+                StreamLayout::standard().end()
+            }
         }
     }
 
@@ -433,7 +460,7 @@ impl SinkKind {
                 buffer: buffer.map(SampleBufferLayout::new),
                 wide: register_bits(plan) == 64,
             }),
-            SinkKind::Stream | SinkKind::Trace | SinkKind::Segments if register_bits(plan) == 64 => {
+            SinkKind::Stream | SinkKind::Bursts | SinkKind::Trace | SinkKind::Segments if register_bits(plan) == 64 => {
                 return Err("more than 2^32 paths (streamed path IDs have 32 bits)".to_string())
             }
             SinkKind::Trace => {
@@ -442,13 +469,15 @@ impl SinkKind {
             SinkKind::Segments => {
                 Sink::Stream(StreamSink { layout: StreamLayout::standard(), singles: None, calls: true })
             }
-            SinkKind::Stream => {
-                // An activation of a function without loops, cuts or landings ends one path (at an exit
-                // or by an exception): its k-IPF has only roots, its BL counts, which an array counts
-                // without the stream or activation markers.
-                let one_path_per_activation =
-                    plan.dag.edges.iter().all(|e| matches!(e.kind, DagEdgeKind::Real(_) | DagEdgeKind::Throw(_)));
-                if one_path_per_activation && fits_array {
+            // Activations that end one path have no sequences: an array is all they need.
+            SinkKind::Bursts if fits_array && one_path_per_activation(plan) => Sink::Array(array(layout)),
+            SinkKind::Bursts if fits_array => {
+                Sink::Burst(BurstSink { layout: StreamLayout::standard(), array: array(layout) })
+            }
+            SinkKind::Stream | SinkKind::Bursts => {
+                // An activation that ends one path has a k-IPF of roots only, its BL counts, which an
+                // array counts without the stream or activation markers.
+                if one_path_per_activation(plan) && fits_array {
                     Sink::Array(array(layout))
                 } else {
                     // Activations that end one path (entry to exit) are counted in an array, when it
@@ -472,7 +501,9 @@ impl SinkKind {
                 let buffer = self.sample_buffer();
                 SinkLayout::Sample { buffer, wide: buffer.is_some() && calls_import }
             }
-            SinkKind::Stream | SinkKind::Trace | SinkKind::Segments => SinkLayout::Stream(StreamLayout::standard()),
+            SinkKind::Stream | SinkKind::Bursts | SinkKind::Trace | SinkKind::Segments => {
+                SinkLayout::Stream(StreamLayout::standard())
+            }
             SinkKind::Preferential { .. } => SinkLayout::Ppp { hash: calls_import },
         }
     }
@@ -480,7 +511,7 @@ impl SinkKind {
     /// Data segments of the profiler's memory: `(offset, bytes)`.
     pub(crate) fn initial_data(self) -> Vec<(u32, Vec<u8>)> {
         match self {
-            SinkKind::Stream | SinkKind::Trace | SinkKind::Segments => stream::initial_data(),
+            SinkKind::Stream | SinkKind::Bursts | SinkKind::Trace | SinkKind::Segments => stream::initial_data(),
             SinkKind::Count
             | SinkKind::Sample { .. }
             | SinkKind::Preferential { .. }
@@ -509,6 +540,12 @@ impl SinkKind {
             _ => Vec::new(),
         }
     }
+}
+
+/// Whether every activation of a function planned as `plan` ends one path (at an exit or by an
+/// exception): it has no loops, cuts or landings.
+fn one_path_per_activation(plan: &FunctionPlan) -> bool {
+    plan.dag.edges.iter().all(|e| matches!(e.kind, DagEdgeKind::Real(_) | DagEdgeKind::Throw(_)))
 }
 
 /// Most paths of a function whose path ends stream their IDs: 32 bits of ID.

@@ -28,7 +28,7 @@ pub(crate) struct StreamSink {
 
 /// The sink's locals: an `i64` for the item, and an `i32` that is non-zero once the entry marker
 /// is written (with singles).
-const ITEM: u32 = 0;
+pub(super) const ITEM: u32 = 0;
 const ENTERED: u32 = 1;
 
 impl PathSink for StreamSink {
@@ -140,7 +140,7 @@ impl Emitter<'_> {
     }
 
     /// Appends the item in the sink's local `t` and makes it the last one.
-    fn append_last(&mut self, layout: StreamLayout) {
+    pub(super) fn append_last(&mut self, layout: StreamLayout) {
         let t = self.sink_local(ITEM);
         self.flush_run(layout);
         self.append(layout, &[Instruction::LocalGet(t)]);
@@ -150,7 +150,7 @@ impl Emitter<'_> {
     }
 
     /// Appends the activation's entry marker.
-    fn enter_marker(&mut self, layout: StreamLayout) {
+    pub(super) fn enter_marker(&mut self, layout: StreamLayout) {
         let marker = StreamItem::Enter { function: self.func_index }.encode();
         self.f.instruction(&Instruction::I64Const(marker as i64));
         self.f.instruction(&Instruction::LocalSet(self.sink_local(ITEM)));
@@ -159,7 +159,7 @@ impl Emitter<'_> {
 
     /// Appends the path whose ID is in `r`, tagged with `tag`, or counts a repetition of the last
     /// item.
-    fn stream_path(&mut self, layout: StreamLayout, tag: u64) {
+    pub(super) fn stream_path(&mut self, layout: StreamLayout, tag: u64) {
         self.f.instruction(&Instruction::LocalGet(self.r));
         self.f.instruction(&Instruction::I64ExtendI32U);
         self.f.instruction(&Instruction::I64Const((tag | u64::from(self.func_index) << 32) as i64));

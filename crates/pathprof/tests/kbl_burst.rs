@@ -1,0 +1,132 @@
+//! Bursty k-BLPP (`--mode kbl:K:burst`) [KBL13 §6]: paths streamed only during bursts. Its roots are
+//! the exact Ball–Larus counts; every sequence it records is one the exact forest has, at most as
+//! often; a burst that lasts the whole run gives the exact forest.
+
+mod common;
+
+use common::{pathprof, run_in, run_wat, KBL_LOOP};
+use pathprof_core::profile::{FunctionProfile, KipfProfile, Profile, U64};
+use std::collections::HashMap;
+
+/// A loop of three million rounds, each taking one of four ways chosen by a linear congruential
+/// generator, and calling a function with a loop of its own on one of them: long enough for
+/// bursts of a fraction of a millisecond to open many times.
+const LCG_LOOP: &str = r#"
+(module
+  (func $work (param $n i32) (result i32)
+    (local $i i32) (local $x i32) (local $acc i32)
+    (local.set $x (i32.const 12345))
+    (block $done
+      (loop $top
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (local.set $x (i32.add (i32.mul (local.get $x) (i32.const 1103515245)) (i32.const 12345)))
+        (if (i32.and (i32.shr_u (local.get $x) (i32.const 16)) (i32.const 1))
+          (then (local.set $acc (i32.add (local.get $acc) (i32.const 3))))
+          (else (local.set $acc (i32.xor (local.get $acc) (local.get $x)))))
+        (if (i32.eqz (i32.and (i32.shr_u (local.get $x) (i32.const 20)) (i32.const 3)))
+          (then (local.set $acc (i32.add (local.get $acc) (call $inner (local.get $x))))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $top)))
+    (local.get $acc))
+  (func $inner (param $x i32) (result i32)
+    (local $j i32)
+    (loop $l
+      (local.set $j (i32.add (local.get $j) (i32.const 1)))
+      (br_if $l (i32.lt_u (local.get $j) (i32.and (local.get $x) (i32.const 3)))))
+    (local.get $j))
+  (func (export "_start") (drop (call $work (i32.const 3000000)))))
+"#;
+
+/// Every function's k-IPF, by function index.
+fn forests(p: &Profile) -> HashMap<u32, &KipfProfile> {
+    p.functions.iter().filter_map(|f| f.kipf().map(|k| (f.index, k))).collect()
+}
+
+/// Every function's paths with their counts and blocks.
+fn paths(p: &Profile) -> Vec<(u32, U64, U64, Vec<u32>)> {
+    let mut out: Vec<_> = p
+        .functions
+        .iter()
+        .flat_map(|f: &FunctionProfile| f.paths().iter().map(move |q| (f.index, q.id, q.count, q.blocks.clone())))
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn a_burst_for_the_whole_run_gives_the_exact_forest() {
+    for k in ["2", "3", "5"] {
+        let exact = run_wat(KBL_LOOP, &["--mode", "kbl", "-k", k], &[]);
+        let mode = format!("kbl:{k}:burst");
+        let always = ["--mode", mode.as_str(), "--burst-ms", "1", "--burst-every", "1"];
+        let burst = run_wat(KBL_LOOP, &always, &[]);
+        assert!(burst.output.status.success(), "{}", String::from_utf8_lossy(&burst.output.stderr));
+        assert_eq!(forests(&burst.profile), forests(&exact.profile), "k = {k}");
+        assert_eq!(paths(&burst.profile), paths(&exact.profile));
+        let b = burst.profile.mode.kbl().unwrap().bursts.clone().unwrap();
+        assert_eq!((b.ms, b.every_ms, b.opened.0), (1.0, 1.0, 1));
+    }
+}
+
+#[test]
+fn sampled_sequences_ran_and_roots_are_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = dir.path().join("m.wasm");
+    std::fs::write(&app, wat::parse_str(LCG_LOOP).unwrap()).unwrap();
+    let run = |extra: &[&str]| run_in(dir.path(), extra, &app, &[]);
+    let bl = run(&[]);
+    let exact = run(&["--mode", "kbl:4"]);
+    let burst = run(&["--mode", "kbl:4:burst", "--burst-ms", "0.2", "--burst-every", "2"]);
+    assert!(burst.output.status.success(), "{}", String::from_utf8_lossy(&burst.output.stderr));
+    assert_eq!(paths(&burst.profile), paths(&bl.profile), "the roots are the Ball–Larus counts");
+    let info = burst.profile.mode.kbl().unwrap().bursts.clone().unwrap();
+    assert!(info.opened.0 >= 1, "no burst opened in a run of {} s", burst.profile.wall_seconds);
+    assert!(info.streamed_path_ends.0 > 0 && info.streamed_path_ends.0 < info.path_ends.0, "{info:?}");
+    assert_eq!(info.path_ends, bl.profile.path_executions);
+    let exact_forests = forests(&exact.profile);
+    let mut sampled_nodes = 0;
+    for (index, kipf) in forests(&burst.profile) {
+        let whole = exact_forests[&index];
+        // Roots: every path, with its exact count.
+        let roots = |k: &KipfProfile| k.roots.iter().map(|r| (r.path, r.count)).collect::<Vec<_>>();
+        assert_eq!(roots(kipf), roots(whole));
+        kipf.for_each_node(|sequence, node| {
+            let Some(truth) = whole.node(sequence) else {
+                panic!("function {index}: sequence {sequence:?} never ran");
+            };
+            assert!(node.count <= truth.count, "{sequence:?}: {} > {}", node.count.0, truth.count.0);
+            sampled_nodes += usize::from(sequence.len() > 1);
+        });
+    }
+    assert!(sampled_nodes > 0, "bursts recorded no sequence");
+    // `compare` reports the sampled forest's accuracy against the exact one.
+    let (e, s) = (dir.path().join("exact.json"), dir.path().join("burst.json"));
+    std::fs::write(&e, serde_json::to_string(&exact.profile).unwrap()).unwrap();
+    std::fs::write(&s, serde_json::to_string(&burst.profile).unwrap()).unwrap();
+    let out = pathprof().arg("compare").args([&e, &s]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("hot 4-path coverage") && text.contains("4-path accuracy"), "{text}");
+    assert!(text.contains("bursts of 0.2 ms every 2 ms"), "{text}");
+}
+
+#[test]
+fn burst_settings_are_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = dir.path().join("m.wasm");
+    std::fs::write(&app, wat::parse_str(KBL_LOOP).unwrap()).unwrap();
+    let fails = |args: &[&str], expect: &str| {
+        let mut all = vec!["run", "--quiet", "-o", "p.json"];
+        all.extend(args);
+        all.push("m.wasm");
+        let out = pathprof().current_dir(dir.path()).args(&all).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(expect), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(!dir.path().join("p.json").exists());
+    };
+    fails(&["--mode", "kbl:4", "--burst-ms", "2"], "--burst-ms");
+    fails(&["--mode", "kbl:4:burst", "--burst-ms", "0"], "--burst-ms must be");
+    fails(&["--mode", "kbl:4:burst", "--burst-every", "nan"], "--burst-every must be");
+    fails(&["--mode", "kbl:4:bursts"], "K must be");
+}
