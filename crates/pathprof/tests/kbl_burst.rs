@@ -108,6 +108,17 @@ fn sampled_sequences_ran_and_roots_are_exact() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("hot 4-path coverage") && text.contains("4-path accuracy"), "{text}");
     assert!(text.contains("bursts of 0.2 ms every 2 ms"), "{text}");
+    // Two bursty runs merge: counts, bursts and streamed path ends add up; a bursty and an exact
+    // profile do not.
+    let merged = dir.path().join("merged.json");
+    let out = pathprof().arg("merge").args([&s, &s]).arg("-o").arg(&merged).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let twice = Profile::from_json(&std::fs::read_to_string(&merged).unwrap()).unwrap();
+    let b = twice.mode.kbl().unwrap().bursts.clone().unwrap();
+    assert_eq!((b.opened.0, b.streamed_path_ends.0), (2 * info.opened.0, 2 * info.streamed_path_ends.0));
+    let out = pathprof().arg("merge").args([&s, &e]).arg("-o").arg(dir.path().join("no.json")).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("bursts"), "{err}");
 }
 
 #[test]
