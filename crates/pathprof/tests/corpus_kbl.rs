@@ -8,7 +8,9 @@
 //! * the instrumented programs print exactly what they should;
 //! * three threads folding the stream, each its share of the trees, build the forest one does;
 //! * under a node bound a quarter of the forest, every count and bound holds the exact count, the
-//!   roots stay exact, and every sequence missing ran at most `dropped` times.
+//!   roots stay exact, and every sequence missing ran at most `dropped` times;
+//! * in bursts (`kbl:K:burst`), the roots are exact and every sequence ran, at most as often as its
+//!   count says; a burst for the whole run gives the exact forest.
 //!
 //! Runs are compared with each other only on programs whose paths are the same in every run; the
 //! others draw from `random_get` and are checked one run at a time. Skipped, with a message, when the
@@ -288,6 +290,36 @@ fn check_bounded(wasm: &Path, name: &str, k: usize, exact: &Profile) -> usize {
     usize::from(dropped > 0)
 }
 
+/// Runs `wasm` in bursts (short ones, so that short programs get some) and in one burst for the whole
+/// run, and checks both against `exact`, its k-IPF; returns whether the short bursts recorded a
+/// sequence of two paths or more.
+fn check_bursts(wasm: &Path, name: &str, k: usize, exact: &Profile) -> usize {
+    let mode = format!("kbl:{k}:burst");
+    let run = |ms: &str, every: &str| {
+        let what = format!("{name} ({mode}, {ms} ms every {every} ms)");
+        let args = ["--mode", mode.as_str(), "--burst-ms", ms, "--burst-every", every];
+        (run_checked(wasm, name, &what, &args).profile, what)
+    };
+    let truth = sequences(exact);
+    let (whole, what) = run("1", "1");
+    assert!(sequences(&whole) == truth, "{what}: another forest than kbl's");
+    let (sampled, what) = run("0.5", "2");
+    let got = sequences(&sampled);
+    for ((f, seq), &(count, _)) in &got {
+        let Some(&(n, _)) = truth.get(&(*f, seq.clone())) else {
+            panic!("{what}: function {f}, {seq:?} never ran");
+        };
+        if seq.len() == 1 {
+            assert_eq!(count, n, "{what}: function {f}, root {seq:?}");
+        } else {
+            assert!(count <= n, "{what}: function {f}, {seq:?} ran {n} times, the profile says {count}");
+        }
+    }
+    let roots = |s: &BTreeMap<(u32, Vec<u64>), (u64, u64)>| s.iter().filter(|(k, _)| k.1.len() == 1).count();
+    assert_eq!(roots(&got), roots(&truth), "{what}: other roots than kbl's");
+    usize::from(got.keys().any(|(_, seq)| seq.len() > 1))
+}
+
 #[test]
 fn corpus_kipf_properties() {
     let Some(dir) = corpus_dir() else {
@@ -299,7 +331,7 @@ fn corpus_kipf_properties() {
         let secs = t.elapsed().as_secs_f64();
         eprintln!("{name:<40} {k:>4} {:>12} {nodes:>10} {secs:>8.2}", p.path_executions.0);
     };
-    let mut pruned = 0;
+    let (mut pruned, mut bursty) = (0, 0);
     for name in DETERMINISTIC {
         let wasm = dir.join(name);
         assert!(wasm.is_file(), "{} is missing from the corpus", wasm.display());
@@ -323,8 +355,10 @@ fn corpus_kipf_properties() {
         assert_eq!((b.fold_threads, b.ksf_nodes, b.stream_items), (3, a.ksf_nodes, a.stream_items), "{name}");
         assert!(three.profile.functions == one.functions, "{name}: three threads folded another {k}-IPF than one");
         pruned += check_bounded(&wasm, name, k, &one);
+        bursty += check_bursts(&wasm, name, k, &one);
     }
     assert!(pruned > 0, "no program's forest was pruned");
+    assert!(bursty > 0, "no program's bursts recorded a sequence");
     for name in NONDETERMINISTIC {
         let wasm = dir.join(name);
         assert!(wasm.is_file(), "{} is missing from the corpus", wasm.display());

@@ -1,6 +1,7 @@
 //! One case: the module instrumented in every mode, the maps checked against one another, and the
 //! calls planned that the sessions make.
 
+use crate::bursts::check_burst_map;
 use crate::gen::{body_facts, generate, instrument_options, Rng};
 use crate::host::Host;
 use crate::segments::{depth, IpsSetup};
@@ -38,6 +39,10 @@ pub enum Mode {
     SampleBuffer,
     /// k-BLPP: path ends and activation markers appended to the stream buffer.
     Stream,
+    /// Bursty k-BLPP: every path of a function instrumented for bursts counted in its array, and
+    /// streamed as `kbl` streams it while the burst flag is set, which the test sets (or leaves
+    /// clear) for a whole case after instantiation (see [`crate::bursts`]).
+    Bursts,
     /// Interprocedural path segments: `kbl`'s stream from every function, with a call marker before
     /// every call, folded into IPSs of a depth that the module chooses ([`crate::segments::depth`]).
     Segments,
@@ -65,11 +70,12 @@ pub fn event_set() -> EventSet {
 }
 
 impl Mode {
-    pub const ALL: [Mode; 9] = [
+    pub const ALL: [Mode; 10] = [
         Mode::Counts,
         Mode::Sampled,
         Mode::SampleBuffer,
         Mode::Stream,
+        Mode::Bursts,
         Mode::Segments,
         Mode::Ppp,
         Mode::EventPaths,
@@ -83,6 +89,7 @@ impl Mode {
             Mode::Sampled => "pep",
             Mode::SampleBuffer => "pep-buffer",
             Mode::Stream => "kbl",
+            Mode::Bursts => "kbl-burst",
             Mode::Segments => "ips",
             Mode::Ppp => "ppp",
             Mode::EventPaths => "events-pc-merges",
@@ -98,6 +105,7 @@ impl Mode {
             Mode::Sampled => SinkKind::Sample { buffer: None },
             Mode::SampleBuffer => SinkKind::Sample { buffer: Some(SAMPLE_SLOTS) },
             Mode::Stream => SinkKind::Stream,
+            Mode::Bursts => SinkKind::Bursts,
             Mode::Segments => SinkKind::Segments,
             Mode::Ppp => {
                 // Slots wherever a function has interesting and residual paths: the case to test.
@@ -119,10 +127,10 @@ impl Mode {
         InstrumentOptions { sink, ..base.clone() }
     }
 
-    /// Whether the mode streams its path ends (`kbl`, `ips`): when the original runs out of fuel,
-    /// its call still gets `INSTRUMENTED_FUEL`.
+    /// Whether the mode streams its path ends (`kbl`, `kbl-burst`, `ips`): when the original runs
+    /// out of fuel, its call still gets `INSTRUMENTED_FUEL`.
     pub fn streams(self) -> bool {
-        matches!(self, Mode::Stream | Mode::Segments)
+        matches!(self, Mode::Stream | Mode::Bursts | Mode::Segments)
     }
 }
 
@@ -289,6 +297,10 @@ pub fn check_module(
         check_mode_map(*mode, other, map, stats)
             .map_err(|e| Failure { message: format!("[{}] {e}", mode.name()), instrumented: produced.clone() })?;
     }
+    let position = |m: Mode| Mode::ALL.iter().position(|&n| n == m).expect("every mode is instrumented");
+    if let Err(e) = check_burst_map(&maps[position(Mode::Bursts)], &maps[position(Mode::Stream)]) {
+        return fail(format!("[kbl-burst] {e}"), &produced);
+    }
     let segments = Mode::ALL.iter().position(|&m| m == Mode::Segments).expect("an ips mode");
     let mut ips = match IpsSetup::new(bytes, &maps[segments], depth(bytes)) {
         Ok(setup) => {
@@ -323,8 +335,9 @@ pub fn check_module(
 }
 
 /// Checks the map of `mode` against `bl`'s: the same functions are instrumented, with the counters
-/// of the mode (`ips` streams from every one, without singles; `kbl` and `ips` cut functions whose
-/// path IDs need 64 bits further); counts plans that differ from `bl`'s.
+/// of the mode (`ips` streams from every one, without singles; `kbl-burst` counts those of `kbl`'s
+/// with singles in an array; `kbl`, `kbl-burst` and `ips` cut functions whose path IDs need 64 bits
+/// further); counts plans that differ from `bl`'s.
 pub fn check_mode_map(mode: Mode, map: &ProfileMap, bl: &ProfileMap, stats: &mut Stats) -> Result<(), String> {
     // The sink's layout, and the import it implies: the sample import without a buffer, none with
     // one, the flush import for the stream.
@@ -333,7 +346,7 @@ pub fn check_mode_map(mode: Mode, map: &ProfileMap, bl: &ProfileMap, stats: &mut
         (Mode::SampleBuffer, SinkLayout::Sample { buffer: Some(b), wide }) if b.slots == SAMPLE_SLOTS => {
             wide.then_some(HostImport::SamplePath)
         }
-        (Mode::Stream | Mode::Segments, SinkLayout::Stream(_)) => Some(HostImport::FlushStream),
+        (Mode::Stream | Mode::Bursts | Mode::Segments, SinkLayout::Stream(_)) => Some(HostImport::FlushStream),
         (Mode::Ppp, SinkLayout::Ppp { hash }) => hash.then_some(HostImport::CountPath),
         (Mode::EventPaths | Mode::Decode | Mode::Direct, SinkLayout::Count { hash }) => {
             hash.then_some(HostImport::CountPath)
@@ -369,6 +382,9 @@ pub fn check_mode_map(mode: Mode, map: &ProfileMap, bl: &ProfileMap, stats: &mut
                 stats.stream_singles += u64::from(singles.is_some());
             }
             (Mode::Stream, Counters::Array { .. }) if one_path => stats.stream_array_functions += 1,
+            (Mode::Bursts, Counters::Burst { .. }) if !one_path => stats.burst_functions += 1,
+            (Mode::Bursts, Counters::Array { .. }) if one_path => stats.burst_array_functions += 1,
+            (Mode::Bursts, Counters::Stream { singles: None }) => stats.burst_streamed += 1,
             (Mode::Segments, Counters::Stream { singles: None }) => stats.segment_functions += 1,
             (Mode::Ppp, Counters::Ppp { .. }) => stats.ppp_slot_functions += 1,
             (Mode::Ppp, Counters::Array { .. } | Counters::Hash) => {}
@@ -385,6 +401,7 @@ pub fn check_mode_map(mode: Mode, map: &ProfileMap, bl: &ProfileMap, stats: &mut
             }
             match mode {
                 Mode::Stream => stats.stream_cut += 1,
+                Mode::Bursts => stats.burst_cut += 1,
                 _ => stats.segment_cut += 1,
             }
         }

@@ -111,8 +111,9 @@ pub struct Side {
 
 /// A store for an instrumented module, with its mode's collector and its fuel for instantiation:
 /// `pep` samples every path end (once armed, see [`arm_sampling`]) and records the samples in order;
-/// `pep-buffer` has a buffer of `SAMPLE_SLOTS` samples and no timer; `kbl` and `ips` record their
-/// streams (`ips` folds its IPSs at the variant's depth); `ppp` counts as `bl` does.
+/// `pep-buffer` has a buffer of `SAMPLE_SLOTS` samples and no timer; `kbl`, `kbl-burst` (without
+/// bursts of its own: see [`set_burst_flag`]) and `ips` record their streams (`ips` folds its IPSs at
+/// the variant's depth); `ppp` counts as `bl` does.
 pub fn instrumented_store(engine: &Engine, v: &Variant) -> Store<Host> {
     let mut host = Host::default();
     match v.mode {
@@ -126,7 +127,7 @@ pub fn instrumented_store(engine: &Engine, v: &Variant) -> Store<Host> {
             let sampling = Sampling::Timer { samples: SAMPLE_SLOTS, stride: 1, tick: std::time::Duration::MAX };
             host.sample = Some(SampleCollector::new(&v.map, sampling).unwrap().record(usize::MAX));
         }
-        Mode::Stream => {
+        Mode::Stream | Mode::Bursts => {
             let forest = ForestSettings::k(2);
             host.stream = Some(StreamCollector::new(&v.map, forest).unwrap().record(usize::MAX));
         }
@@ -167,6 +168,15 @@ pub fn arm_sampling(map: &ProfileMap, side: &mut Side) -> Result<(), String> {
     }
 }
 
+/// Sets the burst flag of a `kbl-burst` instance (`on`) or clears it, for good: while it is set, the
+/// functions instrumented for bursts stream their paths.
+pub fn set_burst_flag(map: &ProfileMap, side: &mut Side, on: bool) -> Result<(), String> {
+    let (data, _) = profiler_memory(map, side)?;
+    let at = SAMPLE_FLAG as usize;
+    data[at..at + 4].copy_from_slice(&u32::from(on).to_le_bytes());
+    Ok(())
+}
+
 /// What an instrumented instance had counted at some point.
 pub struct Snapshot {
     /// The counts in its arrays, and in the count collector's table.
@@ -180,6 +190,7 @@ pub struct Snapshot {
     pub full: bool,
     pub run: u64,
     /// Sampled mode with a buffer: the flag (samples still to take) and the path ends still to skip.
+    /// Stream mode: the burst flag.
     pub flag: u64,
     pub skip: u64,
     /// Event modes: the event counters of the functions that have them.
@@ -238,6 +249,7 @@ pub fn snapshot(map: &ProfileMap, side: &mut Side) -> Result<Snapshot, String> {
             s.buffer = buffered(data, layout.index, layout.buffer, layout.capacity, "stream buffer")?;
             s.full = s.buffer.len() == layout.capacity as usize;
             s.run = word(data, layout.run, 8);
+            s.flag = word(data, SAMPLE_FLAG, 4);
         }
     }
     Ok(s)

@@ -8,20 +8,22 @@
 //! functions), chooses instrumentation options (mostly the defaults, sometimes hash counters for
 //! nearly everything, a small path limit that forces cut blocks, or back-edge loop cutting), and
 //! instruments it with them in every mode: exact counters (`bl`), sampling (`pep`, every path end
-//! passed to the host; `pep-buffer`, into a sample buffer), streaming (`kbl`), interprocedural path
+//! passed to the host; `pep-buffer`, into a sample buffer), streaming (`kbl`; `kbl-burst`, in
+//! bursts), interprocedural path
 //! segments (`ips`: `kbl`'s stream from every function, with a call marker before every call,
 //! folded into IPSs of depth 1 to 4, by module), preferential counts (`ppp`) and event counting
 //! (`events-pc-merges`, `events-pd`, `events-dec`, with a few built-in events and one of the
 //! user's). Every output must validate, every map
 //! must list every function as instrumented or skipped for a reason, the same in every mode, with
-//! the counters of its mode (`ips` streams every function, without singles; `kbl` and `ips` cut
-//! functions with more than 2^32 paths further). Then the
+//! the counters of its mode (`ips` streams every function, without singles; `kbl-burst` counts
+//! `kbl`'s functions with singles in an array and streams them in bursts, with `kbl`'s plans;
+//! `kbl`, `kbl-burst` and `ips` cut functions with more than 2^32 paths further). Then the
 //! original and the three instrumented modules run side by side under wasmtime with fuel:
 //!
 //! * instantiation (the start function) and then every exported function, in export order, with
 //!   default arguments and then once more with small or arbitrary ones;
 //! * the original gets `FUEL` per call; when it runs out, the `bl` and `pep` calls must run out with
-//!   the same fuel too (probes only add instructions), the `kbl` and `ips` calls get
+//!   the same fuel too (probes only add instructions), the `kbl`, `kbl-burst` and `ips` calls get
 //!   `INSTRUMENTED_FUEL` (and may end in any way but a host error), and fresh instances go on with
 //!   the next call; otherwise
 //!   the instrumented calls get `INSTRUMENTED_FUEL` and must return bit-identical values or trap
@@ -56,7 +58,12 @@
 //!   not streamed a path yet, when their entry marker waits for the first, and one that trapped in
 //!   a tail call after its exit item); its path totals with the array counters (single-path
 //!   functions, and the singles of streamed ones) equal `bl`'s counts, and so do the roots of the
-//!   2-IPF that `pathprof_runtime::StreamFolder` folds from the same items; `ppp` counts `bl`'s paths,
+//!   2-IPF that `pathprof_runtime::StreamFolder` folds from the same items; `kbl-burst`, whose
+//!   burst flag the test sets after instantiation in most cases (one burst that never ends) and
+//!   leaves clear in the others, counts `bl`'s paths in its arrays and, with the flag set, streams
+//!   `kbl`'s items after instantiation, item for item, or with it clear only the items of the
+//!   functions it streams always (too large for an array), which decode as `kbl`'s do to `bl`'s
+//!   counts; `ppp` counts `bl`'s paths,
 //!   each marked interesting exactly when it was chosen so;
 //! * `ips`'s stream decodes as `kbl`'s does, with call markers, to `bl`'s counts, its activations
 //!   agreeing with the backtrace; a fresh `pathprof_core::ips::SegmentFolder`, with the map's
@@ -80,7 +87,9 @@
 //!   but for the single paths, entry to exit, of activations that a function with singles counts
 //!   in its array) must be a prefix of those in `kbl`'s stream, which ran with more fuel; those of
 //!   the functions `ips` plans as `pep` does, a prefix of those in `ips`'s stream, whose IPSs up to
-//!   there are checked as above.
+//!   there are checked as above; `kbl-burst`'s items in the call and `kbl`'s, both with more fuel,
+//!   are prefixes of one sequence with the flag set, and decode as items of the functions it
+//!   streams always with the flag clear.
 //!
 //! Knobs (environment variables):
 //! * `PATHPROF_SMITH_CASES` — number of cases (default 500);
@@ -93,6 +102,7 @@
 //!
 //! The regression tests at the end are the bugs this test found, minimised.
 
+mod bursts;
 mod check;
 mod events;
 mod gen;
@@ -177,6 +187,9 @@ fn run_all() {
          ({} at a trap, {} open activations matched with the backtrace, {} not entered yet, {} in tail calls, {} deeper traps): pep {} paths ({} ends \
          sampled), pep-buffer {} samples compared ({} passed to the host), kbl {} paths ({} ends); {} calls out of fuel with {} path ends of pep and kbl alike (over {} full buffers); {} stream \
          items ({} runs, {} activations, {} full buffers); \
+         kbl-burst: {} functions with bursts ({} in arrays, {} streamed always, {} cut for 32-bit IDs), {} sets of instances \
+         with the flag set ({} stream items equal to kbl's, in {} calls out of fuel too), {} with it clear ({} items), {} paths ({} ends, {} in burst arrays) \
+         compared with bl; \
          ips (cases by depth{}): {} functions streamed ({} cut for 32-bit IDs, {} blocks' frequencies compared), {} paths ({} ends) compared, \
          {} stream items ({} call markers, {} full buffers; {} calls out of fuel with pep's path ends), {} segments ({} executions) starting at every call of {} paths, \
          {} calls followed into a callee their call site can reach ({} into none), {} consumers' segments compared, \
@@ -241,6 +254,18 @@ fn run_all() {
         stats.stream_runs,
         stats.stream_entries,
         stats.stream_flushes,
+        stats.burst_functions,
+        stats.burst_array_functions,
+        stats.burst_streamed,
+        stats.burst_cut,
+        stats.burst_sessions,
+        stats.burst_items,
+        stats.burst_fuel_checks,
+        stats.burst_quiet_sessions,
+        stats.burst_quiet_items,
+        stats.burst_paths,
+        stats.burst_ends,
+        stats.burst_array_ends,
         depths,
         stats.segment_functions,
         stats.segment_cut,
@@ -288,6 +313,14 @@ fn run_all() {
             "pep and kbl were hardly compared"
         );
         assert!(stats.stream_runs > 0, "no stream repeated a path");
+        assert!(
+            stats.burst_functions > 0
+                && stats.burst_items > 0
+                && stats.burst_fuel_checks > 0
+                && stats.burst_quiet_sessions > 0
+                && stats.burst_array_ends > 0,
+            "kbl-burst was hardly compared"
+        );
         assert!(stats.ppp_slot_functions > 0 && stats.ppp_residual > 0, "ppp was hardly compared");
         assert!(
             stats.segment_executions > 0

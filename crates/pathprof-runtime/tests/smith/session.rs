@@ -2,9 +2,10 @@
 //! call ends them, the outcomes and states compared call by call, the modes' counts compared with
 //! `bl`'s, and path flow checked over all sessions.
 
+use crate::bursts::check_bursts_out_of_fuel;
 use crate::check::{plan_calls, Call, Mode, Variant};
 use crate::gen::Rng;
-use crate::host::{arm_sampling, instrumented_store, snapshot, Host, Side, Snapshot};
+use crate::host::{arm_sampling, instrumented_store, set_burst_flag, snapshot, Host, Side, Snapshot};
 use crate::outcome::{compare_outcomes, compare_state, count_outcome, describe, outcome, Outcome};
 use crate::segments::check_segments_out_of_fuel;
 use crate::stats::Stats;
@@ -35,7 +36,8 @@ pub enum Stop {
     /// point of the program: the paths ended up to the trap compare.
     Trap,
     /// The original ran out of fuel, and so did `bl` and `pep`, each elsewhere: what they counted
-    /// before the call compares, and `pep`'s samples in the call are a prefix of `kbl`'s stream.
+    /// before the call compares, `pep`'s samples in the call are a prefix of `kbl`'s stream, and
+    /// `kbl-burst`'s stream in the call and `kbl`'s are prefixes of one sequence.
     OutOfFuel,
     /// A stack overflow or another error: only what was counted before the call compares.
     Cut,
@@ -44,7 +46,8 @@ pub enum Stop {
 /// Makes the calls from `first` on fresh instances of the original and of every variant, until a
 /// call ends them (the original runs out of fuel, or a call does not return normally); compares
 /// outcomes and state call by call, and then the counts of the modes (see [`check_modes`] and
-/// [`check_out_of_fuel`]).
+/// [`check_out_of_fuel`]). `kbl-burst`'s burst flag is set (`bursts`) or left clear after
+/// instantiation.
 #[allow(clippy::too_many_arguments)]
 pub fn session(
     linker: &Linker<Host>,
@@ -54,6 +57,7 @@ pub fn session(
     calls: &[Call],
     first: usize,
     exact: bool,
+    bursts: bool,
     stats: &mut Stats,
 ) -> Result<SessionEnd, String> {
     let mut sa = Store::new(engine, Host::default());
@@ -88,6 +92,9 @@ pub fn session(
         let mut b = Side { store, instance };
         if matches!(v.mode, Mode::Sampled | Mode::SampleBuffer) {
             arm_sampling(&v.map, &mut b).map_err(|e| format!("[{mode}] {e}"))?;
+        }
+        if v.mode == Mode::Bursts {
+            set_burst_flag(&v.map, &mut b, bursts).map_err(|e| format!("[{mode}] {e}"))?;
         }
         compare_state(original, &mut a, &mut b).map_err(|e| format!("[{mode}] after instantiation: {e}"))?;
         sides.push(b);
@@ -166,10 +173,13 @@ pub fn session(
     }
     let after = snapshots(&mut sides)?;
     let at = if matches!(stop, Stop::OutOfFuel | Stop::Cut) { &before } else { &after };
-    check_modes(variants, &mut sides, at, &instantiated[0].counts, stop, &frames, exact, stats)?;
+    check_modes(variants, &mut sides, at, &instantiated, stop, &frames, exact, stats)?;
     if stop == Stop::OutOfFuel && exact {
         check_out_of_fuel(variants, &sides, &before, &after, stats)?;
         check_segments_out_of_fuel(variants, &sides, &before, &after, stats)?;
+    }
+    if stop == Stop::OutOfFuel {
+        check_bursts_out_of_fuel(variants, &sides, &before, &after, exact, stats)?;
     }
     let all = after.into_iter().next().expect("bl is a variant").counts;
     let whole = match (next, before.into_iter().next()) {
@@ -252,8 +262,8 @@ pub fn merge_counts(counts: &mut RawCounts) {
     }
 }
 
-/// Runs the calls of `plan_calls` on sets of instances (see [`session`]) and checks the `bl`
-/// counters: they decode, and their flow balances (`exact`) or at least does not go negative.
+/// Runs the calls of `plan_calls` on sets of instances (see [`session`]; `kbl-burst`'s flag set in
+/// most cases, clear in the others) and checks the `bl` counters: they decode, and their flow balances (`exact`) or at least does not go negative.
 pub fn compare_runs(
     linker: &Linker<Host>,
     engine: &Engine,
@@ -265,12 +275,14 @@ pub fn compare_runs(
 ) -> Result<(), String> {
     let map = &variants[0].map;
     let calls = plan_calls(original, rng, stats);
+    // Most cases run `kbl-burst` in one burst that never ends, the others in none.
+    let bursts = rng.below(4) != 0;
     // Counts of every instance, and of every instance up to its first abnormal call.
     let mut all: RawCounts = HashMap::new();
     let mut whole: RawCounts = HashMap::new();
     let mut first = 0;
     loop {
-        let end = session(linker, engine, original, variants, &calls, first, exact, stats)?;
+        let end = session(linker, engine, original, variants, &calls, first, exact, bursts, stats)?;
         stats.sessions += 1;
         for (f, list) in end.all {
             all.entry(f).or_default().extend(list);

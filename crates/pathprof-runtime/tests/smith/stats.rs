@@ -80,6 +80,25 @@ pub struct Stats {
     pub fuel_checks: u64,
     pub fuel_ends: u64,
     pub fuel_flushes: u64,
+    /// `kbl-burst`: functions instrumented for bursts, counted in an array (one path per
+    /// activation), streamed always (too large for an array), and cut further for 32-bit IDs.
+    pub burst_functions: u64,
+    pub burst_array_functions: u64,
+    pub burst_streamed: u64,
+    pub burst_cut: u64,
+    /// `kbl-burst`: sets of instances with the burst flag set and the stream items compared with
+    /// `kbl`'s; sets with the flag clear and their items (of functions streamed always); paths and
+    /// path ends compared with `bl`'s, and the path ends in the arrays of functions instrumented
+    /// for bursts.
+    pub burst_sessions: u64,
+    pub burst_items: u64,
+    pub burst_quiet_sessions: u64,
+    pub burst_quiet_items: u64,
+    pub burst_paths: u64,
+    pub burst_ends: u64,
+    pub burst_array_ends: u64,
+    /// `kbl-burst`: calls out of fuel whose stream was compared with `kbl`'s (the flag set).
+    pub burst_fuel_checks: u64,
     /// `ips`: functions streamed, and those cut further for 32-bit IDs (and the blocks whose
     /// frequencies their paths were compared on); paths and path ends compared with `bl`'s; items
     /// decoded, call markers among them, host drains of a full buffer.

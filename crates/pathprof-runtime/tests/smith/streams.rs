@@ -24,17 +24,18 @@ pub fn streamed(map: &ProfileMap) -> Vec<bool> {
 
 /// Compares what the `pep` and `kbl` instances counted with the oracle, `bl`'s counts, at the same
 /// point `at` (snapshots of every variant, `bl` first; between calls, or at a trap): `pep` samples
-/// every path end after instantiation (`instantiated` are `bl`'s counts then); `kbl`'s stream must
+/// every path end after instantiation (`instantiated`: the snapshots then); `kbl`'s stream must
 /// decode (see [`decode_stream`]) to `bl`'s counts with its array counters (single-path functions,
 /// singles of streamed ones), and its activations must agree with the stack (see
-/// [`check_activations`]; `frames` are the backtraces of a trap, innermost first); `ips`'s stream
-/// likewise, and its IPSs (see [`crate::segments::check_segments`]).
+/// [`check_activations`]; `frames` are the backtraces of a trap, innermost first); `kbl-burst`'s
+/// (see [`crate::bursts::check_bursts`]); `ips`'s stream likewise, and its IPSs (see
+/// [`crate::segments::check_segments`]).
 #[allow(clippy::too_many_arguments)]
 pub fn check_modes(
     variants: &[Variant],
     sides: &mut [Side],
     at: &[Snapshot],
-    instantiated: &RawCounts,
+    instantiated: &[Snapshot],
     stop: Stop,
     frames: &[Option<Vec<u32>>],
     exact: bool,
@@ -77,7 +78,7 @@ pub fn check_modes(
                 for &(f, id) in &host.sample().recorded()[..at[i].len] {
                     counts.entry(f).or_default().push((id, 1));
                 }
-                let expected = decode(bl, &subtract(&at[0].counts, instantiated)?, &both)?;
+                let expected = decode(bl, &subtract(&at[0].counts, &instantiated[0].counts)?, &both)?;
                 let got = decode(&v.map, &counts, &both).map_err(|e| format!("[{mode}] {e}"))?;
                 compare_paths(mode, &expected, &got)?;
                 stats.sampled_paths += got.len() as u64;
@@ -146,6 +147,19 @@ pub fn check_modes(
                     .map_err(|e| format!("[{mode}] {e}"))?;
                 check_folder(&items, &tally).map_err(|e| format!("[{mode}] {e}"))?;
             }
+            Mode::Bursts => crate::bursts::check_bursts(
+                variants,
+                sides,
+                at,
+                instantiated,
+                i,
+                &both,
+                stop,
+                frames[i].as_deref(),
+                exact,
+                stats,
+            )
+            .map_err(|e| format!("[{mode}] {e}"))?,
             Mode::Segments => {
                 crate::segments::check_segments(
                     v,
