@@ -224,11 +224,13 @@ fn bad_mode_lists_are_refused_before_any_run() {
     corpus(dir.path());
     for (modes, message) in [
         ("bl,kbl,kbl:4", "mode kbl is given twice"),
-        ("bl:2", "unknown mode \"bl:2\" (valid modes: none, bl, pep[:S[:T]][:dup], pep:every:N, kbl[:K], ppp[:slots], events[:STRATEGY[:CUT]], ips[:K])"),
-        ("fast", "unknown mode \"fast\" (valid modes: none, bl, pep[:S[:T]][:dup], pep:every:N, kbl[:K], ppp[:slots], events[:STRATEGY[:CUT]], ips[:K])"),
+        ("bl:2", "unknown mode \"bl:2\" (valid modes: none, bl, pep[:S[:T]][:dup], pep:every:N, kbl[:K][:burst], ppp[:slots], events[:STRATEGY[:CUT]], ips[:K])"),
+        ("fast", "unknown mode \"fast\" (valid modes: none, bl, pep[:S[:T]][:dup], pep:every:N, kbl[:K][:burst], ppp[:slots], events[:STRATEGY[:CUT]], ips[:K])"),
         ("kbl:0", "mode \"kbl:0\": K must be a whole number from 1 to 64"),
         ("kbl:65", "mode \"kbl:65\": K must be a whole number from 1 to 64"),
         ("kbl:8,kbl:08", "mode kbl:8 is given twice"),
+        ("kbl:8:burst,kbl:08:burst", "mode kbl:8:burst is given twice"),
+        ("kbl:8:bursts", "mode \"kbl:8:bursts\": K must be a whole number from 1 to 64, optionally followed by :burst"),
         ("pep:0", "mode \"pep:0\": S must be a whole number from 1 to 1048576"),
         ("pep:1048577", "mode \"pep:1048577\": S must be a whole number from 1 to 1048576"),
         ("pep:16:0", "mode \"pep:16:0\": T must be a whole number from 1 to"),

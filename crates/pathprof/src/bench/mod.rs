@@ -14,7 +14,7 @@
 //!
 //! Modes: `bl` (exact Ball–Larus counting), `pep` (sampled; `pep:S`, `pep:S:T` and `pep:every:N` for
 //! other samplings) and `kbl[:K]` (k-BLPP: the path IDs streamed into a k-slab forest for sequences
-//! of up to `K` paths, 4 when not given). When `bl` is among the modes, every other mode's median is also given over `bl`'s.
+//! of up to `K` paths, 4 when not given; `kbl:K:burst` streamed during bursts only). When `bl` is among the modes, every other mode's median is also given over `bl`'s.
 //! A `pep` mode's profile of every run is compared with the exact profile of the program ([PEP05
 //! §6.3–6.4], as `pathprof compare`), which gives the overhead/accuracy trade-off of each sampling
 //! in one run.

@@ -248,8 +248,8 @@ fn streamed_run(outcome: RunOutcome, streamed: Streamed, mode: KblMode) -> ModeR
         ms: b.length.as_secs_f64() * 1e3,
         every_ms: b.every.as_secs_f64() * 1e3,
         opened: U64(streamed.bursts.unwrap_or(0)),
-        streamed_path_ends: U64(streamed.kipf.roots.iter().map(|r| r.count).sum()),
-        path_ends: U64(streamed.counts.values().flatten().map(|&(_, c)| c).sum()),
+        streamed_path_ends: U64(streamed.kipf.roots.iter().fold(0, |n, r| n.saturating_add(r.count))),
+        path_ends: U64(streamed.counts.values().flatten().fold(0, |n, &(_, c)| n.saturating_add(c))),
     });
     let info = KblInfo {
         k: settings.k,
