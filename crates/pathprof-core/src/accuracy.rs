@@ -324,3 +324,82 @@ pub fn compare_sequences(exact: &[FunctionProfile], sampled: &[FunctionProfile],
         weight_matching: wall_weight_matching(&weights(&actual), &weights(&estimated), threshold),
     }
 }
+
+#[cfg(test)]
+mod sequence_tests {
+    use super::*;
+    use crate::profile::{CounterKind, FunctionState, KipfNodeProfile, KipfProfile, PathCount, PathProfile, U64};
+
+    fn node(path: u64, count: u64, children: Vec<KipfNodeProfile>) -> KipfNodeProfile {
+        KipfNodeProfile { path: U64(path), count: U64(count), max: None, children }
+    }
+
+    /// A function with paths `a`, `b` and `c` (told apart by their blocks 1, 2 and 3) numbered
+    /// `ids`, and the forest `roots`.
+    fn function(ids: [u64; 3], roots: Vec<KipfNodeProfile>) -> FunctionProfile {
+        let paths = ids
+            .iter()
+            .zip(1u32..)
+            .map(|(&id, block)| PathCount {
+                id: U64(id),
+                count: U64(10),
+                start: Endpoint::Entry,
+                end: Endpoint::Exit,
+                blocks: vec![0, block],
+                branches: 1,
+                interesting: None,
+            })
+            .collect();
+        FunctionProfile {
+            index: 7,
+            name: None,
+            blocks: Vec::new(),
+            state: FunctionState::Instrumented(PathProfile {
+                num_paths: U64(3),
+                counters: CounterKind::Stream,
+                cut_blocks: Vec::new(),
+                paths,
+                edges: Vec::new(),
+                increments: 0,
+                increments_executed: U64(0),
+                kipf: Some(KipfProfile { k: 3, short: None, roots }),
+                ppp: None,
+                events: None,
+            }),
+        }
+    }
+
+    #[test]
+    fn sequence_accuracy_by_hand() {
+        let (a, b, c) = (0, 1, 2);
+        // Exact: a·b 6 times (a·b·c 4 of them), a·a 2, b·c 5. As k-paths (slabs): a·b 2, a·b·c 4,
+        // a·a 2, b·c 5: 13 in all.
+        let exact = function(
+            [a, b, c],
+            vec![
+                node(a, 10, vec![node(a, 2, vec![]), node(b, 6, vec![node(c, 4, vec![])])]),
+                node(b, 6, vec![node(c, 5, vec![])]),
+                node(c, 5, vec![]),
+            ],
+        );
+        // Sampled, numbered otherwise (a = 2, b = 0, c = 1): a·b 3 (a·b·c 1), b·c 1: k-paths a·b 2,
+        // a·b·c 1, b·c 1. A sequence through a path the exact profile lacks (ID 9) is left out.
+        let (sa, sb, sc) = (2, 0, 1);
+        let sampled = function(
+            [sa, sb, sc],
+            vec![
+                node(sa, 10, vec![node(sb, 3, vec![node(sc, 1, vec![])]), node(9, 1, vec![])]),
+                node(sb, 6, vec![node(sc, 1, vec![])]),
+                node(sc, 5, vec![]),
+            ],
+        );
+        let got = compare_sequences(&[exact], &[sampled], 0.2);
+        assert_eq!((got.exact_executions, got.sampled_executions), (13, 4));
+        // Hot above 20 %: a·b·c (4) and b·c (5) of the exact ones; all three sampled ones (> 0.8).
+        assert_eq!((got.hot, got.covered), (2, 2));
+        assert_eq!(got.coverage, 1.0);
+        // The two hottest sampled: a·b (2), then a·b·c before b·c (a tie, in key order); of them only
+        // a·b·c is hot: 4 of the hot 9.
+        assert!((got.weight_matching - 4.0 / 9.0).abs() < 1e-12, "{}", got.weight_matching);
+    }
+}
