@@ -57,8 +57,12 @@ fn paths(p: &Profile) -> Vec<(u32, U64, U64, Vec<u32>)> {
 fn a_burst_for_the_whole_run_gives_the_exact_forest() {
     for k in ["2", "3", "5"] {
         let exact = run_wat(KBL_LOOP, &["--mode", "kbl", "-k", k], &[]);
+        // K in the mode, or (`kbl:burst`) as a flag.
         let mode = format!("kbl:{k}:burst");
-        let always = ["--mode", mode.as_str(), "--burst-ms", "1", "--burst-every", "1"];
+        let always: Vec<&str> = match k {
+            "2" => vec!["--mode", "kbl:burst", "-k", k, "--burst-ms", "1", "--burst-every", "1"],
+            _ => vec!["--mode", mode.as_str(), "--burst-ms", "1", "--burst-every", "1"],
+        };
         let burst = run_wat(KBL_LOOP, &always, &[]);
         assert!(burst.output.status.success(), "{}", String::from_utf8_lossy(&burst.output.stderr));
         assert_eq!(forests(&burst.profile), forests(&exact.profile), "k = {k}");
@@ -140,4 +144,5 @@ fn burst_settings_are_checked() {
     fails(&["--mode", "kbl:4:burst", "--burst-ms", "0"], "--burst-ms must be");
     fails(&["--mode", "kbl:4:burst", "--burst-every", "nan"], "--burst-every must be");
     fails(&["--mode", "kbl:4:bursts"], "K must be");
+    fails(&["--mode", "kbl:4:burst", "-k", "3"], "gives its settings already");
 }

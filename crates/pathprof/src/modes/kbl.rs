@@ -67,6 +67,11 @@ impl ModeKind for Kbl {
         Some(parse(spec, settings).map(Mode::new))
     }
 
+    /// `kbl:burst` gives no K: `-k` may.
+    fn gives_grammar_settings(&self, settings: &str) -> bool {
+        settings != "burst"
+    }
+
     fn merge(&self, a: &ProfileMode, b: &ProfileMode) -> Result<ProfileMode> {
         let (ProfileMode::Kbl(x), ProfileMode::Kbl(y)) = (a, b) else { bail!("it is not a kbl profile") };
         if (x.k, x.max_nodes, x.ksf_node_bytes) != (y.k, y.max_nodes, y.ksf_node_bytes) {

@@ -32,6 +32,12 @@ pub trait ModeKind: Any + Sync {
     /// why its settings are wrong; `None` when `spec` is no form of the kind's grammar at all.
     fn parse(&self, spec: &str, settings: Option<&str>) -> Option<Result<Mode>>;
 
+    /// Whether `settings`, what follows `name:` in a spec, give a setting that a flag could give
+    /// too ([`Setting::in_grammar`](super::Setting::in_grammar)), so that the two exclude each other.
+    fn gives_grammar_settings(&self, _settings: &str) -> bool {
+        true
+    }
+
     /// The mode of the sum of two of its profiles, `a` and `b`, or why they do not add up. Its
     /// functions are added up afterwards, and [`ModeKind::after_merge`] sees them.
     fn merge(&self, a: &ProfileMode, b: &ProfileMode) -> Result<ProfileMode>;

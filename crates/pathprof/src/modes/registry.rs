@@ -81,7 +81,10 @@ impl Registry {
         if given.is_empty() {
             return Ok(mode);
         }
-        if spec.contains(':') && given.iter().any(|s| s.in_grammar()) {
+        let in_spec = spec
+            .split_once(':')
+            .is_some_and(|(name, settings)| self.kind(name).is_none_or(|k| k.gives_grammar_settings(settings)));
+        if in_spec && given.iter().any(|s| s.in_grammar()) {
             bail!("--mode {spec} gives its settings already: give them either in the mode or as flags, not both");
         }
         mode.with_flags(flags)
