@@ -261,14 +261,15 @@ pub struct SequenceAccuracy {
 
 /// The k-paths of `functions`' forests with how often each ran: every sequence of two paths or
 /// more whose node's count exceeds its children's, by that much. `ids` renames a function's path
-/// IDs (to another profile's numbering); a sequence with a path it lacks is left out.
+/// IDs (to another profile's numbering; `None` leaves the function out); a sequence with a path it
+/// lacks is left out.
 pub fn k_paths(
     functions: &[FunctionProfile],
-    ids: impl Fn(u32) -> Option<HashMap<u64, u64>>,
+    ids: impl Fn(&FunctionProfile) -> Option<HashMap<u64, u64>>,
 ) -> HashMap<SequenceKey, u64> {
     let mut out = HashMap::new();
     for f in functions {
-        let (Some(kipf), Some(ids)) = (f.kipf(), ids(f.index)) else { continue };
+        let (Some(kipf), Some(ids)) = (f.kipf(), ids(f)) else { continue };
         kipf.for_each_node(|sequence, node| {
             let below: u64 = node.children.iter().map(|c| c.count.0).sum();
             let slabs = node.count.0.saturating_sub(below);
@@ -298,12 +299,8 @@ fn path_ids(f: &FunctionProfile, to: &FunctionProfile) -> HashMap<u64, u64> {
 /// above `threshold` of their profile's k-path executions.
 pub fn compare_sequences(exact: &[FunctionProfile], sampled: &[FunctionProfile], threshold: f64) -> SequenceAccuracy {
     let exact_by_index: HashMap<u32, &FunctionProfile> = exact.iter().map(|f| (f.index, f)).collect();
-    let actual =
-        k_paths(exact, |i| exact_by_index.get(&i).map(|f| f.paths().iter().map(|p| (p.id.0, p.id.0)).collect()));
-    let estimated = k_paths(sampled, |i| {
-        let f = sampled.iter().find(|f| f.index == i)?;
-        exact_by_index.get(&i).map(|to| path_ids(f, to))
-    });
+    let actual = k_paths(exact, |f| Some(f.paths().iter().map(|p| (p.id.0, p.id.0)).collect()));
+    let estimated = k_paths(sampled, |f| exact_by_index.get(&f.index).map(|to| path_ids(f, to)));
     let total = |m: &HashMap<SequenceKey, u64>| m.values().sum::<u64>();
     let (exact_executions, sampled_executions) = (total(&actual), total(&estimated));
     let hot = |m: &HashMap<SequenceKey, u64>, total: u64| -> Vec<SequenceKey> {

@@ -10,9 +10,9 @@
 //! exact and the deeper levels are sampled.
 
 use super::mode::{instrumented, sum, Given, Mode, ModeKind, ModeRun, ProfilingMode, RunFigure, SnapshotSink};
-use super::setting::{ModeFlags, Setting};
+use super::setting::{milliseconds, whole_number, ModeFlags, Setting};
 use crate::mode_identity;
-use anyhow::{bail, Result};
+use anyhow::{anyhow, bail, Result};
 use pathprof_core::kpath::{Kipf, KipfNode, NODE_BYTES};
 use pathprof_core::profile::{
     BurstInfo, FunctionProfile, KblInfo, KipfNodeProfile, KipfProfile, PathProfile, ProfileMode, U64,
@@ -137,10 +137,8 @@ impl ProfilingMode for KblMode {
 
     fn with_flags(&self, flags: &ModeFlags) -> Result<Mode> {
         let ForestSettings { k, max_nodes, fold_threads } = self.forest;
-        let ms = |flag: &str, ms: Option<f64>, default: Duration| match ms {
-            None => Ok(default),
-            Some(ms) if (BURST_MS.0..=BURST_MS.1).contains(&ms) => Ok(Duration::from_secs_f64(ms / 1e3)),
-            Some(_) => bail!("{flag} must be a number of milliseconds from {} to {}", BURST_MS.0, BURST_MS.1),
+        let ms = |flag: &str, ms: Option<f64>, default: Duration| {
+            ms.map_or(Ok(default), |ms| milliseconds(flag, ms, BURST_MS))
         };
         let bursts = match self.bursts {
             Some(b) => Some(Bursts {
@@ -227,10 +225,8 @@ fn parse(spec: &str, settings: Option<&str>) -> Result<KblMode> {
     };
     let k = match k {
         None => DEFAULT_K,
-        Some(k) => match k.parse::<usize>() {
-            Ok(k) if (1..=MAX_K).contains(&k) => k,
-            _ => bail!("mode {spec:?}: K must be a whole number from 1 to {MAX_K}, optionally followed by :burst"),
-        },
+        Some(k) => whole_number(spec, "K", k, MAX_K as u64)
+            .map_err(|e| anyhow!("{e}, optionally followed by :burst"))? as usize,
     };
     Ok(KblMode { forest: ForestSettings::k(k), bursts: bursts.then_some(DEFAULT_BURSTS) })
 }

@@ -4,7 +4,7 @@
 //! `sample`; the accuracy metrics of sampled profiles are `pathprof_core::accuracy`.
 
 use super::mode::{instrumented, sum, Given, Mode, ModeKind, ModeRun, ProfilingMode, SnapshotSink};
-use super::setting::{ModeFlags, Setting};
+use super::setting::{milliseconds, whole_number, ModeFlags, Setting};
 use crate::inputs::Inputs;
 use crate::mode_identity;
 use crate::profiled::ProfiledModule;
@@ -164,12 +164,7 @@ fn parse(spec: &str, settings: Option<&str>) -> Result<(Sampling, Copies)> {
 }
 
 fn parse_sampling(spec: &str, settings: Option<&str>) -> Result<Sampling> {
-    let whole = |what: &str, v: &str, max: u64| -> Result<u64> {
-        match v.parse::<u64>() {
-            Ok(n) if (1..=max).contains(&n) => Ok(n),
-            _ => bail!("mode {spec:?}: {what} must be a whole number from 1 to {max}"),
-        }
-    };
+    let whole = |what: &str, v: &str, max: u64| whole_number(spec, what, v, max);
     let (_, default_stride, tick) = default_timer();
     let Some(settings) = settings else { return Ok(Sampling::default()) };
     if let Some(n) = settings.strip_prefix("every:") {
@@ -221,13 +216,7 @@ fn with_flags(sampling: Sampling, flags: &ModeFlags, copies: Copies) -> Result<S
         }
         return Ok(Sampling::Every(n));
     }
-    let tick = match flags.tick_ms {
-        Some(ms) if !(TICK_MS.0..=TICK_MS.1).contains(&ms) => {
-            bail!("--tick-ms must be a number of milliseconds from {} to {}", TICK_MS.0, TICK_MS.1)
-        }
-        Some(ms) => Some(Duration::from_secs_f64(ms / 1e3)),
-        None => None,
-    };
+    let tick = flags.tick_ms.map(|ms| milliseconds("--tick-ms", ms, TICK_MS)).transpose()?;
     Ok(match sampling {
         Sampling::Timer { samples, stride, tick: t } => Sampling::Timer {
             samples: flags.samples.unwrap_or(samples),

@@ -1,5 +1,9 @@
 //! The settings a mode may take besides its grammar: `pathprof run`'s flags and the inputs of
-//! instrumentation, each named by a [`Setting`] that a mode accepts or not.
+//! instrumentation, each named by a [`Setting`] that a mode accepts or not; and the checks of the
+//! numbers modes are given.
+
+use anyhow::{bail, Result};
+use std::time::Duration;
 
 /// A setting given besides a mode's grammar: a flag of `pathprof run` or an input. A mode says which
 /// it takes ([`ProfilingMode::accepts`]); the others are refused with the mode named.
@@ -111,4 +115,20 @@ impl ModeFlags {
             (self.cut.is_some(), Setting::Cut),
         ])
     }
+}
+
+/// The whole number from 1 to `max` that mode `spec` gives as `what` (`K`, `S`, ...) in `value`.
+pub(crate) fn whole_number(spec: &str, what: &str, value: &str, max: u64) -> Result<u64> {
+    match value.parse::<u64>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        _ => bail!("mode {spec:?}: {what} must be a whole number from 1 to {max}"),
+    }
+}
+
+/// The `ms` milliseconds that `flag` gives, from `range.0` to `range.1`, as a duration.
+pub(crate) fn milliseconds(flag: &str, ms: f64, range: (f64, f64)) -> Result<Duration> {
+    if !(range.0..=range.1).contains(&ms) {
+        bail!("{flag} must be a number of milliseconds from {} to {}", range.0, range.1);
+    }
+    Ok(Duration::from_secs_f64(ms / 1e3))
 }

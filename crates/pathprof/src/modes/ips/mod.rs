@@ -16,7 +16,7 @@ pub use facts::{facts, IpsCount, IpsFacts, IpsStep, Mark, ResidualSegments, Subp
 pub use residual::{untested, TestedSegments, UntestedSegments};
 
 use super::mode::{instrumented, sum, Given, Mode, ModeKind, ModeRun, ProfilingMode, Report, RunFigure, SnapshotSink};
-use super::setting::Setting;
+use super::setting::{whole_number, Setting};
 use crate::inputs::Inputs;
 use crate::mode_identity;
 use crate::profiled::ProfiledModule;
@@ -56,14 +56,10 @@ impl ModeKind for Ips {
     }
 
     fn parse(&self, spec: &str, settings: Option<&str>) -> Option<Result<Mode>> {
-        let k = match settings {
+        let k = match settings.map(|k| whole_number(spec, "K", k, MAX_DEPTH as u64)) {
             None => DEFAULT_K,
-            Some(k) => match k.parse::<usize>() {
-                Ok(k) if (1..=MAX_DEPTH).contains(&k) => k,
-                _ => {
-                    return Some(Err(anyhow::anyhow!("mode {spec:?}: K must be a whole number from 1 to {MAX_DEPTH}")))
-                }
-            },
+            Some(Ok(k)) => k as usize,
+            Some(Err(e)) => return Some(Err(e)),
         };
         Some(Ok(Mode::new(IpsMode { k })))
     }
