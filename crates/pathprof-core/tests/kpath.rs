@@ -76,6 +76,7 @@ proptest! {
     fn activations_keep_their_own_sequences(
         k in 2usize..6,
         raw in proptest::collection::vec(0u8..8, 0..150),
+        relayout_from in proptest::option::of(1usize..40),
     ) {
         let events: Vec<Event> = raw
             .iter()
@@ -85,7 +86,8 @@ proptest! {
                 x => Event::Path(u64::from(x) % 4),
             })
             .collect();
-        let mut a = Activations::new(k);
+        // Laid out anew from a few nodes on, so that the suspended callers' cursors move too.
+        let mut a = Activations::with_options(k, Options { relayout_from, ..Options::default() });
         // Oracle: the paths of every activation, in order, as a stream with one marker each.
         let mut open: Vec<Vec<u64>> = Vec::new();
         let mut done: Vec<Vec<u64>> = Vec::new();
@@ -201,6 +203,27 @@ proptest! {
         let mtf = forest(k, Options { move_to_front: true, ..Options::default() }, &s);
         prop_assert_eq!(plain.len(), mtf.len());
         prop_assert_eq!(plain.to_kipf(), mtf.to_kipf());
+    }
+
+    /// Laying the forest out anew (as it grows, and after each pruning) changes where nodes lie, not
+    /// what the forest holds: the same nodes, counts and dropped counts as without, bound or not.
+    #[test]
+    fn relayout_changes_no_count(
+        k in 2usize..7,
+        raw in proptest::collection::vec(0u8..9, 0..300),
+        bound in proptest::option::of(0usize..80),
+        from in 1usize..50,
+    ) {
+        let s: Vec<Item> = raw.iter().map(|&x| if x == 0 { Item::Enter } else { Item::Path(x as u64) }).collect();
+        let options = Options { max_nodes: bound, ..Options::default() };
+        let plain = forest(k, Options { relayout_from: None, ..options }, &s);
+        let laid = forest(k, Options { relayout_from: Some(from), ..options }, &s);
+        prop_assert_eq!(plain.relayouts(), 0);
+        prop_assert!(laid.relayouts() > 0 || laid.len() < from + 2, "{} nodes", laid.len());
+        prop_assert_eq!(plain.len(), laid.len());
+        prop_assert_eq!(plain.dropped(), laid.dropped());
+        prop_assert_eq!(plain.node_sequences(), laid.node_sequences());
+        prop_assert_eq!(plain.to_kipf(), laid.to_kipf());
     }
 }
 

@@ -1,6 +1,7 @@
 //! k-SF construction throughput [KBL13 Fig. 6], in path IDs per second on one core, over streams
-//! recorded from programs of ../shared/corpus run in kbl mode: as built (child cache, move to front),
-//! without the child cache, and without either. Nothing runs when the corpus is absent.
+//! recorded from programs of ../shared/corpus run in kbl mode: as built (child cache, move to front,
+//! nodes laid out anew as the forest grows), without the relayout, without the child cache, and
+//! without the cache and moving to the front. Nothing runs when the corpus is absent.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use pathprof_core::kpath::{Activations, Options};
@@ -10,7 +11,7 @@ use pathprof_wasm::{instrument, InstrumentOptions, SinkKind};
 use std::path::Path;
 
 /// Items recorded per program.
-const ITEMS: usize = 10_000_000;
+const ITEMS: usize = 40_000_000;
 
 const PROGRAMS: &[&str] = &[
     "shootout/shootout-sieve.wasm",
@@ -19,6 +20,8 @@ const PROGRAMS: &[&str] = &[
     "shootout/shootout-minicsv.wasm",
     "bz2/benchmark.wasm",
     "quicksort/benchmark.wasm",
+    "shootout/shootout-heapsort.wasm",
+    "shootout/shootout-switch.wasm",
 ];
 
 /// The first [`ITEMS`] items of a program's stream.
@@ -60,21 +63,30 @@ fn bench_ksf(c: &mut Criterion) {
             .sum();
         group.throughput(Throughput::Elements(paths));
         for k in [2, 8] {
-            for (move_to_front, child_cache) in [(true, true), (true, false), (false, false)] {
-                let variant = match (move_to_front, child_cache) {
-                    (true, true) => "",
-                    (true, false) => " no-cache",
-                    _ => " no-cache no-mtf",
-                };
+            let layout = Options::default().relayout_from;
+            for (move_to_front, child_cache, relayout_from, variant) in [
+                (true, true, layout, ""),
+                (true, true, None, " no-layout"),
+                (true, false, layout, " no-cache"),
+                (false, false, layout, " no-cache no-mtf"),
+            ] {
                 let id = format!("{program} k={k}{variant}");
+                let options = Options { move_to_front, child_cache, relayout_from, ..Options::default() };
+                let fold = |stream: &[u64]| {
+                    let mut folder = StreamFolder::new(Activations::with_options(k, options));
+                    folder.fold(stream);
+                    folder
+                };
+                let folder = fold(&stream);
+                let forest = folder.activations.forest();
+                eprintln!(
+                    "{id}: {} nodes, {:.3} sibling scans per path ID, {} relayouts",
+                    forest.len(),
+                    forest.sibling_scans() as f64 / paths.max(1) as f64,
+                    forest.relayouts()
+                );
                 group.bench_with_input(BenchmarkId::from_parameter(id), &stream, |b, stream| {
-                    b.iter(|| {
-                        let options = Options { move_to_front, child_cache, ..Options::default() };
-                        let a = Activations::with_options(k, options);
-                        let mut folder = StreamFolder::new(a);
-                        folder.fold(stream);
-                        folder.activations.forest().len()
-                    })
+                    b.iter(|| fold(stream).activations.forest().len())
                 });
             }
         }

@@ -35,9 +35,7 @@ impl Activations {
             self.stack.push(Cursor::default());
         }
         self.items += 1;
-        if self.forest.crowded(2) {
-            self.forest.prune(&mut self.stack);
-        }
+        self.forest.tend(&mut self.stack, 2);
         let top = self.stack.last_mut().expect("an activation is open");
         self.forest.push_at(top, label);
     }
@@ -48,9 +46,8 @@ impl Activations {
             self.stack.push(Cursor::default());
         }
         self.items += n;
-        if self.forest.crowded(self.forest.run_adds(n)) {
-            self.forest.prune(&mut self.stack);
-        }
+        let adds = self.forest.run_adds(n);
+        self.forest.tend(&mut self.stack, adds);
         let top = self.stack.last_mut().expect("an activation is open");
         self.forest.push_run(top, label, n);
     }

@@ -40,6 +40,7 @@
 
 mod activations;
 mod kipf;
+mod layout;
 mod prune;
 mod shard;
 
@@ -103,11 +104,20 @@ pub struct Options {
     pub child_cache: bool,
     /// The roots whose trees this forest holds.
     pub shard: Shard,
+    /// Lay the nodes out anew, families side by side and hottest first (`layout.rs`), once the forest
+    /// holds this many nodes and each time it has doubled since; `None`: never.
+    pub relayout_from: Option<usize>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { max_nodes: None, move_to_front: true, child_cache: true, shard: Shard::ALL }
+        Options {
+            max_nodes: None,
+            move_to_front: true,
+            child_cache: true,
+            shard: Shard::ALL,
+            relayout_from: Some(layout::FIRST_LAYOUT),
+        }
     }
 }
 
@@ -152,6 +162,9 @@ pub struct KSlabForest {
     cursor: Cursor,
     /// Times the forest was pruned.
     prunes: u64,
+    /// Nodes at which the forest is next laid out, and the times it was.
+    next_layout: usize,
+    relayouts: u64,
 }
 
 impl KSlabForest {
@@ -177,6 +190,8 @@ impl KSlabForest {
             scans: 0,
             cursor: Cursor::default(),
             prunes: 0,
+            next_layout: options.relayout_from.unwrap_or(usize::MAX),
+            relayouts: 0,
         }
     }
 
@@ -323,9 +338,7 @@ impl KSlabForest {
 
     /// Processes one stream item (`process_bl_path_id` of [KBL13 Fig. 6]).
     pub fn push(&mut self, item: Item) {
-        if self.crowded(2) {
-            self.prune(&mut []);
-        }
+        self.tend(&mut [], 2);
         let mut cursor = self.cursor;
         match item {
             Item::Enter => cursor = Cursor::default(),

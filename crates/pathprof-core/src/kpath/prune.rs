@@ -92,21 +92,7 @@ impl KSlabForest {
             }
             nodes.push(Node { label: node.label, count: node.count, first_child: moved(c), next_sibling: moved(s) });
         }
-        self.nodes = nodes;
-        self.high = self
-            .high
-            .drain()
-            .filter(|&(i, _)| index[i as usize] != NONE)
-            .map(|(i, h)| (index[i as usize], h))
-            .collect();
-        for root in &mut self.roots {
-            *root = moved(*root);
-        }
-        self.children.fill((NONE, NONE, NONE));
-        for c in cursors.iter_mut().chain(std::iter::once(&mut self.cursor)) {
-            c.top = moved(c.top);
-            c.bottom = moved(c.bottom);
-        }
+        self.renumber(nodes, &index, cursors);
         self.prunes += 1;
     }
 }
