@@ -122,7 +122,7 @@ mod tests {
         (0..n)
             .map(|_| {
                 x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                if (x >> 33) % 97 == 0 {
+                if (x >> 33).is_multiple_of(97) {
                     Item::Enter
                 } else {
                     Item::Path((x >> 40) % labels)
