@@ -31,6 +31,26 @@ const PROGRAM: &str = r#"
     (call $end)))
 "#;
 
+/// A loop whose branch takes its `then` arm one time in ten.
+const BIASED: &str = r#"
+(module
+  (import "bench" "start" (func $start))
+  (import "bench" "end" (func $end))
+  (global $acc (mut i32) (i32.const 0))
+  (func $work (param $n i32)
+    (local $i i32)
+    (loop $top
+      (if (i32.eqz (i32.rem_u (local.get $i) (i32.const 10)))
+        (then (global.set $acc (i32.add (global.get $acc) (i32.const 3))))
+        (else (global.set $acc (i32.xor (global.get $acc) (local.get $i)))))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $top (i32.lt_u (local.get $i) (local.get $n)))))
+  (func (export "_start")
+    (call $start)
+    (call $work (i32.const 100000))
+    (call $end)))
+"#;
+
 /// Writes the one-program corpus into `dir`.
 fn corpus(dir: &Path) {
     std::fs::write(dir.join("loop.wasm"), wat::parse_str(PROGRAM).unwrap()).unwrap();
@@ -331,4 +351,41 @@ fn with_a_hot_share_modes_are_also_measured_guided() {
     let summary: Vec<&str> =
         report["summary"].as_array().unwrap().iter().map(|s| s["mode"].as_str().unwrap()).collect();
     assert_eq!(summary, columns);
+}
+
+#[test]
+fn with_an_edge_profile_modes_are_also_measured_numbered_from_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("biased.wasm"), wat::parse_str(BIASED).unwrap()).unwrap();
+    let once = ["--runs", "1", "--max-runs", "1"];
+    for guide in ["bl", "pep:every:1"] {
+        let args = [&["--modes", "bl,pep:every:1", "--edge-profile-from", guide][..], &once].concat();
+        let (stdout, report) = bench(dir.path(), &args);
+        let header = stdout.lines().next().unwrap();
+        let columns: Vec<&str> = header.split(" | ").skip(1).map(|c| c.split(" ms").next().unwrap().trim()).collect();
+        assert_eq!(columns, ["bl", "bl edges", "pep:every:1", "pep:every:1 edges"], "{header}");
+        // Static estimates cannot tell the branch's arms apart; the profile (exact, or sampled at
+        // every path end) puts the loop's increment on the arm taken one time in ten.
+        let executed = |m: &str| mode(&report, m)["increments_executed"].as_u64().unwrap();
+        assert!(executed("bl edges") < executed("bl"), "{guide}: {report}");
+        assert!(executed("bl edges") <= 100_000 / 10 + 10, "{guide}: {report}");
+        assert_eq!(mode(&report, "pep:every:1 edges")["accuracy"]["paths"].as_f64().unwrap(), 1.0, "{report}");
+        assert!(mode(&report, "bl edges")["vs_bl"].as_f64().is_some(), "{report}");
+    }
+    for (modes, guide, message) in [
+        ("bl", "none", "takes a mode that profiles paths"),
+        ("bl", "nonsense", "--edge-profile-from"),
+        ("ips:1", "bl", "none of the modes measured takes an edge profile"),
+    ] {
+        let out = pathprof()
+            .arg("bench")
+            .arg(dir.path())
+            .args(["--modes", modes, "--edge-profile-from", guide])
+            .args(once)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && stderr.contains(message), "{modes} {guide}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    }
 }

@@ -18,6 +18,11 @@
 //! A `pep` mode's profile of every run is compared with the exact profile of the program ([PEP05
 //! §6.3–6.4], as `pathprof compare`), which gives the overhead/accuracy trade-off of each sampling
 //! in one run.
+//!
+//! Guided variants, measured beside the modes they guide: `--hot-share` instruments only the
+//! functions hot in an exact profile of the program (`MODE hot`); `--edge-profile-from MODE` numbers
+//! paths and places increments by the edge frequencies of one unmeasured run of `MODE` (`bl`, or a
+//! sampled `pep`) [PEP05 §3.4, Fig. 4], instead of static estimates (`MODE edges`).
 
 mod corpus;
 pub mod hints;
@@ -26,7 +31,7 @@ mod rounds;
 pub use corpus::{expected_output, programs};
 pub use rounds::Rounds;
 
-use corpus::{each_program, ExitStatus, Setup};
+use corpus::{each_program, Setup};
 use rounds::{median, spread};
 
 use crate::inputs::{HotFunctions, Inputs, Interesting};
@@ -37,7 +42,7 @@ use crate::profiler::Prepared;
 use anyhow::{Context, Result};
 use pathprof_core::accuracy::{compare_functions, Accuracy, HOT_THRESHOLD};
 use pathprof_core::profile::FunctionProfile;
-use pathprof_runtime::{RunConfig, Stopper};
+use pathprof_runtime::Stopper;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -58,24 +63,45 @@ pub struct BenchOptions {
     /// Also measure each mode that takes `--hot-from` guided: instrumenting only the functions
     /// that carried this share of the branch flow of an exact profile of the program.
     pub hot_share: Option<f64>,
+    /// Also measure each mode that takes `--edge-profile` numbered from the profile of one
+    /// unmeasured run of this mode.
+    pub edge_profile_from: Option<Mode>,
+}
+
+/// What guides a measured variant's instrumentation besides its mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Guide {
+    /// Static estimates, every function instrumented.
+    Unguided,
+    /// Only the functions hot in an exact profile ([`BenchOptions::hot_share`]).
+    Hot,
+    /// Numbering and increments from a profile's edge frequencies
+    /// ([`BenchOptions::edge_profile_from`]).
+    Edges,
 }
 
 impl BenchOptions {
     /// What each measured variant is called, in the order of the table's columns.
     pub fn labels(&self) -> Vec<String> {
-        self.variants().map(|(mode, guided)| label(mode, guided)).collect()
+        self.variants().map(|(mode, guide)| label(mode, guide)).collect()
     }
 
     /// The variants measured besides the baseline, in the order of the table's columns: each
-    /// mode, and after it, with [`BenchOptions::hot_share`], the mode guided (`true`).
-    fn variants(&self) -> impl Iterator<Item = (&Mode, bool)> {
+    /// mode, and after it the mode guided as the options ask, where it takes that guide.
+    fn variants(&self) -> impl Iterator<Item = (&Mode, Guide)> {
         let modes = self.modes.iter().filter(|m| !m.is_baseline());
-        modes.flat_map(|m| std::iter::once((m, false)).chain(self.guided(m).then_some((m, true))))
+        modes.flat_map(|m| {
+            [Guide::Unguided, Guide::Hot, Guide::Edges].into_iter().filter(|&g| self.guides(m, g)).map(move |g| (m, g))
+        })
     }
 
-    /// Whether `mode` is also measured guided.
-    fn guided(&self, mode: &Mode) -> bool {
-        self.hot_share.is_some() && mode.accepts(Setting::HotFrom)
+    /// Whether `mode` is measured with `guide`.
+    fn guides(&self, mode: &Mode, guide: Guide) -> bool {
+        match guide {
+            Guide::Unguided => true,
+            Guide::Hot => self.hot_share.is_some() && mode.accepts(Setting::HotFrom),
+            Guide::Edges => self.edge_profile_from.is_some() && mode.accepts(Setting::EdgeProfile),
+        }
     }
 
     /// Shortest uninstrumented bench region that the summary takes.
@@ -245,9 +271,9 @@ pub struct BenchReport {
 
 struct Variant<'a> {
     prepared: Prepared<'a>,
-    /// The mode, and whether it is guided by hot functions.
+    /// The mode, and what guides it.
     label: String,
-    guided: bool,
+    guide: Guide,
     compile_seconds: f64,
     code_bytes: usize,
     times: Vec<f64>,
@@ -314,16 +340,16 @@ fn bench_program(
     options: &BenchOptions,
 ) -> Result<Option<ProgramFigures>> {
     let setup = Setup::of(wasm, name, options.stopper.as_ref())?;
-    let (bytes, config, status) = (&setup.bytes, &setup.config, setup.status);
+    let (bytes, config) = (&setup.bytes, &setup.config);
     // Sampled profiles are compared with an exact one of the same program (the corpus's programs are
     // deterministic: every run takes the same paths), and modes that need interesting paths take
     // those of an exact one: that of one more `bl` run before the measured ones for them, else of a
     // measured `bl` run when `bl` is among the modes.
     let sampled = modes.iter().any(|m| m.sampled());
     let preferential = modes.iter().any(|m| m.requires(Setting::Interesting));
-    let guided = modes.iter().any(|m| options.guided(m));
+    let guided = modes.iter().any(|m| options.guides(m, Guide::Hot));
     let exact = match (sampled && !modes.iter().any(|m| m.is::<Bl>())) || preferential || guided {
-        true => match exact_profile(engine, bytes, config, name, status)? {
+        true => match exact_profile(engine, bytes, &setup, name)? {
             Some(exact) => Some(exact),
             None => return Ok(None),
         },
@@ -338,21 +364,31 @@ fn bench_program(
         (Some(exact), Some(share)) if guided => Some(HotFunctions::of_functions(exact, share)?),
         _ => None,
     };
+    let edges = match &options.edge_profile_from {
+        Some(guide) if modes.iter().any(|m| options.guides(m, Guide::Edges)) => {
+            match unmeasured_run(engine, bytes, &setup, name, guide)? {
+                Some((prepared, run)) => Some(prepared.profile(&run, config)?),
+                None => return Ok(None),
+            }
+        }
+        _ => None,
+    };
     let mut variants = Vec::new();
     let baseline = Mode::new(Uninstrumented);
-    for (mode, guided) in std::iter::once((&baseline, false)).chain(options.variants()) {
+    for (mode, guide) in std::iter::once((&baseline, Guide::Unguided)).chain(options.variants()) {
         let takes = mode.requires(Setting::Interesting);
         let inputs = Inputs {
             interesting: interesting.as_ref().filter(|_| takes),
-            hot: hot.as_ref().filter(|_| guided),
+            hot: hot.as_ref().filter(|_| guide == Guide::Hot),
+            edge_profile: edges.as_ref().filter(|_| guide == Guide::Edges),
             ..Inputs::default()
         };
         let prepared = Prepared::new(bytes, name, mode, &inputs)?;
         let code_bytes = prepared.code_size()?;
         let (_, compile_seconds) = pathprof_runtime::compile(engine, &prepared.code)?;
         variants.push(Variant {
-            label: label(mode, guided),
-            guided,
+            label: label(mode, guide),
+            guide,
             prepared,
             compile_seconds,
             code_bytes,
@@ -368,7 +404,8 @@ fn bench_program(
 
     let none = &variants[0];
     let none_median = median(&none.times);
-    let bl_median = variants.iter().find(|v| v.mode().is::<Bl>() && !v.guided).map(|v| median(&v.times));
+    let bl_median =
+        variants.iter().find(|v| v.mode().is::<Bl>() && v.guide == Guide::Unguided).map(|v| median(&v.times));
     let modes = variants[1..]
         .iter()
         .map(|v| {
@@ -385,7 +422,9 @@ fn bench_program(
                 compile_ratio: v.compile_seconds / none.compile_seconds,
                 code_growth: v.code_bytes as f64 / none.code_bytes.max(1) as f64,
                 profiler_memory_bytes: counter_bytes + v.host_bytes,
-                vs_bl: bl_median.filter(|_| !v.mode().is::<Bl>() || v.guided).map(|b| median(&v.times) / b),
+                vs_bl: bl_median
+                    .filter(|_| !v.mode().is::<Bl>() || v.guide != Guide::Unguided)
+                    .map(|b| median(&v.times) / b),
                 figures: v.figures.iter().map(|(&key, &(_, value))| (key, value)).collect(),
                 figure_labels: v.figures.iter().map(|(&key, &(label, _))| (key, label)).collect(),
                 accuracy: AccuracyFigures::median_of(&v.accuracy),
@@ -404,31 +443,46 @@ fn bench_program(
     }))
 }
 
-/// What a variant is called in the table: the mode, and `hot` after a mode guided by hot functions.
-fn label(mode: &Mode, guided: bool) -> String {
+/// What a variant is called in the table: the mode, then `hot` after a mode guided by hot
+/// functions, `edges` after one numbered from an edge profile.
+fn label(mode: &Mode, guide: Guide) -> String {
     let flags = mode.run_flags().map_or_else(String::new, |f| format!(" {f}"));
-    if guided {
-        format!("{mode}{flags} hot")
-    } else {
-        format!("{mode}{flags}")
+    let guide = match guide {
+        Guide::Unguided => "",
+        Guide::Hot => " hot",
+        Guide::Edges => " edges",
+    };
+    format!("{mode}{flags}{guide}")
+}
+
+/// One unmeasured run of `mode`, its exit status checked; `None` when the run was stopped.
+fn unmeasured_run<'a>(
+    engine: &pathprof_runtime::Engine,
+    bytes: &'a [u8],
+    setup: &Setup,
+    name: &str,
+    mode: &Mode,
+) -> Result<Option<(Prepared<'a>, ModeRun)>> {
+    let prepared = Prepared::new(bytes, name, mode, &Inputs::default())?;
+    let run = prepared.run(engine, &setup.config)?;
+    if run.outcome.stopped.is_some() {
+        return Ok(None);
     }
+    setup.status.check(&run.outcome, format_args!("{name} in mode {}", prepared.mode))?;
+    Ok(Some((prepared, run)))
 }
 
 /// The exact profile of one unmeasured `bl` run; `None` when the run was stopped.
 fn exact_profile(
     engine: &pathprof_runtime::Engine,
     bytes: &[u8],
-    config: &RunConfig,
+    setup: &Setup,
     name: &str,
-    status: ExitStatus,
 ) -> Result<Option<Vec<FunctionProfile>>> {
-    let prepared = Prepared::new(bytes, name, &Mode::new(Bl), &Inputs::default())?;
-    let run = prepared.run(engine, config)?;
-    if run.outcome.stopped.is_some() {
-        return Ok(None);
+    match unmeasured_run(engine, bytes, setup, name, &Mode::new(Bl))? {
+        Some((prepared, run)) => profiles(&prepared, &run, name).map(Some),
+        None => Ok(None),
     }
-    status.check(&run.outcome, format_args!("{name} in mode {}", prepared.mode))?;
-    profiles(&prepared, &run, name).map(Some)
 }
 
 /// The function profiles of a run.
@@ -485,8 +539,15 @@ fn measure(
                 let (_, value) = v.figures.entry(f.key).or_insert((f.label, 0));
                 *value = (*value).max(f.value);
             }
-            if v.mode().is::<Bl>() && sampled && exact.is_none() {
-                exact = Some(profiles(&v.prepared, &run, name)?);
+            if v.mode().is::<Bl>() {
+                // What the numbering and placement cost the counted paths: the figure that an edge
+                // profile lowers.
+                let functions = profiles(&v.prepared, &run, name)?;
+                let executed = functions.iter().filter_map(|f| f.profiled()).map(|f| f.increments_executed.0);
+                v.figures.insert("increments_executed", ("increments executed", executed.fold(0, u64::saturating_add)));
+                if sampled && exact.is_none() {
+                    exact = Some(functions);
+                }
             } else if v.mode().sampled() {
                 pending.push((i, run));
             }

@@ -41,6 +41,11 @@ pub struct Args {
     /// functions that carried SHARE of an exact profile's branch flow (shown as `MODE hot`).
     #[arg(long, value_name = "SHARE", allow_negative_numbers = true)]
     hot_share: Option<f64>,
+    /// Also measure each mode that takes --edge-profile (bl, pep, kbl, ppp, events) numbered from
+    /// the profile of one unmeasured run of MODE (bl for exact edge counts, pep for sampled ones),
+    /// instead of static estimates (shown as `MODE edges`).
+    #[arg(long, value_name = "MODE")]
+    edge_profile_from: Option<String>,
     /// Measure each kbl mode folded on each of these numbers of threads (shown as `MODE ×N`), side
     /// by side (default: the cores the program leaves free).
     #[arg(long, value_name = "N,...", value_delimiter = ',', value_parser = clap::value_parser!(u16).range(1..=256))]
@@ -70,13 +75,16 @@ pub fn run(a: Args, stopper: &Stopper) -> Result<i32> {
     if a.hints {
         return hints(a, rounds, stopper);
     }
+    let modes = with_fold_threads(Registry::built_in().parse_list(&a.modes)?, &a.fold_threads)?;
+    let edge_profile_from = a.edge_profile_from.as_deref().map(|spec| edge_guide(spec, &modes)).transpose()?;
     let options = BenchOptions {
-        modes: with_fold_threads(Registry::built_in().parse_list(&a.modes)?, &a.fold_threads)?,
+        modes,
         rounds,
         filter: a.filter,
         min_seconds: a.min_seconds,
         stopper: Some(stopper.clone()),
         hot_share: a.hot_share,
+        edge_profile_from,
     };
     let mut out = std::io::stdout();
     render::bench::header(&mut out, &options.labels())?;
@@ -97,6 +105,19 @@ pub fn run(a: Args, stopper: &Stopper) -> Result<i32> {
         }
         None => Ok(0),
     }
+}
+
+/// The mode of `--edge-profile-from`: one whose profile has paths, for modes that take an edge
+/// profile.
+fn edge_guide(spec: &str, modes: &[Mode]) -> Result<Mode> {
+    let guide = Registry::built_in().parse(spec).context("--edge-profile-from")?;
+    if guide.is_baseline() {
+        bail!("--edge-profile-from takes a mode that profiles paths (bl, pep, …), not {guide}");
+    }
+    if !modes.iter().any(|m| m.accepts(Setting::EdgeProfile)) {
+        bail!("--edge-profile-from: none of the modes measured takes an edge profile");
+    }
+    Ok(guide)
 }
 
 /// The help of `--modes`.
