@@ -358,6 +358,7 @@ fn with_an_edge_profile_modes_are_also_measured_numbered_from_it() {
     }
     for (modes, guide, message) in [
         ("bl", "none", "takes a mode that profiles paths"),
+        ("bl", "ppp", "takes a mode that profiles paths"),
         ("bl", "nonsense", "--edge-profile-from"),
         ("ips:1", "bl", "none of the modes measured takes an edge profile"),
     ] {

@@ -111,8 +111,8 @@ pub fn run(a: Args, stopper: &Stopper) -> Result<i32> {
 /// profile.
 fn edge_guide(spec: &str, modes: &[Mode]) -> Result<Mode> {
     let guide = Registry::built_in().parse(spec).context("--edge-profile-from")?;
-    if guide.is_baseline() {
-        bail!("--edge-profile-from takes a mode that profiles paths (bl, pep, …), not {guide}");
+    if guide.is_baseline() || guide.requires(Setting::Interesting) {
+        bail!("--edge-profile-from takes a mode that profiles paths on its own (bl, pep, …), not {guide}");
     }
     if !modes.iter().any(|m| m.accepts(Setting::EdgeProfile)) {
         bail!("--edge-profile-from: none of the modes measured takes an edge profile");
