@@ -10,7 +10,7 @@
 //! scan reads consecutive nodes and usually stops at the first — followed by the family of that
 //! child. The hot part of the forest thus packs into the front of the vector, and a hot chain's
 //! families into neighbouring cache lines. Nodes made afterwards are appended as before; the forest
-//! lays itself out again each time it has doubled (from [`FIRST_LAYOUT`] nodes by default), so the work is
+//! lays itself out again each time it has grown by half (from [`FIRST_LAYOUT`] nodes by default), so the work is
 //! linear in the nodes made, and after each pruning (which is linear in them too). A child still
 //! follows its parent, which pruning relies on.
 
@@ -27,7 +27,7 @@ impl KSlabForest {
     }
 
     /// Prunes the forest if an item that adds up to `adds` nodes could find it full, and lays it out
-    /// anew when it has doubled since the last time or was just pruned; `cursors` are the
+    /// anew when it has grown by half since the last time or was just pruned; `cursors` are the
     /// activations' (the forest's own is moved too).
     #[inline]
     pub(super) fn tend(&mut self, cursors: &mut [Cursor], adds: usize) {
@@ -85,7 +85,7 @@ impl KSlabForest {
         debug_assert_eq!(nodes.len(), n, "every node is under a root");
         self.renumber(nodes, &index, cursors);
         self.relayouts += 1;
-        self.next_layout = self.options.relayout_from.map_or(usize::MAX, |from| (2 * n).max(from));
+        self.next_layout = self.options.relayout_from.map_or(usize::MAX, |from| (n + n / 2).max(from));
     }
 
     /// Puts `nodes` in place of the forest's nodes, where old node `i` is now `index[i]` (or gone,

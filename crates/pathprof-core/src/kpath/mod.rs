@@ -105,7 +105,7 @@ pub struct Options {
     /// The roots whose trees this forest holds.
     pub shard: Shard,
     /// Lay the nodes out anew, families side by side and hottest first (`layout.rs`), once the forest
-    /// holds this many nodes and each time it has doubled since; `None`: never.
+    /// holds this many nodes and each time it has grown by half since; `None`: never.
     pub relayout_from: Option<usize>,
 }
 
