@@ -95,6 +95,17 @@ impl BenchOptions {
         })
     }
 
+    /// Whether some mode is also measured numbered from an edge profile
+    /// ([`BenchOptions::edge_profile_from`] given, and a mode that takes one).
+    pub fn edge_guided(&self) -> bool {
+        self.measures(Guide::Edges)
+    }
+
+    /// Whether some mode is measured with `guide`.
+    fn measures(&self, guide: Guide) -> bool {
+        self.variants().any(|(_, g)| g == guide)
+    }
+
     /// Whether `mode` is measured with `guide`.
     fn guides(&self, mode: &Mode, guide: Guide) -> bool {
         match guide {
@@ -347,9 +358,9 @@ fn bench_program(
     // measured `bl` run when `bl` is among the modes.
     let sampled = modes.iter().any(|m| m.sampled());
     let preferential = modes.iter().any(|m| m.requires(Setting::Interesting));
-    let guided = modes.iter().any(|m| options.guides(m, Guide::Hot));
+    let guided = options.measures(Guide::Hot);
     let exact = match (sampled && !modes.iter().any(|m| m.is::<Bl>())) || preferential || guided {
-        true => match exact_profile(engine, bytes, &setup, name)? {
+        true => match exact_profile(engine, &setup, name)? {
             Some(exact) => Some(exact),
             None => return Ok(None),
         },
@@ -365,12 +376,10 @@ fn bench_program(
         _ => None,
     };
     let edges = match &options.edge_profile_from {
-        Some(guide) if modes.iter().any(|m| options.guides(m, Guide::Edges)) => {
-            match unmeasured_run(engine, bytes, &setup, name, guide)? {
-                Some((prepared, run)) => Some(prepared.profile(&run, config)?),
-                None => return Ok(None),
-            }
-        }
+        Some(guide) if options.measures(Guide::Edges) => match unmeasured_run(engine, &setup, name, guide)? {
+            Some((prepared, run)) => Some(prepared.profile(&run, config)?),
+            None => return Ok(None),
+        },
         _ => None,
     };
     let mut variants = Vec::new();
@@ -458,12 +467,11 @@ fn label(mode: &Mode, guide: Guide) -> String {
 /// One unmeasured run of `mode`, its exit status checked; `None` when the run was stopped.
 fn unmeasured_run<'a>(
     engine: &pathprof_runtime::Engine,
-    bytes: &'a [u8],
-    setup: &Setup,
+    setup: &'a Setup,
     name: &str,
     mode: &Mode,
 ) -> Result<Option<(Prepared<'a>, ModeRun)>> {
-    let prepared = Prepared::new(bytes, name, mode, &Inputs::default())?;
+    let prepared = Prepared::new(&setup.bytes, name, mode, &Inputs::default())?;
     let run = prepared.run(engine, &setup.config)?;
     if run.outcome.stopped.is_some() {
         return Ok(None);
@@ -473,13 +481,8 @@ fn unmeasured_run<'a>(
 }
 
 /// The exact profile of one unmeasured `bl` run; `None` when the run was stopped.
-fn exact_profile(
-    engine: &pathprof_runtime::Engine,
-    bytes: &[u8],
-    setup: &Setup,
-    name: &str,
-) -> Result<Option<Vec<FunctionProfile>>> {
-    match unmeasured_run(engine, bytes, setup, name, &Mode::new(Bl))? {
+fn exact_profile(engine: &pathprof_runtime::Engine, setup: &Setup, name: &str) -> Result<Option<Vec<FunctionProfile>>> {
+    match unmeasured_run(engine, setup, name, &Mode::new(Bl))? {
         Some((prepared, run)) => profiles(&prepared, &run, name).map(Some),
         None => Ok(None),
     }

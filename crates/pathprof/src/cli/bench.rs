@@ -75,17 +75,18 @@ pub fn run(a: Args, stopper: &Stopper) -> Result<i32> {
     if a.hints {
         return hints(a, rounds, stopper);
     }
-    let modes = with_fold_threads(Registry::built_in().parse_list(&a.modes)?, &a.fold_threads)?;
-    let edge_profile_from = a.edge_profile_from.as_deref().map(|spec| edge_guide(spec, &modes)).transpose()?;
     let options = BenchOptions {
-        modes,
+        modes: with_fold_threads(Registry::built_in().parse_list(&a.modes)?, &a.fold_threads)?,
         rounds,
         filter: a.filter,
         min_seconds: a.min_seconds,
         stopper: Some(stopper.clone()),
         hot_share: a.hot_share,
-        edge_profile_from,
+        edge_profile_from: a.edge_profile_from.as_deref().map(edge_guide).transpose()?,
     };
+    if options.edge_profile_from.is_some() && !options.edge_guided() {
+        bail!("--edge-profile-from: none of the modes measured takes an edge profile");
+    }
     let mut out = std::io::stdout();
     render::bench::header(&mut out, &options.labels())?;
     let result = bench(&a.corpus, &options, |p| {
@@ -107,15 +108,11 @@ pub fn run(a: Args, stopper: &Stopper) -> Result<i32> {
     }
 }
 
-/// The mode of `--edge-profile-from`: one whose profile has paths, for modes that take an edge
-/// profile.
-fn edge_guide(spec: &str, modes: &[Mode]) -> Result<Mode> {
+/// The mode of `--edge-profile-from`: one whose profile has paths without other inputs.
+fn edge_guide(spec: &str) -> Result<Mode> {
     let guide = Registry::built_in().parse(spec).context("--edge-profile-from")?;
     if guide.is_baseline() || guide.requires(Setting::Interesting) {
         bail!("--edge-profile-from takes a mode that profiles paths on its own (bl, pep, …), not {guide}");
-    }
-    if !modes.iter().any(|m| m.accepts(Setting::EdgeProfile)) {
-        bail!("--edge-profile-from: none of the modes measured takes an edge profile");
     }
     Ok(guide)
 }
