@@ -369,7 +369,7 @@ pub fn check_mode_map(mode: Mode, map: &ProfileMap, bl: &ProfileMap, stats: &mut
             (ProbeState::Skipped { .. }, ProbeState::Skipped { .. }) => continue,
             (x, y) => return Err(format!("function {i}: {x:?} but in bl {y:?}")),
         };
-        let arrays = matches!(mode, Mode::Ppp | Mode::EventPaths | Mode::Decode);
+        let arrays = matches!(mode, Mode::Ppp | Mode::EventPaths | Mode::Decode | Mode::Bursts);
         if !arrays && (!p.loop_counters.is_empty() || !p.run_counters.is_empty()) {
             return Err(format!("function {i} has loop or run counters"));
         }
@@ -382,7 +382,10 @@ pub fn check_mode_map(mode: Mode, map: &ProfileMap, bl: &ProfileMap, stats: &mut
                 stats.stream_singles += u64::from(singles.is_some());
             }
             (Mode::Stream, Counters::Array { .. }) if one_path => stats.stream_array_functions += 1,
-            (Mode::Bursts, Counters::Burst { .. }) if !one_path => stats.burst_functions += 1,
+            (Mode::Bursts, Counters::Burst { .. }) if !one_path => {
+                stats.burst_functions += 1;
+                stats.burst_counted += u64::from(!p.loop_counters.is_empty() || !p.run_counters.is_empty());
+            }
             (Mode::Bursts, Counters::Array { .. }) if one_path => stats.burst_array_functions += 1,
             (Mode::Bursts, Counters::Stream { singles: None }) => stats.burst_streamed += 1,
             (Mode::Segments, Counters::Stream { singles: None }) => stats.segment_functions += 1,

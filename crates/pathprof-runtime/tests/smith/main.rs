@@ -187,7 +187,7 @@ fn run_all() {
          ({} at a trap, {} open activations matched with the backtrace, {} not entered yet, {} in tail calls, {} deeper traps): pep {} paths ({} ends \
          sampled), pep-buffer {} samples compared ({} passed to the host), kbl {} paths ({} ends); {} calls out of fuel with {} path ends of pep and kbl alike (over {} full buffers); {} stream \
          items ({} runs, {} activations, {} full buffers); \
-         kbl-burst: {} functions with bursts ({} in arrays, {} streamed always, {} cut for 32-bit IDs), {} sets of instances \
+         kbl-burst: {} functions with bursts ({} with loop or run counters, {} in arrays, {} streamed always, {} cut for 32-bit IDs), {} sets of instances \
          with the flag set ({} stream items equal to kbl's, in {} calls out of fuel too), {} with it clear ({} items), {} paths ({} ends, {} in burst arrays) \
          compared with bl; \
          ips (cases by depth{}): {} functions streamed ({} cut for 32-bit IDs, {} blocks' frequencies compared), {} paths ({} ends) compared, \
@@ -255,6 +255,7 @@ fn run_all() {
         stats.stream_entries,
         stats.stream_flushes,
         stats.burst_functions,
+        stats.burst_counted,
         stats.burst_array_functions,
         stats.burst_streamed,
         stats.burst_cut,
@@ -315,6 +316,7 @@ fn run_all() {
         assert!(stats.stream_runs > 0, "no stream repeated a path");
         assert!(
             stats.burst_functions > 0
+                && stats.burst_counted > 0
                 && stats.burst_items > 0
                 && stats.burst_fuel_checks > 0
                 && stats.burst_quiet_sessions > 0

@@ -80,9 +80,11 @@ pub struct Stats {
     pub fuel_checks: u64,
     pub fuel_ends: u64,
     pub fuel_flushes: u64,
-    /// `kbl-burst`: functions instrumented for bursts, counted in an array (one path per
-    /// activation), streamed always (too large for an array), and cut further for 32-bit IDs.
+    /// `kbl-burst`: functions instrumented for bursts, those of them with loop or run counters,
+    /// counted in an array (one path per activation), streamed always (too large for an array), and
+    /// cut further for 32-bit IDs.
     pub burst_functions: u64,
+    pub burst_counted: u64,
     pub burst_array_functions: u64,
     pub burst_streamed: u64,
     pub burst_cut: u64,

@@ -367,11 +367,24 @@ impl Emitter<'_> {
         match how {
             HeaderEdge::Loop(i) => self.bump_loop(i, &[Instruction::I64Const(1)]),
             HeaderEdge::Around(_) => {}
-            HeaderEdge::Constant(k) => self.add_to_counter(k, &[Instruction::I64Const(1)]),
+            HeaderEdge::Constant(k) => {
+                self.add_to_counter(k, &[Instruction::I64Const(1)]);
+                self.stream_constant(k);
+            }
             HeaderEdge::Dynamic => {
                 self.add(inc);
                 self.count_in_array(self.array);
+                self.stream_counted_path();
             }
+        }
+    }
+
+    /// Streams path `k`, counted at a constant address, in a function streamed in bursts. The
+    /// register is free: the edge enters a header, which sets it afresh.
+    fn stream_constant(&mut self, k: u64) {
+        if self.burst.is_some() {
+            self.set(Inc { bl: k, ppp: 0 });
+            self.stream_counted_path();
         }
     }
 
@@ -397,9 +410,11 @@ impl Emitter<'_> {
                 self.f.instruction(&Instruction::If(BlockType::Empty));
                 if let HeaderEdge::Constant(k) = how {
                     self.add_to_counter(k, &[Instruction::I64Const(1)]);
+                    self.stream_constant(k);
                 } else {
                     self.add(taken);
                     self.count_in_array(self.array);
+                    self.stream_counted_path();
                 }
                 self.f.instruction(&Instruction::End);
                 self.f.instruction(&Instruction::LocalGet(self.s));
@@ -426,6 +441,7 @@ impl Emitter<'_> {
         self.f.instruction(&Instruction::I32Store(id));
         self.f.instruction(&Instruction::End);
         self.bump_mirrored(self.first_run_local + j as u32, self.runs[j].slot, &[Instruction::I64Const(1)]);
+        self.stream_counted_path();
     }
 
     /// The low word of run counter `j`'s path ID.
@@ -475,9 +491,11 @@ impl Emitter<'_> {
         }
         for i in (0..self.loops.len()).filter(|i| mask & (1 << i) != 0) {
             let LoopCounter { path, slot } = self.loops[i];
+            self.stream_before_flush(i);
             self.flush_mirrored(self.first_loop_local + i as u32, slot, |e, n| {
                 e.add_to_counter(path, &[Instruction::LocalGet(n)]);
             });
+            self.unmark_after_flush(i);
         }
     }
 }

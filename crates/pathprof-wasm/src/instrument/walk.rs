@@ -6,7 +6,7 @@
 use super::emit::{Emitter, Inc};
 use super::probes::FuncProbe;
 use super::sections::FunctionShift;
-use super::sink::{PathEnd, PathSink};
+use super::sink::{PathEnd, PathSink, Sink};
 use super::switch::{Back, Plain, Relabel, Resumed};
 use crate::cfg::OPCODE_IF;
 use crate::cfg::{SiteKind, Special};
@@ -67,7 +67,18 @@ impl BodyContext<'_> {
         if !p.counting.runs.is_empty() {
             locals.push((p.counting.runs.len() as u32, ValType::I64));
         }
-        let first_sink_local = first_run_local + p.counting.runs.len() as u32;
+        // Bursts stream a loop counter's paths when its activation next streams: each counter's
+        // count when it last did is kept in a mark (see `sink::burst`).
+        let burst = match p.sink {
+            Sink::Burst(b) => Some(b),
+            _ => None,
+        };
+        let first_mark_local = first_run_local + p.counting.runs.len() as u32;
+        let marks = if burst.is_some() { p.counting.loops.len() as u32 } else { 0 };
+        if marks > 0 {
+            locals.push((marks, ValType::I64));
+        }
+        let first_sink_local = first_mark_local + marks;
         let sink_locals = p.sink.locals();
         locals.extend(sink_locals.iter().map(|&t| (1, t)));
         let copy_iterations = first_sink_local + sink_locals.len() as u32;
@@ -99,6 +110,8 @@ impl BodyContext<'_> {
             loops: &p.counting.loops,
             first_run_local,
             runs: &p.counting.runs,
+            burst,
+            first_mark_local,
             copy_iterations,
             resume,
             kept_cond,
@@ -389,6 +402,8 @@ impl BodyContext<'_> {
             loops: &[],
             first_run_local: u32::MAX,
             runs: &[],
+            burst: None,
+            first_mark_local: u32::MAX,
             copy_iterations,
             resume: passed,
             kept_cond,

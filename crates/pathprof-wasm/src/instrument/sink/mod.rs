@@ -213,11 +213,11 @@ impl Sink {
     pub(crate) fn array(&self) -> Option<ArraySink> {
         match self {
             Sink::Array(a) => Some(*a),
+            Sink::Burst(s) => Some(s.array),
             Sink::Table(_)
             | Sink::Hash
             | Sink::Sample(_)
             | Sink::Stream(_)
-            | Sink::Burst(_)
             | Sink::Ppp(_)
             | Sink::Decode(_)
             | Sink::Direct(_) => None,
@@ -328,17 +328,17 @@ impl SinkKind {
 
     /// Whether a function planned as `plan` (with its preferential numbering `ppp`) counts in an
     /// array when it fits one, so that loop and run counters may add to it: in exact counts (and the
-    /// path counts of decoding's fallback), and in preferential counts when every path is
+    /// path counts of decoding's fallback), in the counts of bursty k-BLPP (whose loop counters
+    /// stream their paths lazily, see [`BurstSink`]), and in preferential counts when every path is
     /// interesting or slots are only for the functions too large for an array.
     pub(crate) fn counts_in_array(self, plan: &FunctionPlan, ppp: Option<&PppPlan>) -> bool {
         match (self, ppp) {
-            (SinkKind::Count | SinkKind::Decode, _) => true,
+            (SinkKind::Count | SinkKind::Decode | SinkKind::Bursts, _) => true,
             (SinkKind::Preferential { slots_everywhere }, Some(ppp)) => ppp.covers(plan) || !slots_everywhere,
             (SinkKind::Preferential { .. }, None)
             | (
                 SinkKind::Sample { .. }
                 | SinkKind::Stream
-                | SinkKind::Bursts
                 | SinkKind::Direct
                 | SinkKind::Trace
                 | SinkKind::Segments,
