@@ -66,6 +66,8 @@ pub(crate) struct Emitter<'f> {
     /// counter's value when its paths were last streamed (see [`BurstSink`]).
     pub burst: Option<BurstSink>,
     pub first_mark_local: u32,
+    /// With bursts, the function that appends to the stream.
+    pub burst_append: u32,
     /// An `i32` local counting the iterations of a loop's copy without probes.
     pub copy_iterations: u32,
     /// With whole-function copies ([`switch`](super::switch)): the `i32` locals of the switch

@@ -110,8 +110,14 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
         .map(|_| fresh_export(&info, crate::abi::HOOKS_EXPORT));
     let memory_pages = memory_size.div_ceil(65536).max(1);
     let shift = added.shift;
-    let context =
-        walk::BodyContext { info: &info, shift, tables_base, loop_copy_exit: added.appended.first().map(|f| f.index) };
+    let appended = added.appended.first().map(|f| f.index);
+    let context = walk::BodyContext {
+        info: &info,
+        shift,
+        tables_base,
+        loop_copy_exit: appended.filter(|_| options.sink != SinkKind::Bursts),
+        burst_append: appended.filter(|_| options.sink == SinkKind::Bursts),
+    };
     let (emitted, resumed_bodies) = emit_all(&context, probes, &bodies);
     if !layout.tables.is_empty() {
         profiler_data.push((tables_base as u32, std::mem::take(&mut layout.tables)));
@@ -312,6 +318,7 @@ impl AddedIndices {
         let appended = options.sink.appended_functions(
             probes.iter().flatten().any(|p| !p.copies.is_empty()),
             info.num_memories,
+            import.then_some(info.num_imported_funcs),
             first_wrapper_type + new_types.len() as u32,
             info.num_imported_funcs + u32::from(import) + defined as u32,
         );

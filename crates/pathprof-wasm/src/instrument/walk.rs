@@ -25,6 +25,8 @@ pub(crate) struct BodyContext<'a> {
     pub tables_base: u64,
     /// With loop copies: the index of the function their exit calls in the instrumented module.
     pub loop_copy_exit: Option<u32>,
+    /// With bursts: the index of the function that appends to the stream.
+    pub burst_append: Option<u32>,
 }
 
 impl BodyContext<'_> {
@@ -112,6 +114,7 @@ impl BodyContext<'_> {
             runs: &p.counting.runs,
             burst,
             first_mark_local,
+            burst_append: self.burst_append.unwrap_or(u32::MAX),
             copy_iterations,
             resume,
             kept_cond,
@@ -404,6 +407,7 @@ impl BodyContext<'_> {
             runs: &[],
             burst: None,
             first_mark_local: u32::MAX,
+            burst_append: u32::MAX,
             copy_iterations,
             resume: passed,
             kept_cond,

@@ -23,13 +23,16 @@
 //! counted loops a path ends that no loop counter counts, so at most one counter has paths pending
 //! when they are streamed, and the stream holds the activation's paths in the order they ended,
 //! item for item as `kbl`'s stream holds them.
+//!
+//! Everything a window writes goes through one function appended to the module
+//! ([`append_function`]), so that the code at a path end outside a window is a test of a local, and
+//! at a loop header a load of the flag and a branch, with no stream code around the loop's own.
 
 use super::array::ArraySink;
 use super::path_sink::{PathEnd, PathSink};
-use super::stream::ITEM;
-use crate::abi::{StreamItem, StreamLayout, SAMPLE_FLAG, STREAM_PATH_EXIT};
-use crate::instrument::emit::Emitter;
-use wasm_encoder::{BlockType, Instruction, MemArg, ValType};
+use crate::abi::{StreamItem, StreamLayout, SAMPLE_FLAG, STREAM_ENTER, STREAM_PATH_EXIT, STREAM_REPEAT};
+use crate::instrument::emit::{word, Emitter};
+use wasm_encoder::{BlockType, Function, Instruction, MemArg, ValType};
 
 /// A function whose paths are counted in an array and streamed during bursts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,13 +42,12 @@ pub(crate) struct BurstSink {
     pub array: ArraySink,
 }
 
-/// The sink's locals: the stream's `i64` item, and an `i32` that is non-zero while the activation's
-/// window is open.
-const STREAMING: u32 = 1;
+/// The sink's local: an `i32` that is non-zero while the activation's window is open.
+const STREAMING: u32 = 0;
 
 impl PathSink for BurstSink {
     fn locals(&self) -> &'static [ValType] {
-        &[ValType::I64, ValType::I32]
+        &[ValType::I32]
     }
 
     fn record(&self, e: &mut Emitter, end: PathEnd) {
@@ -62,18 +64,16 @@ impl BurstSink {
         e.f.instruction(&Instruction::LocalGet(streaming));
         e.f.instruction(&Instruction::If(BlockType::Empty));
         for i in 0..e.loops.len() {
-            e.stream_loop_counter(self.layout, i);
+            e.stream_loop_counter(i);
         }
         match end {
-            PathEnd::Exit => e.stream_path(self.layout, STREAM_PATH_EXIT),
+            PathEnd::Exit => e.append_path(STREAM_PATH_EXIT),
             PathEnd::Header => {
-                e.stream_path(self.layout, 0);
+                e.append_path(0);
                 e.burst_flag();
                 e.f.instruction(&Instruction::I32Eqz);
                 e.f.instruction(&Instruction::If(BlockType::Empty));
-                e.f.instruction(&Instruction::I64Const(StreamItem::Leave.encode() as i64));
-                e.f.instruction(&Instruction::LocalSet(e.sink_local(ITEM)));
-                e.append_last(self.layout);
+                e.append_item(StreamItem::Leave);
                 e.f.instruction(&Instruction::I32Const(0));
                 e.f.instruction(&Instruction::LocalSet(streaming));
                 e.f.instruction(&Instruction::End);
@@ -87,8 +87,8 @@ impl BurstSink {
                 e.f.instruction(&Instruction::LocalGet(e.first_loop_local + i as u32));
                 e.f.instruction(&Instruction::LocalSet(e.first_mark_local + i as u32));
             }
-            e.enter_marker(self.layout);
-            e.stream_path(self.layout, 0);
+            e.append_item(StreamItem::Enter { function: e.func_index });
+            e.append_path(0);
             e.f.instruction(&Instruction::I32Const(1));
             e.f.instruction(&Instruction::LocalSet(streaming));
             e.f.instruction(&Instruction::End);
@@ -97,20 +97,122 @@ impl BurstSink {
     }
 }
 
+/// The parameters of [`append_function`]: the item, and how many more times it repeats.
+pub(crate) const APPEND_PARAMS: [ValType; 2] = [ValType::I64, ValType::I64];
+
+/// The function that appends an item to the stream, then as many repetitions of it as its second
+/// parameter says, appended to the module (memory `memory`, the host's flush `import`). A path
+/// (or exit path) equal to the last item, and the repetitions, are only counted in the stream's
+/// word of pending repetitions, which goes in as one repeat item before the next different item;
+/// markers always go in. A full buffer is handed to the host.
+pub(crate) fn append_function(layout: StreamLayout, memory: u32, import: u32) -> Function {
+    let (item, more, at) = (0, 1, 2);
+    let index = word(memory, layout.index);
+    let wide = |offset: u32| MemArg { offset: u64::from(offset), align: 3, memory_index: memory };
+    let (last, run) = (wide(layout.last), wide(layout.run));
+    let mut f = Function::new([(1, ValType::I32)]);
+    let append = |f: &mut Function, value: &[Instruction]| {
+        f.instruction(&Instruction::I32Const(0));
+        f.instruction(&Instruction::I32Load(index));
+        f.instruction(&Instruction::LocalTee(at));
+        f.instruction(&Instruction::I32Const(3));
+        f.instruction(&Instruction::I32Shl);
+        for v in value {
+            f.instruction(v);
+        }
+        f.instruction(&Instruction::I64Store(wide(layout.buffer)));
+        f.instruction(&Instruction::I32Const(0));
+        f.instruction(&Instruction::LocalGet(at));
+        f.instruction(&Instruction::I32Const(1));
+        f.instruction(&Instruction::I32Add);
+        f.instruction(&Instruction::LocalTee(at));
+        f.instruction(&Instruction::I32Store(index));
+        f.instruction(&Instruction::LocalGet(at));
+        f.instruction(&Instruction::I32Const(layout.capacity as i32));
+        f.instruction(&Instruction::I32Eq);
+        f.instruction(&Instruction::If(BlockType::Empty));
+        f.instruction(&Instruction::Call(import));
+        f.instruction(&Instruction::End);
+    };
+    let add_to_run = |f: &mut Function, value: &[Instruction]| {
+        f.instruction(&Instruction::I32Const(0));
+        f.instruction(&Instruction::I32Const(0));
+        f.instruction(&Instruction::I64Load(run));
+        for v in value {
+            f.instruction(v);
+        }
+        f.instruction(&Instruction::I64Add);
+        f.instruction(&Instruction::I64Store(run));
+    };
+    // A path equal to the last item repeats it.
+    f.instruction(&Instruction::LocalGet(item));
+    f.instruction(&Instruction::I64Const(STREAM_ENTER as i64));
+    f.instruction(&Instruction::I64And);
+    f.instruction(&Instruction::I64Eqz);
+    f.instruction(&Instruction::LocalGet(item));
+    f.instruction(&Instruction::I32Const(0));
+    f.instruction(&Instruction::I64Load(last));
+    f.instruction(&Instruction::I64Eq);
+    f.instruction(&Instruction::I32And);
+    f.instruction(&Instruction::If(BlockType::Empty));
+    add_to_run(&mut f, &[Instruction::I64Const(1)]);
+    f.instruction(&Instruction::Else);
+    // The pending repetitions of the last item first.
+    f.instruction(&Instruction::I32Const(0));
+    f.instruction(&Instruction::I64Load(run));
+    f.instruction(&Instruction::I64Eqz);
+    f.instruction(&Instruction::I32Eqz);
+    f.instruction(&Instruction::If(BlockType::Empty));
+    append(
+        &mut f,
+        &[
+            Instruction::I32Const(0),
+            Instruction::I64Load(run),
+            Instruction::I64Const(STREAM_REPEAT as i64),
+            Instruction::I64Or,
+        ],
+    );
+    f.instruction(&Instruction::I32Const(0));
+    f.instruction(&Instruction::I64Const(0));
+    f.instruction(&Instruction::I64Store(run));
+    f.instruction(&Instruction::End);
+    append(&mut f, &[Instruction::LocalGet(item)]);
+    f.instruction(&Instruction::I32Const(0));
+    f.instruction(&Instruction::LocalGet(item));
+    f.instruction(&Instruction::I64Store(last));
+    f.instruction(&Instruction::End);
+    add_to_run(&mut f, &[Instruction::LocalGet(more)]);
+    f.instruction(&Instruction::End);
+    f
+}
+
 impl Emitter<'_> {
     /// The burst flag, an `i32` on the stack: non-zero while a burst is open.
     fn burst_flag(&mut self) {
         self.f.instruction(&Instruction::I32Const(0));
-        self.f.instruction(&Instruction::I32Load(MemArg {
-            offset: u64::from(SAMPLE_FLAG),
-            align: 2,
-            memory_index: self.memory,
-        }));
+        self.f.instruction(&Instruction::I32Load(word(self.memory, SAMPLE_FLAG)));
+    }
+
+    /// Appends the marker `item` to the stream.
+    fn append_item(&mut self, item: StreamItem) {
+        self.f.instruction(&Instruction::I64Const(item.encode() as i64));
+        self.f.instruction(&Instruction::I64Const(0));
+        self.f.instruction(&Instruction::Call(self.burst_append));
+    }
+
+    /// Appends the path in `r`, tagged with `tag`, to the stream.
+    fn append_path(&mut self, tag: u64) {
+        self.f.instruction(&Instruction::LocalGet(self.r));
+        self.f.instruction(&Instruction::I64ExtendI32U);
+        self.f.instruction(&Instruction::I64Const((tag | u64::from(self.func_index) << 32) as i64));
+        self.f.instruction(&Instruction::I64Or);
+        self.f.instruction(&Instruction::I64Const(0));
+        self.f.instruction(&Instruction::Call(self.burst_append));
     }
 
     /// In a streaming activation: streams the paths that loop counter `i` counted since its mark
     /// (its path, and the rest as repetitions), and moves the mark to the counter.
-    fn stream_loop_counter(&mut self, layout: StreamLayout, i: usize) {
+    fn stream_loop_counter(&mut self, i: usize) {
         let (n, mark) = (self.first_loop_local + i as u32, self.first_mark_local + i as u32);
         let label = StreamItem::label(self.func_index, self.loops[i].path);
         self.f.instruction(&Instruction::LocalGet(n));
@@ -118,23 +220,12 @@ impl Emitter<'_> {
         self.f.instruction(&Instruction::I64Ne);
         self.f.instruction(&Instruction::If(BlockType::Empty));
         self.f.instruction(&Instruction::I64Const(label as i64));
-        self.f.instruction(&Instruction::LocalTee(self.sink_local(ITEM)));
-        self.f.instruction(&Instruction::I32Const(0));
-        self.f.instruction(&Instruction::I64Load(self.slot(layout.last)));
-        self.f.instruction(&Instruction::I64Eq);
-        self.f.instruction(&Instruction::If(BlockType::Empty));
-        self.add_to_word64(u64::from(layout.run), &[Instruction::I64Const(1)]);
-        self.f.instruction(&Instruction::Else);
-        self.append_last(layout);
-        self.f.instruction(&Instruction::End);
-        let rest = [
-            Instruction::LocalGet(n),
-            Instruction::LocalGet(mark),
-            Instruction::I64Sub,
-            Instruction::I64Const(1),
-            Instruction::I64Sub,
-        ];
-        self.add_to_word64(u64::from(layout.run), &rest);
+        self.f.instruction(&Instruction::LocalGet(n));
+        self.f.instruction(&Instruction::LocalGet(mark));
+        self.f.instruction(&Instruction::I64Sub);
+        self.f.instruction(&Instruction::I64Const(1));
+        self.f.instruction(&Instruction::I64Sub);
+        self.f.instruction(&Instruction::Call(self.burst_append));
         self.f.instruction(&Instruction::LocalGet(n));
         self.f.instruction(&Instruction::LocalSet(mark));
         self.f.instruction(&Instruction::End);
@@ -151,10 +242,12 @@ impl Emitter<'_> {
     /// In a function streamed in bursts, before loop counter `i` is flushed (its paths added to
     /// the array and the counter emptied): a streaming activation streams its pending paths.
     pub fn stream_before_flush(&mut self, i: usize) {
-        let Some(sink) = self.burst else { return };
+        if self.burst.is_none() {
+            return;
+        }
         self.f.instruction(&Instruction::LocalGet(self.sink_local(STREAMING)));
         self.f.instruction(&Instruction::If(BlockType::Empty));
-        self.stream_loop_counter(sink.layout, i);
+        self.stream_loop_counter(i);
         self.f.instruction(&Instruction::End);
     }
 

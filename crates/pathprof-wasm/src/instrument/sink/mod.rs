@@ -337,11 +337,7 @@ impl SinkKind {
             (SinkKind::Preferential { slots_everywhere }, Some(ppp)) => ppp.covers(plan) || !slots_everywhere,
             (SinkKind::Preferential { .. }, None)
             | (
-                SinkKind::Sample { .. }
-                | SinkKind::Stream
-                | SinkKind::Direct
-                | SinkKind::Trace
-                | SinkKind::Segments,
+                SinkKind::Sample { .. } | SinkKind::Stream | SinkKind::Direct | SinkKind::Trace | SinkKind::Segments,
                 _,
             ) => false,
         }
@@ -521,24 +517,28 @@ impl SinkKind {
     }
 
     /// The functions the sink appends to the module: with `loop_copies` (some function has them),
-    /// the sampling sink's exit of loop copies. `first_type` and `first_index` are the first type and
-    /// function indices free for them; `memory` is the profiler's memory.
+    /// the sampling sink's exit of loop copies; with bursts, when the module calls the host
+    /// (`import`, as some function streams), the function that appends to the stream. `first_type`
+    /// and `first_index` are the first type and function indices free for them; `memory` is the
+    /// profiler's memory.
     pub(crate) fn appended_functions(
         self,
         loop_copies: bool,
         memory: u32,
+        import: Option<u32>,
         first_type: u32,
         first_index: u32,
     ) -> Vec<AppendedFunction> {
-        match self.sample_buffer() {
-            Some(layout) if loop_copies => vec![AppendedFunction {
-                index: first_index,
-                ty: first_type,
-                params: &sample::LOOP_COPY_EXIT_PARAMS,
-                body: sample::loop_copy_exit(layout, memory),
-            }],
-            _ => Vec::new(),
-        }
+        let body = match (self, self.sample_buffer(), import) {
+            (_, Some(layout), _) if loop_copies => {
+                (&sample::LOOP_COPY_EXIT_PARAMS[..], sample::loop_copy_exit(layout, memory))
+            }
+            (SinkKind::Bursts, _, Some(import)) => {
+                (&burst::APPEND_PARAMS[..], burst::append_function(StreamLayout::standard(), memory, import))
+            }
+            _ => return Vec::new(),
+        };
+        vec![AppendedFunction { index: first_index, ty: first_type, params: body.0, body: body.1 }]
     }
 }
 
