@@ -62,7 +62,25 @@ impl BurstSink {
     pub(crate) fn stream(&self, e: &mut Emitter, end: PathEnd) {
         let streaming = e.sink_local(STREAMING);
         e.f.instruction(&Instruction::LocalGet(streaming));
+        if end == PathEnd::Header {
+            // One branch while neither a window nor a burst is open.
+            e.burst_flag();
+            e.f.instruction(&Instruction::I32Or);
+        }
         e.f.instruction(&Instruction::If(BlockType::Empty));
+        if end == PathEnd::Header {
+            e.f.instruction(&Instruction::LocalGet(streaming));
+            e.f.instruction(&Instruction::I32Eqz);
+            e.f.instruction(&Instruction::If(BlockType::Empty));
+            for i in 0..e.loops.len() {
+                e.f.instruction(&Instruction::LocalGet(e.first_loop_local + i as u32));
+                e.f.instruction(&Instruction::LocalSet(e.first_mark_local + i as u32));
+            }
+            e.append_item(StreamItem::Enter { function: e.func_index });
+            e.f.instruction(&Instruction::I32Const(1));
+            e.f.instruction(&Instruction::LocalSet(streaming));
+            e.f.instruction(&Instruction::End);
+        }
         for i in 0..e.loops.len() {
             e.stream_loop_counter(i);
         }
@@ -78,20 +96,6 @@ impl BurstSink {
                 e.f.instruction(&Instruction::LocalSet(streaming));
                 e.f.instruction(&Instruction::End);
             }
-        }
-        if end == PathEnd::Header {
-            e.f.instruction(&Instruction::Else);
-            e.burst_flag();
-            e.f.instruction(&Instruction::If(BlockType::Empty));
-            for i in 0..e.loops.len() {
-                e.f.instruction(&Instruction::LocalGet(e.first_loop_local + i as u32));
-                e.f.instruction(&Instruction::LocalSet(e.first_mark_local + i as u32));
-            }
-            e.append_item(StreamItem::Enter { function: e.func_index });
-            e.append_path(0);
-            e.f.instruction(&Instruction::I32Const(1));
-            e.f.instruction(&Instruction::LocalSet(streaming));
-            e.f.instruction(&Instruction::End);
         }
         e.f.instruction(&Instruction::End);
     }
