@@ -125,6 +125,49 @@ fn sampled_sequences_ran_and_roots_are_exact() {
     assert!(!out.status.success() && err.contains("bursts"), "{err}");
 }
 
+/// A loop with one way around, counted in a local (a loop counter), running for the whole run: no
+/// path end inside it tests the flag, so it is sampled only when a window is open as it starts.
+const COUNTED_LOOP: &str = r#"
+(module
+  (func $count (param $n i32) (result i32)
+    (local $i i32)
+    (loop $l
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $l (i32.lt_u (local.get $i) (local.get $n))))
+    (local.get $i))
+  (func (export "_start") (drop (call $count (i32.const 3000000)))))
+"#;
+
+#[test]
+fn the_first_burst_opens_at_the_start_and_a_counted_loop_streams_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = dir.path().join("m.wasm");
+    std::fs::write(&app, wat::parse_str(COUNTED_LOOP).unwrap()).unwrap();
+    // The loop is counted in a local in bursts as in `bl`.
+    let map = dir.path().join("i.wasm.map.json");
+    let out = pathprof()
+        .args(["instrument", "--mode", "kbl:3:burst", "-o"])
+        .arg(dir.path().join("i.wasm"))
+        .arg(&app)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&map).unwrap();
+    assert!(text.contains("\"loop_counters\":[{") || text.contains("\"loop_counters\": [{"), "no loop counter");
+    // One burst, from the start, far longer than the loop runs: its window opens at the loop's
+    // header and never closes inside it; the counter's paths are streamed when the exit path ends.
+    let run = |extra: &[&str]| run_in(dir.path(), extra, &app, &[]);
+    let exact = run(&["--mode", "kbl:3"]);
+    let burst = run(&["--mode", "kbl:3:burst", "--burst-ms", "5000", "--burst-every", "100000"]);
+    assert!(burst.output.status.success(), "{}", String::from_utf8_lossy(&burst.output.stderr));
+    let info = burst.profile.mode.kbl().unwrap().bursts.clone().unwrap();
+    assert_eq!(info.opened.0, 1, "{info:?}");
+    // Every path end but `_start`'s, whose activations end one path each (counted in an array).
+    assert_eq!(info.streamed_path_ends.0, info.path_ends.0 - 1, "{info:?}");
+    assert_eq!(forests(&burst.profile), forests(&exact.profile));
+    assert!(forests(&exact.profile).values().any(|k| k.roots.iter().any(|r| r.count.0 >= 2_999_999)));
+}
+
 #[test]
 fn burst_settings_are_checked() {
     let dir = tempfile::tempdir().unwrap();
