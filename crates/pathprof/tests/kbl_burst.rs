@@ -125,8 +125,7 @@ fn sampled_sequences_ran_and_roots_are_exact() {
     assert!(!out.status.success() && err.contains("bursts"), "{err}");
 }
 
-/// A loop with one way around, counted in a local (a loop counter), running for the whole run: no
-/// path end inside it tests the flag, so it is sampled only when a window is open as it starts.
+/// A loop with one way around, counted in a local (a loop counter), running for the whole run.
 const COUNTED_LOOP: &str = r#"
 (module
   (func $count (param $n i32) (result i32)
@@ -135,11 +134,11 @@ const COUNTED_LOOP: &str = r#"
       (local.set $i (i32.add (local.get $i) (i32.const 1)))
       (br_if $l (i32.lt_u (local.get $i) (local.get $n))))
     (local.get $i))
-  (func (export "_start") (drop (call $count (i32.const 3000000)))))
+  (func (export "_start") (drop (call $count (i32.const 30000000)))))
 "#;
 
 #[test]
-fn the_first_burst_opens_at_the_start_and_a_counted_loop_streams_whole() {
+fn a_loop_counted_in_a_local_is_sampled_and_streams_whole_in_a_window() {
     let dir = tempfile::tempdir().unwrap();
     let app = dir.path().join("m.wasm");
     std::fs::write(&app, wat::parse_str(COUNTED_LOOP).unwrap()).unwrap();
@@ -154,18 +153,32 @@ fn the_first_burst_opens_at_the_start_and_a_counted_loop_streams_whole() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = std::fs::read_to_string(&map).unwrap();
     assert!(text.contains("\"loop_counters\":[{") || text.contains("\"loop_counters\": [{"), "no loop counter");
-    // One burst, from the start, far longer than the loop runs: its window opens at the loop's
-    // header and never closes inside it; the counter's paths are streamed when the exit path ends.
     let run = |extra: &[&str]| run_in(dir.path(), extra, &app, &[]);
     let exact = run(&["--mode", "kbl:3"]);
-    let burst = run(&["--mode", "kbl:3:burst", "--burst-ms", "5000", "--burst-every", "100000"]);
-    assert!(burst.output.status.success(), "{}", String::from_utf8_lossy(&burst.output.stderr));
-    let info = burst.profile.mode.kbl().unwrap().bursts.clone().unwrap();
-    assert_eq!(info.opened.0, 1, "{info:?}");
+    let truth = forests(&exact.profile);
+    // One burst for the whole run: the counter's paths are streamed when the exit path ends.
+    let whole = run(&["--mode", "kbl:3:burst", "--burst-ms", "1", "--burst-every", "1"]);
+    assert!(whole.output.status.success(), "{}", String::from_utf8_lossy(&whole.output.stderr));
+    let info = whole.profile.mode.kbl().unwrap().bursts.clone().unwrap();
     // Every path end but `_start`'s, whose activations end one path each (counted in an array).
     assert_eq!(info.streamed_path_ends.0, info.path_ends.0 - 1, "{info:?}");
-    assert_eq!(forests(&burst.profile), forests(&exact.profile));
-    assert!(forests(&exact.profile).values().any(|k| k.roots.iter().any(|r| r.count.0 >= 2_999_999)));
+    assert_eq!(forests(&whole.profile), truth);
+    // Short bursts, the first after the loop began: windows open and close inside it, at the
+    // counter's tests of the flag, and what they streamed ran.
+    let short = run(&["--mode", "kbl:3:burst", "--burst-ms", "0.2", "--burst-every", "1"]);
+    assert!(short.output.status.success(), "{}", String::from_utf8_lossy(&short.output.stderr));
+    let info = short.profile.mode.kbl().unwrap().bursts.clone().unwrap();
+    assert!(info.opened.0 >= 2 && info.streamed_path_ends.0 > 0, "{info:?}");
+    assert!(info.streamed_path_ends.0 < info.path_ends.0 - 1, "{info:?}");
+    let mut deep = 0;
+    for (index, kipf) in forests(&short.profile) {
+        kipf.for_each_node(|sequence, node| {
+            let truth = truth[&index].node(sequence).unwrap_or_else(|| panic!("{sequence:?} never ran"));
+            assert!(node.count <= truth.count, "{sequence:?}: {} > {}", node.count.0, truth.count.0);
+            deep += usize::from(sequence.len() == 3);
+        });
+    }
+    assert!(deep > 0, "no sequence of three paths was sampled");
 }
 
 #[test]

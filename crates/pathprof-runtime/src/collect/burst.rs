@@ -13,10 +13,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// When bursts are open: `length` out of every `every`, the first from the program's start (so
-/// that a program shorter than `every`, or a loop entered at the start and counted in a local for
-/// the whole run, has one too). A `length` of `every` or more keeps one burst open for the whole
-/// run.
+/// When bursts are open: `length` out of every `every`, the first opened `every - length` after
+/// the program starts. A `length` of `every` or more keeps one burst open for the whole run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Bursts {
     pub length: Duration,
@@ -50,24 +48,24 @@ impl BurstTimer {
             opened.store(1, Ordering::Relaxed);
             return Ok(BurstTimer { stop: Some(stop), opened, thread: None });
         }
-        // The first burst is open before the program starts.
-        flag.set(1);
-        opened.store(1, Ordering::Relaxed);
         let count = opened.clone();
         let thread = std::thread::spawn(move || {
             let gap = bursts.every - bursts.length;
             // Deadlines from the start, so that late wake-ups do not add up.
             let mut at = Instant::now();
             loop {
-                at += bursts.length;
-                let go_on = wait_until(&stopped, at);
-                flag.set(0);
                 at += gap;
-                if !go_on || !wait_until(&stopped, at) {
+                if !wait_until(&stopped, at) {
                     break;
                 }
                 flag.set(1);
                 count.fetch_add(1, Ordering::Relaxed);
+                at += bursts.length;
+                let go_on = wait_until(&stopped, at);
+                flag.set(0);
+                if !go_on {
+                    break;
+                }
             }
         });
         Ok(BurstTimer { stop: Some(stop), opened, thread: Some(thread) })

@@ -5,7 +5,7 @@
 //! [BL96], read where the path ends by the function's [sink](super::sink), whose code the walk
 //! emits through the emitter.
 
-use super::sink::BurstSink;
+use super::sink::BurstProbes;
 use crate::map::{LoopCounter, RunCounter};
 use wasm_encoder::{Function, Instruction, MemArg};
 
@@ -61,13 +61,8 @@ pub(crate) struct Emitter<'f> {
     /// Local of the first run counter's length (`i64`); the others follow.
     pub first_run_local: u32,
     pub runs: &'f [RunCounter],
-    /// The sink of a function streamed in bursts that has loop counters, which stream their paths
-    /// when the activation next streams; the `i64` locals from `first_mark_local` on hold each loop
-    /// counter's value when its paths were last streamed (see [`BurstSink`]).
-    pub burst: Option<BurstSink>,
-    pub first_mark_local: u32,
-    /// With bursts, the function that appends to the stream.
-    pub burst_append: u32,
+    /// In a function streamed in bursts: what its path ends and loop counters stream with.
+    pub burst: Option<BurstProbes>,
     /// An `i32` local counting the iterations of a loop's copy without probes.
     pub copy_iterations: u32,
     /// With whole-function copies ([`switch`](super::switch)): the `i32` locals of the switch

@@ -28,6 +28,10 @@
 //!
 //! Loop and run counters share a budget per function: at most 4 counters and 24 flushes at call
 //! sites, spent on loop counters first, then on the deepest loops.
+//!
+//! A function streamed in bursts (`kbl:K:burst`) counts with the same counters: the paths counted
+//! on a header's in-edges or in a run are streamed where they are counted, and a loop counter's
+//! paths later, from its mark (see [`BurstSink`](super::sink::BurstSink)).
 
 use super::emit::{Emitter, Inc};
 use super::layout::Layout;
@@ -365,7 +369,10 @@ impl Emitter<'_> {
     /// Counts the path taken by an edge into an edge-counted header.
     pub fn count_edge(&mut self, how: HeaderEdge, inc: Inc) {
         match how {
-            HeaderEdge::Loop(i) => self.bump_loop(i, &[Instruction::I64Const(1)]),
+            HeaderEdge::Loop(i) => {
+                self.bump_loop(i, &[Instruction::I64Const(1)]);
+                self.check_counted_loop(i);
+            }
             HeaderEdge::Around(_) => {}
             HeaderEdge::Constant(k) => {
                 self.add_to_counter(k, &[Instruction::I64Const(1)]);
@@ -404,6 +411,7 @@ impl Emitter<'_> {
                     Instruction::I64ExtendI32U,
                 ];
                 self.bump_loop(i, &one_if_taken);
+                self.check_counted_loop(i);
             }
             HeaderEdge::Constant(_) | HeaderEdge::Dynamic => {
                 self.f.instruction(&Instruction::LocalTee(self.s));

@@ -6,7 +6,7 @@
 use super::emit::{Emitter, Inc};
 use super::probes::FuncProbe;
 use super::sections::FunctionShift;
-use super::sink::{PathEnd, PathSink, Sink};
+use super::sink::{BurstProbes, PathEnd, PathSink, Sink};
 use super::switch::{Back, Plain, Relabel, Resumed};
 use crate::cfg::OPCODE_IF;
 use crate::cfg::{SiteKind, Special};
@@ -71,11 +71,15 @@ impl BodyContext<'_> {
         }
         // Bursts stream a loop counter's paths when its activation next streams: each counter's
         // count when it last did is kept in a mark (see `sink::burst`).
+        let first_mark_local = first_run_local + p.counting.runs.len() as u32;
         let burst = match p.sink {
-            Sink::Burst(b) => Some(b),
+            Sink::Burst(sink) => Some(BurstProbes {
+                sink,
+                append: self.burst_append.expect("a module with bursts has their append function"),
+                first_mark_local,
+            }),
             _ => None,
         };
-        let first_mark_local = first_run_local + p.counting.runs.len() as u32;
         let marks = if burst.is_some() { p.counting.loops.len() as u32 } else { 0 };
         if marks > 0 {
             locals.push((marks, ValType::I64));
@@ -113,8 +117,6 @@ impl BodyContext<'_> {
             first_run_local,
             runs: &p.counting.runs,
             burst,
-            first_mark_local,
-            burst_append: self.burst_append.unwrap_or(u32::MAX),
             copy_iterations,
             resume,
             kept_cond,
@@ -352,6 +354,7 @@ impl BodyContext<'_> {
                 e.set(registers.start[b as usize]);
                 if let Some(l) = p.counting.header_loop[b as usize] {
                     e.bump_loop(l, &[Instruction::I64Const(1)]);
+                    e.check_counted_loop(l);
                 }
             }
             block = next.unwrap_or(block);
@@ -406,8 +409,6 @@ impl BodyContext<'_> {
             first_run_local: u32::MAX,
             runs: &[],
             burst: None,
-            first_mark_local: u32::MAX,
-            burst_append: u32::MAX,
             copy_iterations,
             resume: passed,
             kept_cond,

@@ -42,6 +42,20 @@ pub(crate) struct BurstSink {
     pub array: ArraySink,
 }
 
+/// What the code of a function streamed in bursts needs besides its sink: the function that
+/// appends to the stream, and the first of its loop counters' marks (`i64` locals, one per loop
+/// counter, each the counter's value when its paths were last streamed).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BurstProbes {
+    pub sink: BurstSink,
+    pub append: u32,
+    pub first_mark_local: u32,
+}
+
+/// How many paths a loop counter counts between two tests of the flag inside its loop (a power of
+/// two): where a path end tests it, a tight loop would pay a load and a branch per iteration.
+const COUNTED_CHECK: i64 = 1 << 12;
+
 /// The sink's local: an `i32` that is non-zero while the activation's window is open.
 const STREAMING: u32 = 0;
 
@@ -74,7 +88,7 @@ impl BurstSink {
             e.f.instruction(&Instruction::If(BlockType::Empty));
             for i in 0..e.loops.len() {
                 e.f.instruction(&Instruction::LocalGet(e.first_loop_local + i as u32));
-                e.f.instruction(&Instruction::LocalSet(e.first_mark_local + i as u32));
+                e.f.instruction(&Instruction::LocalSet(e.mark(i)));
             }
             e.append_item(StreamItem::Enter { function: e.func_index });
             e.f.instruction(&Instruction::I32Const(1));
@@ -191,6 +205,16 @@ pub(crate) fn append_function(layout: StreamLayout, memory: u32, import: u32) ->
 }
 
 impl Emitter<'_> {
+    /// What the function streamed in bursts whose code this is streams with.
+    fn probes(&self) -> BurstProbes {
+        self.burst.expect("only a function streamed in bursts streams in bursts")
+    }
+
+    /// The local of loop counter `i`'s mark.
+    fn mark(&self, i: usize) -> u32 {
+        self.probes().first_mark_local + i as u32
+    }
+
     /// The burst flag, an `i32` on the stack: non-zero while a burst is open.
     fn burst_flag(&mut self) {
         self.f.instruction(&Instruction::I32Const(0));
@@ -201,7 +225,7 @@ impl Emitter<'_> {
     fn append_item(&mut self, item: StreamItem) {
         self.f.instruction(&Instruction::I64Const(item.encode() as i64));
         self.f.instruction(&Instruction::I64Const(0));
-        self.f.instruction(&Instruction::Call(self.burst_append));
+        self.f.instruction(&Instruction::Call(self.probes().append));
     }
 
     /// Appends the path in `r`, tagged with `tag`, to the stream.
@@ -211,13 +235,13 @@ impl Emitter<'_> {
         self.f.instruction(&Instruction::I64Const((tag | u64::from(self.func_index) << 32) as i64));
         self.f.instruction(&Instruction::I64Or);
         self.f.instruction(&Instruction::I64Const(0));
-        self.f.instruction(&Instruction::Call(self.burst_append));
+        self.f.instruction(&Instruction::Call(self.probes().append));
     }
 
     /// In a streaming activation: streams the paths that loop counter `i` counted since its mark
     /// (its path, and the rest as repetitions), and moves the mark to the counter.
     fn stream_loop_counter(&mut self, i: usize) {
-        let (n, mark) = (self.first_loop_local + i as u32, self.first_mark_local + i as u32);
+        let (n, mark) = (self.first_loop_local + i as u32, self.mark(i));
         let label = StreamItem::label(self.func_index, self.loops[i].path);
         self.f.instruction(&Instruction::LocalGet(n));
         self.f.instruction(&Instruction::LocalGet(mark));
@@ -229,7 +253,7 @@ impl Emitter<'_> {
         self.f.instruction(&Instruction::I64Sub);
         self.f.instruction(&Instruction::I64Const(1));
         self.f.instruction(&Instruction::I64Sub);
-        self.f.instruction(&Instruction::Call(self.burst_append));
+        self.f.instruction(&Instruction::Call(self.probes().append));
         self.f.instruction(&Instruction::LocalGet(n));
         self.f.instruction(&Instruction::LocalSet(mark));
         self.f.instruction(&Instruction::End);
@@ -238,9 +262,50 @@ impl Emitter<'_> {
     /// In a function streamed in bursts: the path in `r`, which an edge into an edge-counted header
     /// or a run counter has counted, streamed as the sink streams the paths it counts itself.
     pub fn stream_counted_path(&mut self) {
-        if let Some(sink) = self.burst {
-            sink.stream(self, PathEnd::Header);
+        if let Some(b) = self.burst {
+            b.sink.stream(self, PathEnd::Header);
         }
+    }
+
+    /// In a function streamed in bursts, right after loop counter `i` counted a path: at every
+    /// [`COUNTED_CHECK`]-th, the window opens or closes as at a loop header, so that a loop that
+    /// runs long in a local is sampled too. A window opened here begins with the counter's next
+    /// path; one closed here ends with the counter's paths so far.
+    pub fn check_counted_loop(&mut self, i: usize) {
+        if self.burst.is_none() {
+            return;
+        }
+        let streaming = self.sink_local(STREAMING);
+        self.f.instruction(&Instruction::LocalGet(self.first_loop_local + i as u32));
+        self.f.instruction(&Instruction::I64Const(COUNTED_CHECK - 1));
+        self.f.instruction(&Instruction::I64And);
+        self.f.instruction(&Instruction::I64Eqz);
+        self.f.instruction(&Instruction::If(BlockType::Empty));
+        self.f.instruction(&Instruction::LocalGet(streaming));
+        self.f.instruction(&Instruction::If(BlockType::Empty));
+        self.burst_flag();
+        self.f.instruction(&Instruction::I32Eqz);
+        self.f.instruction(&Instruction::If(BlockType::Empty));
+        for j in 0..self.loops.len() {
+            self.stream_loop_counter(j);
+        }
+        self.append_item(StreamItem::Leave);
+        self.f.instruction(&Instruction::I32Const(0));
+        self.f.instruction(&Instruction::LocalSet(streaming));
+        self.f.instruction(&Instruction::End);
+        self.f.instruction(&Instruction::Else);
+        self.burst_flag();
+        self.f.instruction(&Instruction::If(BlockType::Empty));
+        for j in 0..self.loops.len() {
+            self.f.instruction(&Instruction::LocalGet(self.first_loop_local + j as u32));
+            self.f.instruction(&Instruction::LocalSet(self.mark(j)));
+        }
+        self.append_item(StreamItem::Enter { function: self.func_index });
+        self.f.instruction(&Instruction::I32Const(1));
+        self.f.instruction(&Instruction::LocalSet(streaming));
+        self.f.instruction(&Instruction::End);
+        self.f.instruction(&Instruction::End);
+        self.f.instruction(&Instruction::End);
     }
 
     /// In a function streamed in bursts, before loop counter `i` is flushed (its paths added to
@@ -260,7 +325,7 @@ impl Emitter<'_> {
     pub fn unmark_after_flush(&mut self, i: usize) {
         if self.burst.is_some() {
             self.f.instruction(&Instruction::I64Const(0));
-            self.f.instruction(&Instruction::LocalSet(self.first_mark_local + i as u32));
+            self.f.instruction(&Instruction::LocalSet(self.mark(i)));
         }
     }
 }

@@ -36,7 +36,7 @@ mod stream;
 mod table;
 
 pub(crate) use array::ArraySink;
-pub(crate) use burst::BurstSink;
+pub(crate) use burst::{BurstProbes, BurstSink};
 pub(crate) use decode::DecodeSink;
 pub(crate) use direct::DirectSink;
 pub(crate) use path_sink::{PathEnd, PathSink};
