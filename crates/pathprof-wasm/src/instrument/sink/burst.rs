@@ -56,8 +56,11 @@ pub(crate) struct BurstProbes {
 /// two): where a path end tests it, a tight loop would pay a load and a branch per iteration.
 const COUNTED_CHECK: i64 = 1 << 12;
 
-/// The sink's local: an `i32` that is non-zero while the activation's window is open.
+/// The sink's local: an `i32` that is non-zero while the activation's window is open —
+/// [`STREAMS`], or [`OPENED`] before the window's entry marker is written.
 const STREAMING: u32 = 0;
+const STREAMS: i32 = 1;
+const OPENED: i32 = 2;
 
 impl PathSink for BurstSink {
     fn locals(&self) -> &'static [ValType] {
@@ -83,18 +86,16 @@ impl BurstSink {
         }
         e.f.instruction(&Instruction::If(BlockType::Empty));
         if end == PathEnd::Header {
+            // A window opens here: its marks, then its entry marker as for one opened in a loop.
             e.f.instruction(&Instruction::LocalGet(streaming));
             e.f.instruction(&Instruction::I32Eqz);
             e.f.instruction(&Instruction::If(BlockType::Empty));
-            for i in 0..e.loops.len() {
-                e.f.instruction(&Instruction::LocalGet(e.first_loop_local + i as u32));
-                e.f.instruction(&Instruction::LocalSet(e.mark(i)));
-            }
-            e.append_item(StreamItem::Enter { function: e.func_index });
-            e.f.instruction(&Instruction::I32Const(1));
+            e.mark_all();
+            e.f.instruction(&Instruction::I32Const(OPENED));
             e.f.instruction(&Instruction::LocalSet(streaming));
             e.f.instruction(&Instruction::End);
         }
+        e.enter_if_opened();
         for i in 0..e.loops.len() {
             e.stream_loop_counter(i);
         }
@@ -268,9 +269,11 @@ impl Emitter<'_> {
     }
 
     /// In a function streamed in bursts, right after loop counter `i` counted a path: at every
-    /// [`COUNTED_CHECK`]-th, the window opens or closes as at a loop header, so that a loop that
-    /// runs long in a local is sampled too. A window opened here begins with the counter's next
-    /// path; one closed here ends with the counter's paths so far.
+    /// [`COUNTED_CHECK`]-th, an activation that is not streaming tests the flag and, finding a
+    /// burst open, opens its window ([`OPENED`]: its entry marker is written when it next streams),
+    /// so that a loop that runs long in a local is sampled too. The window begins with the
+    /// counter's next path, and lasts at least until the loop ends: its paths cost nothing while
+    /// they are counted.
     pub fn check_counted_loop(&mut self, i: usize) {
         if self.burst.is_none() {
             return;
@@ -280,31 +283,38 @@ impl Emitter<'_> {
         self.f.instruction(&Instruction::I64Const(COUNTED_CHECK - 1));
         self.f.instruction(&Instruction::I64And);
         self.f.instruction(&Instruction::I64Eqz);
-        self.f.instruction(&Instruction::If(BlockType::Empty));
         self.f.instruction(&Instruction::LocalGet(streaming));
+        self.f.instruction(&Instruction::I32Eqz);
+        self.f.instruction(&Instruction::I32And);
         self.f.instruction(&Instruction::If(BlockType::Empty));
         self.burst_flag();
-        self.f.instruction(&Instruction::I32Eqz);
         self.f.instruction(&Instruction::If(BlockType::Empty));
-        for j in 0..self.loops.len() {
-            self.stream_loop_counter(j);
-        }
-        self.append_item(StreamItem::Leave);
-        self.f.instruction(&Instruction::I32Const(0));
+        self.mark_all();
+        self.f.instruction(&Instruction::I32Const(OPENED));
         self.f.instruction(&Instruction::LocalSet(streaming));
         self.f.instruction(&Instruction::End);
-        self.f.instruction(&Instruction::Else);
-        self.burst_flag();
-        self.f.instruction(&Instruction::If(BlockType::Empty));
+        self.f.instruction(&Instruction::End);
+    }
+
+    /// Every loop counter's mark set to the counter.
+    fn mark_all(&mut self) {
         for j in 0..self.loops.len() {
             self.f.instruction(&Instruction::LocalGet(self.first_loop_local + j as u32));
             self.f.instruction(&Instruction::LocalSet(self.mark(j)));
         }
+    }
+
+    /// In a streaming activation: its entry marker, when its window was opened inside a counted
+    /// loop and has not streamed yet.
+    fn enter_if_opened(&mut self) {
+        let streaming = self.sink_local(STREAMING);
+        self.f.instruction(&Instruction::LocalGet(streaming));
+        self.f.instruction(&Instruction::I32Const(OPENED));
+        self.f.instruction(&Instruction::I32Eq);
+        self.f.instruction(&Instruction::If(BlockType::Empty));
         self.append_item(StreamItem::Enter { function: self.func_index });
-        self.f.instruction(&Instruction::I32Const(1));
+        self.f.instruction(&Instruction::I32Const(STREAMS));
         self.f.instruction(&Instruction::LocalSet(streaming));
-        self.f.instruction(&Instruction::End);
-        self.f.instruction(&Instruction::End);
         self.f.instruction(&Instruction::End);
     }
 
@@ -316,6 +326,7 @@ impl Emitter<'_> {
         }
         self.f.instruction(&Instruction::LocalGet(self.sink_local(STREAMING)));
         self.f.instruction(&Instruction::If(BlockType::Empty));
+        self.enter_if_opened();
         self.stream_loop_counter(i);
         self.f.instruction(&Instruction::End);
     }
