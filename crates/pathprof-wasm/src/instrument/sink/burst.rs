@@ -22,7 +22,9 @@
 //! and a window that opens sets every mark to its counter. Between two iterations of different
 //! counted loops a path ends that no loop counter counts, so at most one counter has paths pending
 //! when they are streamed, and the stream holds the activation's paths in the order they ended,
-//! item for item as `kbl`'s stream holds them.
+//! item for item as `kbl`'s stream holds them. No path end inside a counted loop tests the flag, so
+//! the counter tests it every [`COUNTED_CHECK`]-th path instead: a loop that runs long in a local
+//! is sampled too ([`Emitter::check_counted_loop`]).
 //!
 //! Everything a window writes goes through one function appended to the module
 //! ([`append_function`]), so that the code at a path end outside a window is a test of a local, and
