@@ -36,10 +36,10 @@ use crate::abi::{StreamItem, StreamLayout, SAMPLE_FLAG, STREAM_ENTER, STREAM_PAT
 use crate::instrument::emit::{word, Emitter};
 use wasm_encoder::{BlockType, Function, Instruction, MemArg, ValType};
 
-/// A function whose paths are counted in an array and streamed during bursts.
+/// A function whose paths are counted in an array and streamed during bursts (through the
+/// module's [`append_function`], into the standard [`StreamLayout`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct BurstSink {
-    pub layout: StreamLayout,
     /// The array of every path's count.
     pub array: ArraySink,
 }

@@ -467,9 +467,7 @@ impl SinkKind {
             }
             // Activations that end one path have no sequences: an array is all they need.
             SinkKind::Bursts if fits_array && one_path_per_activation(plan) => Sink::Array(array(layout)),
-            SinkKind::Bursts if fits_array => {
-                Sink::Burst(BurstSink { layout: StreamLayout::standard(), array: array(layout) })
-            }
+            SinkKind::Bursts if fits_array => Sink::Burst(BurstSink { array: array(layout) }),
             SinkKind::Stream | SinkKind::Bursts => {
                 // An activation that ends one path has a k-IPF of roots only, its BL counts, which an
                 // array counts without the stream or activation markers.
