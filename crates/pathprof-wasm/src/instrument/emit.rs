@@ -6,6 +6,7 @@
 //! emits through the emitter.
 
 use super::sink::BurstProbes;
+use crate::abi::SAMPLE_FLAG;
 use crate::map::{LoopCounter, RunCounter};
 use wasm_encoder::{Function, Instruction, MemArg};
 
@@ -80,6 +81,18 @@ pub(crate) fn add_to_word(f: &mut Function, word: MemArg, delta: i32, atomic: bo
     f.instruction(&Instruction::I32Const(delta));
     f.instruction(&Instruction::I32Add);
     f.instruction(&if atomic { Instruction::I32AtomicStore(word) } else { Instruction::I32Store(word) });
+}
+
+/// `word += value on the stack` for the `u64` word `word` at a constant address.
+pub(crate) fn add_to_word64(f: &mut Function, word: MemArg, value: &[Instruction]) {
+    f.instruction(&Instruction::I32Const(0));
+    f.instruction(&Instruction::I32Const(0));
+    f.instruction(&Instruction::I64Load(word));
+    for v in value {
+        f.instruction(v);
+    }
+    f.instruction(&Instruction::I64Add);
+    f.instruction(&Instruction::I64Store(word));
 }
 
 /// `word += 1` for the `u64` word `word` of the slot whose address is in local `address`.
@@ -191,15 +204,12 @@ impl Emitter<'_> {
 
     /// `word += value on the stack` for the `u64` word at byte `offset` of the profiler's memory.
     pub fn add_to_word64(&mut self, offset: u64, value: &[Instruction]) {
-        let arg = MemArg { offset, align: 3, memory_index: self.memory };
-        self.f.instruction(&Instruction::I32Const(0));
-        self.f.instruction(&Instruction::I32Const(0));
-        self.f.instruction(&Instruction::I64Load(arg));
-        for v in value {
-            self.f.instruction(v);
-        }
-        self.f.instruction(&Instruction::I64Add);
-        self.f.instruction(&Instruction::I64Store(arg));
+        add_to_word64(self.f, MemArg { offset, align: 3, memory_index: self.memory }, value);
+    }
+
+    /// The `i32` word of the host's flag ([`SAMPLE_FLAG`]), which PEP's timer and bursts' set.
+    pub fn flag_word(&self) -> MemArg {
+        word(self.memory, SAMPLE_FLAG)
     }
 
     /// Local `i` of the sink's own.

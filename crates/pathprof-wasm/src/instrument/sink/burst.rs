@@ -1,6 +1,6 @@
 //! The sink of bursty k-BLPP (`kbl:K:burst`): k-BLPP's stream [KBL13 §3] written only during
 //! *bursts*, the windows a host timer opens and closes by setting and clearing the first word of the
-//! profiler's memory ([`SAMPLE_FLAG`], the word PEP's timer sets [PEP05 §3.3]), as [KBL13 §6]
+//! profiler's memory ([`SAMPLE_FLAG`](crate::abi::SAMPLE_FLAG), the word PEP's timer sets [PEP05 §3.3]), as [KBL13 §6]
 //! suggests after the bursting of calling-context profilers.
 //!
 //! Every path end counts its path in the function's array, as `bl` does: the Ball–Larus counts, the
@@ -32,9 +32,10 @@
 
 use super::array::ArraySink;
 use super::path_sink::{PathEnd, PathSink};
-use crate::abi::{StreamItem, StreamLayout, SAMPLE_FLAG, STREAM_ENTER, STREAM_PATH_EXIT, STREAM_REPEAT};
-use crate::instrument::emit::{word, Emitter};
-use wasm_encoder::{BlockType, Function, Instruction, MemArg, ValType};
+use super::stream::StreamWriter;
+use crate::abi::{StreamItem, StreamLayout, STREAM_ENTER, STREAM_PATH_EXIT};
+use crate::instrument::emit::{add_to_word64, Emitter};
+use wasm_encoder::{BlockType, Function, Instruction, ValType};
 
 /// A function whose paths are counted in an array and streamed during bursts (through the
 /// module's [`append_function`], into the standard [`StreamLayout`]).
@@ -127,44 +128,10 @@ pub(crate) const APPEND_PARAMS: [ValType; 2] = [ValType::I64, ValType::I64];
 /// word of pending repetitions, which goes in as one repeat item before the next different item;
 /// markers always go in. A full buffer is handed to the host.
 pub(crate) fn append_function(layout: StreamLayout, memory: u32, import: u32) -> Function {
-    let (item, more, at) = (0, 1, 2);
-    let index = word(memory, layout.index);
-    let wide = |offset: u32| MemArg { offset: u64::from(offset), align: 3, memory_index: memory };
-    let (last, run) = (wide(layout.last), wide(layout.run));
+    let (item, more, index) = (0, 1, 2);
+    let writer = StreamWriter { layout, memory, index, import };
+    let (last, run) = (writer.wide(layout.last), writer.wide(layout.run));
     let mut f = Function::new([(1, ValType::I32)]);
-    let append = |f: &mut Function, value: &[Instruction]| {
-        f.instruction(&Instruction::I32Const(0));
-        f.instruction(&Instruction::I32Load(index));
-        f.instruction(&Instruction::LocalTee(at));
-        f.instruction(&Instruction::I32Const(3));
-        f.instruction(&Instruction::I32Shl);
-        for v in value {
-            f.instruction(v);
-        }
-        f.instruction(&Instruction::I64Store(wide(layout.buffer)));
-        f.instruction(&Instruction::I32Const(0));
-        f.instruction(&Instruction::LocalGet(at));
-        f.instruction(&Instruction::I32Const(1));
-        f.instruction(&Instruction::I32Add);
-        f.instruction(&Instruction::LocalTee(at));
-        f.instruction(&Instruction::I32Store(index));
-        f.instruction(&Instruction::LocalGet(at));
-        f.instruction(&Instruction::I32Const(layout.capacity as i32));
-        f.instruction(&Instruction::I32Eq);
-        f.instruction(&Instruction::If(BlockType::Empty));
-        f.instruction(&Instruction::Call(import));
-        f.instruction(&Instruction::End);
-    };
-    let add_to_run = |f: &mut Function, value: &[Instruction]| {
-        f.instruction(&Instruction::I32Const(0));
-        f.instruction(&Instruction::I32Const(0));
-        f.instruction(&Instruction::I64Load(run));
-        for v in value {
-            f.instruction(v);
-        }
-        f.instruction(&Instruction::I64Add);
-        f.instruction(&Instruction::I64Store(run));
-    };
     // A path equal to the last item repeats it.
     f.instruction(&Instruction::LocalGet(item));
     f.instruction(&Instruction::I64Const(STREAM_ENTER as i64));
@@ -176,33 +143,11 @@ pub(crate) fn append_function(layout: StreamLayout, memory: u32, import: u32) ->
     f.instruction(&Instruction::I64Eq);
     f.instruction(&Instruction::I32And);
     f.instruction(&Instruction::If(BlockType::Empty));
-    add_to_run(&mut f, &[Instruction::I64Const(1)]);
+    add_to_word64(&mut f, run, &[Instruction::I64Const(1)]);
     f.instruction(&Instruction::Else);
-    // The pending repetitions of the last item first.
-    f.instruction(&Instruction::I32Const(0));
-    f.instruction(&Instruction::I64Load(run));
-    f.instruction(&Instruction::I64Eqz);
-    f.instruction(&Instruction::I32Eqz);
-    f.instruction(&Instruction::If(BlockType::Empty));
-    append(
-        &mut f,
-        &[
-            Instruction::I32Const(0),
-            Instruction::I64Load(run),
-            Instruction::I64Const(STREAM_REPEAT as i64),
-            Instruction::I64Or,
-        ],
-    );
-    f.instruction(&Instruction::I32Const(0));
-    f.instruction(&Instruction::I64Const(0));
-    f.instruction(&Instruction::I64Store(run));
+    writer.append_last(&mut f, item);
     f.instruction(&Instruction::End);
-    append(&mut f, &[Instruction::LocalGet(item)]);
-    f.instruction(&Instruction::I32Const(0));
-    f.instruction(&Instruction::LocalGet(item));
-    f.instruction(&Instruction::I64Store(last));
-    f.instruction(&Instruction::End);
-    add_to_run(&mut f, &[Instruction::LocalGet(more)]);
+    add_to_word64(&mut f, run, &[Instruction::LocalGet(more)]);
     f.instruction(&Instruction::End);
     f
 }
@@ -221,7 +166,7 @@ impl Emitter<'_> {
     /// The burst flag, an `i32` on the stack: non-zero while a burst is open.
     fn burst_flag(&mut self) {
         self.f.instruction(&Instruction::I32Const(0));
-        self.f.instruction(&Instruction::I32Load(word(self.memory, SAMPLE_FLAG)));
+        self.f.instruction(&Instruction::I32Load(self.flag_word()));
     }
 
     /// Appends the marker `item` to the stream.

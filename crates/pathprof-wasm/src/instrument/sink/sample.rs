@@ -206,10 +206,6 @@ impl Emitter<'_> {
         self.f.raw(std::iter::once(OPCODE_IF).chain(block_type.iter().copied()));
     }
 
-    fn flag_word(&self) -> MemArg {
-        word(self.memory, SAMPLE_FLAG)
-    }
-
     /// The copy without probes of a loop (`loop_op`, then `body` up to its `end`), counting its
     /// iterations in `n`; then `r` as the instrumented loop leaves it and, when the flag was set
     /// while the copy ran, a call of the module's [`loop_copy_exit`] function.

@@ -13,8 +13,8 @@
 use super::array::ArraySink;
 use super::path_sink::{PathEnd, PathSink};
 use crate::abi::{StreamItem, StreamLayout, STREAM_PATH_EXIT, STREAM_REPEAT};
-use crate::instrument::emit::Emitter;
-use wasm_encoder::{BlockType, Instruction, MemArg, ValType};
+use crate::instrument::emit::{word, Emitter};
+use wasm_encoder::{BlockType, Function, Instruction, MemArg, ValType};
 
 /// A streamed function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,43 +89,59 @@ pub(crate) fn initial_data() -> Vec<(u32, Vec<u8>)> {
     vec![(StreamLayout::standard().last, u64::MAX.to_le_bytes().to_vec())]
 }
 
-impl Emitter<'_> {
+/// The code that writes the stream: where its words lie, the `i32` local it keeps the write index
+/// in, and the host function that takes a full buffer. Probes write through it inline, and bursts
+/// through one function of the module's that it writes too ([`append_function`](super::burst::append_function)).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct StreamWriter {
+    pub layout: StreamLayout,
+    pub memory: u32,
+    pub index: u32,
+    pub import: u32,
+}
+
+impl StreamWriter {
+    /// The `u64` word at byte `offset` of the profiler's memory.
+    pub fn wide(&self, offset: u32) -> MemArg {
+        MemArg { offset: u64::from(offset), align: 3, memory_index: self.memory }
+    }
+
     /// Appends an item to the stream buffer; a full buffer is handed to the host.
-    fn append(&mut self, layout: StreamLayout, item: &[Instruction]) {
-        let mem = |offset: u32, align: u32| MemArg { offset: u64::from(offset), align, memory_index: self.memory };
-        self.f.instruction(&Instruction::I32Const(0));
-        self.f.instruction(&Instruction::I32Load(mem(layout.index, 2)));
-        self.f.instruction(&Instruction::LocalTee(self.a));
-        self.f.instruction(&Instruction::I32Const(3));
-        self.f.instruction(&Instruction::I32Shl);
+    fn append(&self, f: &mut Function, item: &[Instruction]) {
+        let index = word(self.memory, self.layout.index);
+        f.instruction(&Instruction::I32Const(0));
+        f.instruction(&Instruction::I32Load(index));
+        f.instruction(&Instruction::LocalTee(self.index));
+        f.instruction(&Instruction::I32Const(3));
+        f.instruction(&Instruction::I32Shl);
         for i in item {
-            self.f.instruction(i);
+            f.instruction(i);
         }
-        self.f.instruction(&Instruction::I64Store(mem(layout.buffer, 3)));
-        self.f.instruction(&Instruction::I32Const(0));
-        self.f.instruction(&Instruction::LocalGet(self.a));
-        self.f.instruction(&Instruction::I32Const(1));
-        self.f.instruction(&Instruction::I32Add);
-        self.f.instruction(&Instruction::LocalTee(self.a));
-        self.f.instruction(&Instruction::I32Store(mem(layout.index, 2)));
-        self.f.instruction(&Instruction::LocalGet(self.a));
-        self.f.instruction(&Instruction::I32Const(layout.capacity as i32));
-        self.f.instruction(&Instruction::I32Eq);
-        self.f.instruction(&Instruction::If(BlockType::Empty));
-        self.f.instruction(&Instruction::Call(self.import));
-        self.f.instruction(&Instruction::End);
+        f.instruction(&Instruction::I64Store(self.wide(self.layout.buffer)));
+        f.instruction(&Instruction::I32Const(0));
+        f.instruction(&Instruction::LocalGet(self.index));
+        f.instruction(&Instruction::I32Const(1));
+        f.instruction(&Instruction::I32Add);
+        f.instruction(&Instruction::LocalTee(self.index));
+        f.instruction(&Instruction::I32Store(index));
+        f.instruction(&Instruction::LocalGet(self.index));
+        f.instruction(&Instruction::I32Const(self.layout.capacity as i32));
+        f.instruction(&Instruction::I32Eq);
+        f.instruction(&Instruction::If(BlockType::Empty));
+        f.instruction(&Instruction::Call(self.import));
+        f.instruction(&Instruction::End);
     }
 
     /// Appends the repetitions of the last item still pending, if any, as a [`StreamItem::Repeat`].
-    fn flush_run(&mut self, layout: StreamLayout) {
-        let run = self.slot(layout.run);
-        self.f.instruction(&Instruction::I32Const(0));
-        self.f.instruction(&Instruction::I64Load(run));
-        self.f.instruction(&Instruction::I64Eqz);
-        self.f.instruction(&Instruction::I32Eqz);
-        self.f.instruction(&Instruction::If(BlockType::Empty));
+    fn flush_run(&self, f: &mut Function) {
+        let run = self.wide(self.layout.run);
+        f.instruction(&Instruction::I32Const(0));
+        f.instruction(&Instruction::I64Load(run));
+        f.instruction(&Instruction::I64Eqz);
+        f.instruction(&Instruction::I32Eqz);
+        f.instruction(&Instruction::If(BlockType::Empty));
         self.append(
-            layout,
+            f,
             &[
                 Instruction::I32Const(0),
                 Instruction::I64Load(run),
@@ -133,20 +149,28 @@ impl Emitter<'_> {
                 Instruction::I64Or,
             ],
         );
-        self.f.instruction(&Instruction::I32Const(0));
-        self.f.instruction(&Instruction::I64Const(0));
-        self.f.instruction(&Instruction::I64Store(run));
-        self.f.instruction(&Instruction::End);
+        f.instruction(&Instruction::I32Const(0));
+        f.instruction(&Instruction::I64Const(0));
+        f.instruction(&Instruction::I64Store(run));
+        f.instruction(&Instruction::End);
     }
 
+    /// Appends the item in local `t`, after the last item's pending repetitions, and makes it the
+    /// last one.
+    pub fn append_last(&self, f: &mut Function, t: u32) {
+        self.flush_run(f);
+        self.append(f, &[Instruction::LocalGet(t)]);
+        f.instruction(&Instruction::I32Const(0));
+        f.instruction(&Instruction::LocalGet(t));
+        f.instruction(&Instruction::I64Store(self.wide(self.layout.last)));
+    }
+}
+
+impl Emitter<'_> {
     /// Appends the item in the sink's local `t` and makes it the last one.
     pub(super) fn append_last(&mut self, layout: StreamLayout) {
-        let t = self.sink_local(ITEM);
-        self.flush_run(layout);
-        self.append(layout, &[Instruction::LocalGet(t)]);
-        self.f.instruction(&Instruction::I32Const(0));
-        self.f.instruction(&Instruction::LocalGet(t));
-        self.f.instruction(&Instruction::I64Store(self.slot(layout.last)));
+        let writer = StreamWriter { layout, memory: self.memory, index: self.a, import: self.import };
+        writer.append_last(self.f, self.sink_local(ITEM));
     }
 
     /// Appends the activation's entry marker.

@@ -2,23 +2,18 @@
 //! copies, and the plain copy of a body.
 
 use super::{Back, Close, Open, Plain, Relabel, Switches};
-use crate::abi::SAMPLE_FLAG;
 use crate::cfg::Special;
-use crate::instrument::emit::{word, Emitter};
+use crate::instrument::emit::Emitter;
 use crate::instrument::probes::FuncProbe;
 use crate::instrument::sections::FunctionShift;
 use std::borrow::Cow;
 use wasm_encoder::{BlockType, Instruction};
 impl Emitter<'_> {
-    fn flag(&self) -> wasm_encoder::MemArg {
-        word(self.memory, SAMPLE_FLAG)
-    }
-
     /// The flag, loaded atomically: a plain load could be merged with an earlier one where no
     /// store of the module's comes between them, and miss the host's.
     fn load_flag(&mut self) {
         self.f.instruction(&Instruction::I32Const(0));
-        self.f.instruction(&Instruction::I32AtomicLoad(self.flag()));
+        self.f.instruction(&Instruction::I32AtomicLoad(self.flag_word()));
     }
 
     /// Before an operator: the end of the wrapper before it.
@@ -184,12 +179,12 @@ impl Emitter<'_> {
         match to {
             Plain::Inside => {
                 self.f.instruction(&Instruction::I32Const(0));
-                self.f.instruction(&Instruction::I32Load(self.flag()));
+                self.f.instruction(&Instruction::I32Load(self.flag_word()));
                 self.f.instruction(&Instruction::BrIf(1));
             }
             Plain::Entry { func, locals } => {
                 self.f.instruction(&Instruction::I32Const(0));
-                self.f.instruction(&Instruction::I32Load(self.flag()));
+                self.f.instruction(&Instruction::I32Load(self.flag_word()));
                 self.f.instruction(&Instruction::If(BlockType::Empty));
                 self.tail_call(func, locals, 0);
                 self.f.instruction(&Instruction::End);
