@@ -56,7 +56,7 @@ fn bench_ksf(c: &mut Criterion) {
         let paths: u64 = stream
             .iter()
             .map(|&i| match StreamItem::decode(i) {
-                StreamItem::Enter { .. } | StreamItem::Call | StreamItem::Leave => 0,
+                StreamItem::Enter { .. } | StreamItem::Call | StreamItem::Leave | StreamItem::Count { .. } => 0,
                 StreamItem::Repeat(n) => n,
                 StreamItem::Path { .. } | StreamItem::ExitPath { .. } => 1,
             })

@@ -252,6 +252,10 @@ pub const STREAM_LEAVE: u64 = STREAM_ENTER | 2 << 32;
 pub const STREAM_PATH_EXIT: u64 = 2 << 62;
 /// Tag of a stream item that repeats the item before it as many more times as its low 62 bits say.
 pub const STREAM_REPEAT: u64 = 3 << 62;
+/// Bit of a path item (tag 0) that makes it a count only: a path that a function of bursty `kbl`
+/// counts but whose table could not hold it ([`StreamItem::Count`]). Function indices stay below
+/// 2^29 (validation allows 10^6 functions), so no label has it.
+pub const STREAM_COUNT: u64 = 1 << 61;
 
 /// One item of the k-BLPP stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -269,6 +273,9 @@ pub enum StreamItem {
     ExitPath { label: u64 },
     /// The item before repeats this many more times.
     Repeat(u64),
+    /// A path ended that its function's table could not hold (bursty `kbl`, outside or inside a
+    /// window): a Ball–Larus count, not part of any sequence.
+    Count { label: u64 },
 }
 
 impl StreamItem {
@@ -280,6 +287,7 @@ impl StreamItem {
     pub fn decode(item: u64) -> StreamItem {
         let low = item & !STREAM_REPEAT;
         match item & STREAM_REPEAT {
+            0 if item & STREAM_COUNT != 0 => StreamItem::Count { label: item & !STREAM_COUNT },
             0 => StreamItem::Path { label: item },
             STREAM_ENTER if item == STREAM_LEAVE => StreamItem::Leave,
             STREAM_ENTER if low >> 32 != 0 => StreamItem::Call,
@@ -297,6 +305,7 @@ impl StreamItem {
             StreamItem::Path { label } => label,
             StreamItem::ExitPath { label } => STREAM_PATH_EXIT | label,
             StreamItem::Repeat(n) => STREAM_REPEAT | n,
+            StreamItem::Count { label } => STREAM_COUNT | label,
         }
     }
 }
@@ -312,6 +321,7 @@ mod tests {
             StreamItem::Call,
             StreamItem::Path { label: StreamItem::label(7, 3) },
             StreamItem::Repeat(5),
+            StreamItem::Count { label: StreamItem::label(999_999, 0xffff_ffff) },
             StreamItem::ExitPath { label: StreamItem::label(7, 0xffff_ffff) },
         ];
         for item in items {

@@ -202,3 +202,69 @@ fn burst_settings_are_checked() {
     fails(&["--mode", "kbl:4:bursts"], "K must be");
     fails(&["--mode", "kbl:4:burst", "-k", "3"], "gives its settings already");
 }
+
+/// A loop whose every round takes another of 2^16 ways (the bits of its counter): too many paths
+/// for an array, so its function counts them in a table of 1,024 slots, which cannot hold them.
+fn wide_loop() -> String {
+    let mut body = String::new();
+    for bit in 0..16 {
+        body.push_str(&format!(
+            "(if (i32.and (local.get $i) (i32.const {})) (then (local.set $acc (i32.add (local.get $acc) \
+             (i32.const {bit})))) (else (local.set $acc (i32.xor (local.get $acc) (i32.const {bit})))))\n",
+            1 << bit
+        ));
+    }
+    format!(
+        r#"(module
+  (func $wide (param $n i32) (result i32)
+    (local $i i32) (local $acc i32)
+    (loop $l
+      {body}
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $l (i32.lt_u (local.get $i) (local.get $n))))
+    (local.get $acc))
+  (func (export "_start") (drop (call $wide (i32.const 200000)))))"#
+    )
+}
+
+/// A function counted in a table: the paths the table cannot hold go into the stream as counts, so
+/// that the roots stay `bl`'s counts with or without a burst open, and a burst for the whole run
+/// still gives the exact forest.
+#[test]
+fn a_function_counted_in_a_table_keeps_exact_counts() {
+    let wat = wide_loop();
+    let dir = tempfile::tempdir().unwrap();
+    let app = dir.path().join("m.wasm");
+    std::fs::write(&app, wat::parse_str(&wat).unwrap()).unwrap();
+    let instrumented = dir.path().join("i.wasm");
+    let out =
+        pathprof().args(["instrument", "--mode", "kbl:3:burst", "-o"]).arg(&instrumented).arg(&app).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let map = std::fs::read_to_string(dir.path().join("i.wasm.map.json")).unwrap();
+    assert!(map.contains(r#""kind":"burst_table""#), "the wide function is not counted in a table");
+    let run = |extra: &[&str]| run_in(dir.path(), extra, &app, &[]);
+    let bl = run(&[]);
+    assert!(bl.profile.path_executions.0 > 200_000);
+    let exact = run(&["--mode", "kbl:3"]);
+    for bursts in [["--burst-ms", "1", "--burst-every", "100000"], ["--burst-ms", "1", "--burst-every", "1"]] {
+        let burst = run(&[&["--mode", "kbl:3:burst"][..], &bursts[..]].concat());
+        assert!(burst.output.status.success(), "{}", String::from_utf8_lossy(&burst.output.stderr));
+        let (ours, theirs) = (paths(&burst.profile), paths(&bl.profile));
+        let total = |p: &[(u32, U64, U64, Vec<u32>)]| p.iter().map(|q| q.2 .0).sum::<u64>();
+        assert!(
+            ours == theirs,
+            "{bursts:?}: {} paths counted {} times, bl {} and {}",
+            ours.len(),
+            total(&ours),
+            theirs.len(),
+            total(&theirs)
+        );
+        let info = burst.profile.mode.kbl().unwrap().bursts.clone().unwrap();
+        assert_eq!(info.path_ends, bl.profile.path_executions);
+        if bursts[3] == "1" {
+            assert!(forests(&burst.profile) == forests(&exact.profile), "a burst for the whole run");
+        } else {
+            assert_eq!(info.streamed_path_ends.0, 0, "no burst, nothing streamed as a sequence");
+        }
+    }
+}

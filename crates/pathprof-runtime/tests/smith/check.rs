@@ -388,6 +388,7 @@ pub fn check_mode_map(mode: Mode, map: &ProfileMap, bl: &ProfileMap, stats: &mut
             }
             (Mode::Bursts, Counters::Array { .. }) if one_path => stats.burst_array_functions += 1,
             (Mode::Bursts, Counters::Stream { singles: None }) => stats.burst_streamed += 1,
+            (Mode::Bursts, Counters::BurstTable { .. }) => stats.burst_table_functions += 1,
             (Mode::Segments, Counters::Stream { singles: None }) => stats.segment_functions += 1,
             (Mode::Ppp, Counters::Ppp { .. }) => stats.ppp_slot_functions += 1,
             (Mode::Ppp, Counters::Array { .. } | Counters::Hash) => {}

@@ -179,7 +179,7 @@ pub fn set_burst_flag(map: &ProfileMap, side: &mut Side, on: bool) -> Result<(),
 
 /// What an instrumented instance had counted at some point.
 pub struct Snapshot {
-    /// The counts in its arrays, and in the count collector's table.
+    /// The counts in its arrays and tables, and in the count collector's table.
     pub counts: RawCounts,
     /// The number of samples, or of stream items the host had drained.
     pub len: usize,
@@ -245,6 +245,9 @@ pub fn snapshot(map: &ProfileMap, side: &mut Side) -> Result<Snapshot, String> {
             let data = data.ok_or("a streaming module without a profiler memory")?;
             for a in map.arrays() {
                 a.read(data, &mut s.counts);
+            }
+            for t in map.tables() {
+                t.read(data, &mut s.counts);
             }
             s.buffer = buffered(data, layout.index, layout.buffer, layout.capacity, "stream buffer")?;
             s.full = s.buffer.len() == layout.capacity as usize;

@@ -187,8 +187,8 @@ fn run_all() {
          ({} at a trap, {} open activations matched with the backtrace, {} not entered yet, {} in tail calls, {} deeper traps): pep {} paths ({} ends \
          sampled), pep-buffer {} samples compared ({} passed to the host), kbl {} paths ({} ends); {} calls out of fuel with {} path ends of pep and kbl alike (over {} full buffers); {} stream \
          items ({} runs, {} activations, {} full buffers); \
-         kbl-burst: {} functions with bursts ({} with loop or run counters, {} in arrays, {} streamed always, {} cut for 32-bit IDs), {} sets of instances \
-         with the flag set ({} stream items equal to kbl's, in {} calls out of fuel too), {} with it clear ({} items), {} paths ({} ends, {} in burst arrays) \
+         kbl-burst: {} functions with bursts ({} with loop or run counters, {} in arrays, {} in tables, {} streamed always, {} cut for 32-bit IDs), {} sets of instances \
+         with the flag set ({} stream items equal to kbl's, in {} calls out of fuel too), {} with it clear ({} items), {} paths ({} ends, {} in burst arrays, {} counted by the stream) \
          compared with bl; \
          ips (cases by depth{}): {} functions streamed ({} cut for 32-bit IDs, {} blocks' frequencies compared), {} paths ({} ends) compared, \
          {} stream items ({} call markers, {} full buffers; {} calls out of fuel with pep's path ends), {} segments ({} executions) starting at every call of {} paths, \
@@ -257,6 +257,7 @@ fn run_all() {
         stats.burst_functions,
         stats.burst_counted,
         stats.burst_array_functions,
+        stats.burst_table_functions,
         stats.burst_streamed,
         stats.burst_cut,
         stats.burst_sessions,
@@ -267,6 +268,7 @@ fn run_all() {
         stats.burst_paths,
         stats.burst_ends,
         stats.burst_array_ends,
+        stats.burst_counted_ends,
         depths,
         stats.segment_functions,
         stats.segment_cut,
@@ -320,7 +322,8 @@ fn run_all() {
                 && stats.burst_items > 0
                 && stats.burst_fuel_checks > 0
                 && stats.burst_quiet_sessions > 0
-                && stats.burst_array_ends > 0,
+                && stats.burst_array_ends > 0
+                && stats.burst_table_functions > 0,
             "kbl-burst was hardly compared"
         );
         assert!(stats.ppp_slot_functions > 0 && stats.ppp_residual > 0, "ppp was hardly compared");
@@ -471,17 +474,20 @@ fn wide_function_differential() {
         assert_eq!(p.register_bits, 64);
         assert!(matches!(p.counters, pathprof_wasm::map::Counters::Table { slots: 1024, .. }), "{:?}", p.counters);
         let (mut compared, mut host_samples, mut stream_cut, mut segment_cut) = (0, 0, 0, 0);
+        let mut burst_tables = 0;
         for seed in 0..16 {
             let stats = check_wat(&wat, &InstrumentOptions::default(), seed);
             compared += stats.results_matched;
             host_samples += stats.host_samples;
             stream_cut += stats.stream_cut;
             segment_cut += stats.segment_cut;
+            burst_tables += stats.burst_table_functions;
             assert!(stats.flow_blocks > 0 || stats.results_matched < 2);
         }
         assert!(compared >= 20, "{compared} calls returned");
         assert!(host_samples > 0, "pep-buffer passed no sample of the wide function to the host");
         assert!(stream_cut > 0, "kbl streamed the wide function uncut");
         assert!(segment_cut > 0, "ips streamed the wide function uncut");
+        assert!(burst_tables > 0, "kbl-burst did not count the wide function in a table");
     });
 }

@@ -182,6 +182,7 @@ fn fold(items: &[u64], k: usize, map: &ProfileMap) -> Segments {
             StreamItem::Enter { .. } => folder.enter(),
             StreamItem::Call => folder.call(),
             StreamItem::Leave => panic!("ips wrote a burst's leave marker"),
+            StreamItem::Count { .. } => panic!("ips wrote a burst's count item"),
             StreamItem::Path { label } => folder.path(label, false, 1, &mut calls),
             StreamItem::ExitPath { label } => folder.path(label, true, 1, &mut calls),
             StreamItem::Repeat(n) => {

@@ -99,6 +99,10 @@ pub struct Stats {
     pub burst_paths: u64,
     pub burst_ends: u64,
     pub burst_array_ends: u64,
+    /// `kbl-burst`: functions counted in a table, and the path ends their tables could not hold,
+    /// which the stream counted.
+    pub burst_table_functions: u64,
+    pub burst_counted_ends: u64,
     /// `kbl-burst`: calls out of fuel whose stream was compared with `kbl`'s (the flag set).
     pub burst_fuel_checks: u64,
     /// `ips`: functions streamed, and those cut further for 32-bit IDs (and the blocks whose

@@ -206,7 +206,7 @@ pub fn compare_stream_counts(
     exact: bool,
 ) -> Result<Compared, String> {
     let mut counts = arrays.clone();
-    for (&(f, id), &n) in &tally.paths {
+    for (&(f, id), &n) in tally.paths.iter().chain(&tally.counted) {
         counts.entry(f).or_default().push((id, n));
     }
     let same_plan = |f: u32| plan_of(bl, f) == plan_of(map, f);
@@ -273,7 +273,7 @@ pub fn check_out_of_fuel(
     let mut seen = 0;
     if let Some(cut) = items.iter().position(|&item| {
         seen += match StreamItem::decode(item) {
-            StreamItem::Enter { .. } | StreamItem::Call | StreamItem::Leave => 0,
+            StreamItem::Enter { .. } | StreamItem::Call | StreamItem::Leave | StreamItem::Count { .. } => 0,
             StreamItem::Repeat(n) => n,
             StreamItem::Path { .. } | StreamItem::ExitPath { .. } => 1,
         };
@@ -340,6 +340,8 @@ pub struct StreamTally {
     pub runs: u64,
     /// Call markers (`ips`).
     pub calls: u64,
+    /// Count items (bursts' tables), by `(function, path ID)`, with their repetitions.
+    pub counted: HashMap<(u32, u64), u64>,
 }
 
 /// Decodes a stream ([`StreamItem`]s). Every item must name a function of `streamed`; call markers
@@ -352,10 +354,24 @@ pub fn decode_stream(items: &[u64], streamed: &[bool], exact: bool, markers: boo
     let mut t = StreamTally::default();
     // The path item that a repeat item repeats, and whether it ends its activation.
     let mut repeated: Option<((u32, u64), bool)> = None;
+    // The count item that a repeat item repeats.
+    let mut repeated_count: Option<(u32, u64)> = None;
     let mut ends = Vec::new();
     let is_streamed = |f: u32| streamed.get(f as usize).copied().unwrap_or(false);
     for (i, &item) in items.iter().enumerate() {
-        let (label, exit) = match StreamItem::decode(item) {
+        let decoded = StreamItem::decode(item);
+        if let (StreamItem::Repeat(n), Some(key)) = (decoded, repeated_count) {
+            *t.counted.entry(key).or_default() += n;
+            continue;
+        }
+        repeated_count = None;
+        let (label, exit) = match decoded {
+            StreamItem::Count { label } => {
+                let key = ((label >> 32) as u32, label & 0xffff_ffff);
+                *t.counted.entry(key).or_default() += 1;
+                (repeated, repeated_count) = (None, Some(key));
+                continue;
+            }
             StreamItem::Call if markers => {
                 t.calls += 1;
                 repeated = None;

@@ -185,11 +185,14 @@ impl ProfileMap {
             .collect()
     }
 
-    /// The hash tables of the functions that count in one ([`Counters::Table`]).
+    /// The hash tables of the functions that count in one ([`Counters::Table`],
+    /// [`Counters::BurstTable`]).
     pub fn tables(&self) -> Vec<TableCounters> {
         self.probed()
             .filter_map(|(f, p)| match p.counters {
-                Counters::Table { offset, slots } => Some(TableCounters { function: f.index, offset, slots }),
+                Counters::Table { offset, slots } | Counters::BurstTable { offset, slots } => {
+                    Some(TableCounters { function: f.index, offset, slots })
+                }
                 _ => None,
             })
             .collect()

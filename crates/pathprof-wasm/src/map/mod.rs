@@ -50,6 +50,12 @@ pub enum Counters {
     /// as [`Counters::Stream`] streams it (without singles) while the activation's burst window is
     /// open: the stream gives its sequences, sampled, and never its counts.
     Burst { offset: u32 },
+    /// Bursty k-BLPP, for a function with too many paths for an array: every path counted in a
+    /// table as in [`Counters::Table`], the paths it could not hold written to the stream as counts
+    /// ([`StreamItem::Count`](crate::abi::StreamItem::Count)), and streamed as [`Counters::Burst`]
+    /// streams them.
+    #[serde(rename = "burst_table")]
+    BurstTable { offset: u32, slots: u32 },
     /// Preferential (PPP): `slots` slots of [`abi::PPP_SLOT_BYTES`](crate::abi::PPP_SLOT_BYTES) at
     /// byte `offset`, indexed by the path's preferential ID, each with the Ball–Larus ID of its
     /// interesting path and its count; the other paths are counted by the host.
@@ -66,7 +72,7 @@ impl Counters {
     pub fn kind(self) -> CounterKind {
         match self {
             Counters::Array { .. } => CounterKind::Array,
-            Counters::Table { .. } | Counters::Hash => CounterKind::Hash,
+            Counters::Table { .. } | Counters::Hash | Counters::BurstTable { .. } => CounterKind::Hash,
             Counters::Sampled => CounterKind::Sampled,
             Counters::Stream { .. } => CounterKind::Stream,
             Counters::Burst { .. } => CounterKind::Array,
@@ -84,6 +90,7 @@ impl Counters {
             }
             Counters::Stream { singles: None }
             | Counters::Table { .. }
+            | Counters::BurstTable { .. }
             | Counters::Hash
             | Counters::Sampled
             | Counters::Ppp { .. }
@@ -101,6 +108,7 @@ impl Counters {
             | Counters::Sampled
             | Counters::Stream { .. }
             | Counters::Burst { .. }
+            | Counters::BurstTable { .. }
             | Counters::Ppp { .. } => true,
         }
     }

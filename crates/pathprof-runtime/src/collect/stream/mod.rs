@@ -24,10 +24,11 @@ use crate::replay::HostRecord;
 use anyhow::{anyhow, bail, ensure, Context, Result};
 use pathprof_core::kpath::{Activations, Kipf, Options, Shard};
 use pathprof_wasm::abi::{
-    HostImport, StreamItem, StreamLayout, STREAM_ENTER, STREAM_LEAVE, STREAM_PATH_EXIT, STREAM_REPEAT,
+    HostImport, StreamItem, StreamLayout, STREAM_COUNT, STREAM_ENTER, STREAM_LEAVE, STREAM_PATH_EXIT, STREAM_REPEAT,
 };
-use pathprof_wasm::map::{ArrayCounters, Counters, RawCounts, SinkLayout};
+use pathprof_wasm::map::{ArrayCounters, Counters, RawCounts, SinkLayout, TableCounters};
 use pathprof_wasm::ProfileMap;
+use std::collections::HashMap;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -81,7 +82,7 @@ pub struct KsfFacts {
 
 /// The end of a stream, as its consumer gets it.
 pub struct StreamEnd {
-    /// The counts of the functions counted in arrays.
+    /// The counts of the functions counted in arrays and tables.
     pub arrays: RawCounts,
     /// The first items, as many as [`StreamCollector::record`] asked for.
     pub recorded: Vec<u64>,
@@ -114,11 +115,18 @@ pub struct StreamFolder {
     pub activations: Activations,
     /// The last item, which a repeat item repeats.
     last: u64,
+    /// The count items ([`StreamItem::Count`]), by label: paths counted, not part of any sequence.
+    counted: HashMap<u64, u64>,
 }
 
 impl StreamFolder {
     pub fn new(activations: Activations) -> Self {
-        StreamFolder { activations, last: STREAM_ENTER }
+        StreamFolder { activations, last: STREAM_ENTER, counted: HashMap::new() }
+    }
+
+    /// Counts `n` path ends of the count item `item`.
+    fn count(&mut self, item: u64, n: u64) {
+        *self.counted.entry(item & !STREAM_COUNT).or_insert(0) += n;
     }
 
     /// Folds the next items of the stream. This loop is the consumer thread's, and keeps up with the
@@ -127,6 +135,7 @@ impl StreamFolder {
     pub fn fold(&mut self, items: &[u64]) {
         for &item in items {
             match item & STREAM_REPEAT {
+                0 if item & STREAM_COUNT != 0 => self.count(item, 1),
                 0 => self.activations.path(item),
                 // The end of an activation's streamed window is, for its sequences, its return.
                 STREAM_ENTER if item == STREAM_LEAVE => self.activations.exit(),
@@ -138,6 +147,7 @@ impl StreamFolder {
                 _ => {
                     let n = item & !STREAM_REPEAT;
                     match self.last & STREAM_REPEAT {
+                        0 if self.last & STREAM_COUNT != 0 => self.count(self.last, n),
                         0 => self.activations.path_run(self.last, n),
                         // Nested activations of one function may end with the same exit path in a row.
                         STREAM_PATH_EXIT => {
@@ -230,6 +240,12 @@ impl StreamConsumer for StreamFolder {
             kipf.k = mine.k;
             kipf.add(mine);
         }
+        // Every part read the count items: one part's are all of them.
+        if let Some(part) = parts.first() {
+            for (&label, &n) in &part.counted {
+                counts.entry((label >> 32) as u32).or_default().push((label & 0xffff_ffff, n));
+            }
+        }
         // The 1-IPF is the Ball–Larus profile, but of the path ends streamed during bursts only.
         for root in &kipf.roots {
             let function = (root.path >> 32) as u32;
@@ -259,6 +275,7 @@ impl Drop for SharedBuffer {
 pub struct StreamCollector<C = StreamFolder> {
     layout: StreamLayout,
     arrays: Vec<ArrayCounters>,
+    tables: Vec<TableCounters>,
     /// Where full buffers go: one channel per consumer thread.
     full: Vec<Sender<Arc<SharedBuffer>>>,
     /// Where buffers come back, and what gives them back.
@@ -324,13 +341,16 @@ impl<C: StreamConsumer> StreamCollector<C> {
         let mut sampled: Vec<u32> = map
             .functions
             .iter()
-            .filter(|f| f.probes().is_some_and(|p| matches!(p.counters, Counters::Burst { .. })))
+            .filter(|f| {
+                f.probes().is_some_and(|p| matches!(p.counters, Counters::Burst { .. } | Counters::BurstTable { .. }))
+            })
             .map(|f| f.index)
             .collect();
         sampled.sort_unstable();
         Ok(StreamCollector {
             layout,
             arrays: map.arrays(),
+            tables: map.tables(),
             sampled,
             bursts: None,
             timer: None,
@@ -467,6 +487,9 @@ impl<C: StreamConsumer> Collector for StreamCollector<C> {
                 for a in &self.arrays {
                     a.read(data, &mut counts);
                 }
+                for t in &self.tables {
+                    t.read(data, &mut counts);
+                }
                 drained
             }
             None => Ok(()),
@@ -509,7 +532,7 @@ fn check_stream(items: impl Iterator<Item = u64>) -> Result<()> {
     let mut ends = 0u64;
     for item in items {
         let n = match (StreamItem::decode(item), last) {
-            (StreamItem::Repeat(n), Some(StreamItem::Path { .. })) => n,
+            (StreamItem::Repeat(n), Some(StreamItem::Path { .. } | StreamItem::Count { .. })) => n,
             (StreamItem::Repeat(n), Some(StreamItem::ExitPath { .. })) if n <= MAX_EXIT_RUN => n,
             (StreamItem::Repeat(_), Some(StreamItem::ExitPath { .. })) => {
                 bail!("the stream ends more activations in a row than a stack holds")

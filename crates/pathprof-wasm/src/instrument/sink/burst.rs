@@ -33,16 +33,27 @@
 use super::array::ArraySink;
 use super::path_sink::{PathEnd, PathSink};
 use super::stream::StreamWriter;
-use crate::abi::{StreamItem, StreamLayout, STREAM_ENTER, STREAM_PATH_EXIT};
+use super::table::TableSink;
+use crate::abi::{StreamItem, StreamLayout, STREAM_COUNT, STREAM_ENTER, STREAM_PATH_EXIT};
 use crate::instrument::emit::{add_to_word64, Emitter};
 use wasm_encoder::{BlockType, Function, Instruction, ValType};
 
-/// A function whose paths are counted in an array and streamed during bursts (through the
-/// module's [`append_function`], into the standard [`StreamLayout`]).
+/// A function whose paths are counted exactly and streamed during bursts (through the module's
+/// [`append_function`], into the standard [`StreamLayout`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct BurstSink {
-    /// The array of every path's count.
-    pub array: ArraySink,
+    /// Where every path is counted.
+    pub counts: BurstCounts,
+}
+
+/// Where a function streamed in bursts counts its paths, as `bl` would count them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BurstCounts {
+    /// An array of every path's count, which its loop and run counters add to.
+    Array(ArraySink),
+    /// A hash table, for a function with too many paths for an array; a path it cannot hold goes
+    /// into the stream as a [`StreamItem::Count`], whether or not a window is open.
+    Table(TableSink),
 }
 
 /// What the code of a function streamed in bursts needs besides its sink: the function that
@@ -67,17 +78,27 @@ const OPENED: i32 = 2;
 
 impl PathSink for BurstSink {
     fn locals(&self) -> &'static [ValType] {
-        &[ValType::I32]
+        match self.counts {
+            BurstCounts::Array(_) => &[ValType::I32],
+            // The table's key and probes left follow the window's state.
+            BurstCounts::Table(_) => &[ValType::I32, ValType::I64, ValType::I32],
+        }
     }
 
     fn record(&self, e: &mut Emitter, end: PathEnd) {
-        self.array.record(e, end);
+        match self.counts {
+            BurstCounts::Array(array) => array.record(e, end),
+            BurstCounts::Table(table) => {
+                let (key, left) = (e.sink_local(STREAMING + 1), e.sink_local(STREAMING + 2));
+                table.count(e, key, left, |e| e.append_path(STREAM_COUNT));
+            }
+        }
         self.stream(e, end);
     }
 }
 
 impl BurstSink {
-    /// What a path end does besides counting its path (in `r`) in the array: streams it while the
+    /// What a path end does besides counting its path (in `r`): streams it while the
     /// activation's window is open, and opens or closes the window at a loop header.
     pub(crate) fn stream(&self, e: &mut Emitter, end: PathEnd) {
         let streaming = e.sink_local(STREAMING);

@@ -36,7 +36,7 @@ mod stream;
 mod table;
 
 pub(crate) use array::ArraySink;
-pub(crate) use burst::{BurstProbes, BurstSink};
+pub(crate) use burst::{BurstCounts, BurstProbes, BurstSink};
 pub(crate) use decode::DecodeSink;
 pub(crate) use direct::DirectSink;
 pub(crate) use path_sink::{PathEnd, PathSink};
@@ -74,8 +74,9 @@ pub enum SinkKind {
     /// Bursty k-BLPP: every path counted in an array, as [`SinkKind::Count`] counts it, and the
     /// stream of [`SinkKind::Stream`] written only while the host holds a burst open (the flag at
     /// [`SAMPLE_FLAG`](crate::abi::SAMPLE_FLAG)), each activation's window opened and closed at its
-    /// path ends. A function whose paths do not fit an array streams all of them, as with
-    /// [`SinkKind::Stream`].
+    /// path ends. A function whose paths do not fit an array counts them in a table, as `bl` does,
+    /// the paths the table cannot hold written to the stream as counts; one whose table does not
+    /// fit either streams every path, as with [`SinkKind::Stream`].
     Bursts,
     /// Exact counts with the interesting paths of [`InstrumentOptions::interesting`](crate::InstrumentOptions::interesting) in compact
     /// slots, checked against their Ball–Larus IDs, and the residual paths in the host's table. With
@@ -166,7 +167,10 @@ impl Sink {
             Sink::Hash => Counters::Hash,
             Sink::Sample(_) => Counters::Sampled,
             Sink::Stream(s) => Counters::Stream { singles: s.singles.map(|a| a.offset) },
-            Sink::Burst(s) => Counters::Burst { offset: s.array.offset },
+            Sink::Burst(BurstSink { counts: BurstCounts::Array(a) }) => Counters::Burst { offset: a.offset },
+            Sink::Burst(BurstSink { counts: BurstCounts::Table(t) }) => {
+                Counters::BurstTable { offset: t.offset, slots: t.slots }
+            }
             Sink::Ppp(s) => Counters::Ppp { offset: s.offset, slots: s.slots },
             Sink::Decode(s) => Counters::Events { offset: s.counters, mask: s.mask, decoded: true },
             Sink::Direct(s) => Counters::Events { offset: s.counters, mask: s.mask, decoded: false },
@@ -213,8 +217,9 @@ impl Sink {
     pub(crate) fn array(&self) -> Option<ArraySink> {
         match self {
             Sink::Array(a) => Some(*a),
-            Sink::Burst(s) => Some(s.array),
-            Sink::Table(_)
+            Sink::Burst(BurstSink { counts: BurstCounts::Array(a) }) => Some(*a),
+            Sink::Burst(BurstSink { counts: BurstCounts::Table(_) })
+            | Sink::Table(_)
             | Sink::Hash
             | Sink::Sample(_)
             | Sink::Stream(_)
@@ -399,13 +404,15 @@ impl SinkKind {
         let n = plan.num_paths();
         let fits_array = layout.fits_array(n);
         let array = |layout: &mut Layout| ArraySink { offset: layout.take(8 * n) };
-        // A table for the paths of a function too many for an array, or the host's.
+        // A table for the paths of a function too many for an array (at least two slots, so that
+        // the hash keeps at least one bit), when it fits.
+        let slots = n.next_power_of_two().clamp(2, u64::from(TABLE_SLOTS));
+        let table_bytes = slots * u64::from(TABLE_SLOT_BYTES);
+        let table = |layout: &mut Layout| TableSink { offset: layout.take(table_bytes), slots: slots as u32 };
+        // The table, or the host's.
         let hashed = |layout: &mut Layout| {
-            // At least two slots, so that the hash keeps at least one bit.
-            let slots = n.next_power_of_two().clamp(2, u64::from(TABLE_SLOTS));
-            let bytes = slots * u64::from(TABLE_SLOT_BYTES);
-            if layout.fits(bytes) {
-                Sink::Table(TableSink { offset: layout.take(bytes), slots: slots as u32 })
+            if layout.fits(table_bytes) {
+                Sink::Table(table(layout))
             } else {
                 Sink::Hash
             }
@@ -467,7 +474,11 @@ impl SinkKind {
             }
             // Activations that end one path have no sequences: an array is all they need.
             SinkKind::Bursts if fits_array && one_path_per_activation(plan) => Sink::Array(array(layout)),
-            SinkKind::Bursts if fits_array => Sink::Burst(BurstSink { array: array(layout) }),
+            SinkKind::Bursts if fits_array => Sink::Burst(BurstSink { counts: BurstCounts::Array(array(layout)) }),
+            // Too many paths for an array: a table, as `bl` counts them, when one fits.
+            SinkKind::Bursts if layout.fits(table_bytes) => {
+                Sink::Burst(BurstSink { counts: BurstCounts::Table(table(layout)) })
+            }
             SinkKind::Stream | SinkKind::Bursts => {
                 // An activation that ends one path has a k-IPF of roots only, its BL counts, which an
                 // array counts without the stream or activation markers.

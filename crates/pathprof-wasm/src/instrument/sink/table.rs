@@ -29,7 +29,16 @@ impl PathSink for TableSink {
     }
 
     fn record(&self, e: &mut Emitter, _: PathEnd) {
-        let (key, left, at) = (e.sink_local(0), e.sink_local(1), e.a);
+        let (key, left) = (e.sink_local(0), e.sink_local(1));
+        self.count(e, key, left, |e| e.call_with_path());
+    }
+}
+
+impl TableSink {
+    /// Counts the path in `r` in the table, with `key` (`i64`) and `left` (`i32`) as its locals;
+    /// `overflow` records a path that finds every probed slot taken.
+    pub(crate) fn count(&self, e: &mut Emitter, key: u32, left: u32, overflow: impl FnOnce(&mut Emitter)) {
+        let at = e.a;
         let slot = |offset: u32| MemArg { offset: u64::from(offset), align: 3, memory_index: e.memory };
         let (key_word, count_word) = (slot(self.offset), slot(self.offset + 8));
         let bits = self.slots.trailing_zeros();
@@ -94,8 +103,8 @@ impl PathSink for TableSink {
         f.instruction(&Instruction::LocalTee(left));
         f.instruction(&Instruction::BrIf(0));
         f.instruction(&Instruction::End);
-        // Every probed slot holds another path: the host counts this one.
-        e.call_with_path();
+        // Every probed slot holds another path.
+        overflow(e);
         e.f.instruction(&Instruction::End);
         e.f.instruction(&Instruction::End);
     }
