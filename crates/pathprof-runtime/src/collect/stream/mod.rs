@@ -7,7 +7,8 @@
 //! the other. When both are in flight, the program waits for one: no item is ever lost. Once the
 //! program has stopped, the items still in the buffer (and a pending repetition) are folded too,
 //! and the forest is converted to the k-IPF, whose roots are the Ball–Larus counts of the streamed
-//! functions; the functions counted in arrays add theirs.
+//! functions; the functions counted in arrays and tables add theirs, and the count items
+//! ([`StreamItem::Count`]: paths a bursty function's table could not hold) theirs.
 //!
 //! **Parallel folding** ([`ForestSettings::fold_threads`]). Every node of the k-SF lies in the tree
 //! of the path that starts its slab, so the forest splits by root into disjoint parts: with `n`

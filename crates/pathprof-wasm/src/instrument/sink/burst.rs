@@ -26,6 +26,11 @@
 //! the counter tests it every [`COUNTED_CHECK`]-th path instead: a loop that runs long in a local
 //! is sampled too ([`Emitter::check_counted_loop`]).
 //!
+//! A function with too many paths for an array counts them in a table instead, as `bl` does
+//! ([`BurstCounts::Table`]), without loop or run counters; the module's one host import is the
+//! stream's flush, so a path the table cannot hold goes into the stream as a
+//! [`StreamItem::Count`], which the host adds to the Ball–Larus counts and to no sequence.
+//!
 //! Everything a window writes goes through one function appended to the module
 //! ([`append_function`]), so that the code at a path end outside a window is a test of a local, and
 //! at a loop header a load of the flag and a branch, with no stream code around the loop's own.

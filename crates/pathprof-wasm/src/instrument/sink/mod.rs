@@ -12,8 +12,8 @@
 //! * [`sample`] — PEP's sampling [PEP05 §3.3]: a test of the host's flag, and a sample written to
 //!   a buffer (or passed to the host) while it is set;
 //! * [`stream`] — k-BLPP's stream of path IDs with activation markers [KBL13 §3];
-//! * [`burst`] — bursty k-BLPP: exact counts in an array, and the stream only while the host's
-//!   timer holds a burst open [KBL13 §6];
+//! * [`burst`] — bursty k-BLPP: exact counts in an array (or a table), and the stream only while
+//!   the host's timer holds a burst open [KBL13 §6];
 //! * [`ppp`] — preferential counting: the interesting paths in compact slots, checked against their
 //!   Ball–Larus IDs, the residual ones counted by the host [PPP07 §3.3–3.5];
 //! * [`decode`] — event counting by path decoding (`pd`): a path end adds its path's event vector,

@@ -5,7 +5,9 @@
 //! [`TABLE_PROBES`] consecutive slots, adds one where the ID is or claims the first empty slot, and
 //! when all of them hold other paths passes the path to the host
 //! ([`HostImport::CountPath`](crate::abi::HostImport)), which counts it exactly: counts are exact
-//! whatever the table holds, and the host is called only for paths that do not fit.
+//! whatever the table holds, and the host is called only for paths that do not fit. Bursty k-BLPP
+//! counts in the same table ([`TableSink::count`]) and writes those paths to its stream instead
+//! (see [`burst`](super::burst)).
 
 use super::path_sink::{PathEnd, PathSink};
 use crate::abi::{TABLE_PROBES, TABLE_SLOT_BYTES};
