@@ -251,20 +251,23 @@ impl Emitter<'_> {
         if self.burst.is_none() {
             return;
         }
+        // The iteration's one test: a mask of the counter, which a compiler turns into a test and a
+        // branch; whether the activation streams already is asked only then.
         let streaming = self.sink_local(STREAMING);
         self.f.instruction(&Instruction::LocalGet(self.first_loop_local + i as u32));
         self.f.instruction(&Instruction::I64Const(COUNTED_CHECK - 1));
         self.f.instruction(&Instruction::I64And);
         self.f.instruction(&Instruction::I64Eqz);
+        self.f.instruction(&Instruction::If(BlockType::Empty));
         self.f.instruction(&Instruction::LocalGet(streaming));
         self.f.instruction(&Instruction::I32Eqz);
-        self.f.instruction(&Instruction::I32And);
         self.f.instruction(&Instruction::If(BlockType::Empty));
         self.burst_flag();
         self.f.instruction(&Instruction::If(BlockType::Empty));
         self.mark_all();
         self.f.instruction(&Instruction::I32Const(OPENED));
         self.f.instruction(&Instruction::LocalSet(streaming));
+        self.f.instruction(&Instruction::End);
         self.f.instruction(&Instruction::End);
         self.f.instruction(&Instruction::End);
     }
