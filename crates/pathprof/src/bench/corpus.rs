@@ -5,7 +5,10 @@
 //! argument, and must exit with status 0 — unless files beside it say otherwise: `<stem>.args` lists
 //! more arguments and `<stem>.dirs` more directories (`HOST::GUEST`, the host path relative to the
 //! folder), one per line, and `<stem>.exit.expected` holds another status. So programs prepared from
-//! outside the corpus (a synthesis tool, a solver) run as they are meant to.
+//! outside the corpus (a synthesis tool, a solver) run as they are meant to. `<stem>.small.args`,
+//! like `.args`, gives the arguments of another input (as `small.input` beside `default.input`
+//! does for programs that read their input), for what wants a run on other data than the timed one
+//! (`bench --hints`).
 
 use anyhow::{bail, Context, Result};
 use pathprof_runtime::{RunConfig, RunOutcome, StopReason, Stopper};
@@ -75,6 +78,8 @@ pub(crate) struct Setup {
     /// The stdout and stderr it must write, when files give them.
     pub expected: Vec<Option<Vec<u8>>>,
     pub status: ExitStatus,
+    /// The arguments of another input, from `<stem>.small.args`.
+    pub other_args: Option<Vec<String>>,
 }
 
 impl Setup {
@@ -96,6 +101,10 @@ impl Setup {
             Ok(text.lines().filter(|l| !l.is_empty()).map(String::from).collect())
         };
         let mut args = vec![wasm.file_name().unwrap().to_string_lossy().into_owned()];
+        let other_args = match wasm.with_extension("small.args").exists() {
+            true => Some(args.iter().cloned().chain(lines("small.args")?).collect()),
+            false => None,
+        };
         args.extend(lines("args")?);
         let mut dirs = vec![(folder.clone(), ".".to_string())];
         for line in lines("dirs")? {
@@ -112,7 +121,7 @@ impl Setup {
             None => ExitStatus(0),
         };
         let config = RunConfig { dirs, args, capture_output: true, stopper: stopper.cloned(), ..RunConfig::default() };
-        Ok(Setup { bytes, config, expected, status })
+        Ok(Setup { bytes, config, expected, status, other_args })
     }
 
     /// Fails unless `out` (of a run of `label`) wrote what the program must write: the expected

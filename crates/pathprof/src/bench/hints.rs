@@ -9,8 +9,8 @@
 //! * `on` — with it on: Cranelift lays the unlikely side of every hinted branch out of line;
 //! * `inverted` — the hints turned round, with it on: a control that must not be faster;
 //! * `other` — hints from a profile of another input than the timed one (where the program's folder
-//!   has a `small.input` beside its `default.input`: the profile is of a run on the small one), with
-//!   hinting on.
+//!   has a `small.input` beside its `default.input`, the profile is of a run on the small one; where
+//!   a `<stem>.small.args` lies beside the program, of a run with those arguments), with hinting on.
 //!
 //! Each variant's ratio is its median over `off`'s. The machine code of the hinted module compiled
 //! with hinting off and on is compared, so that a ratio near 1 is known to come from changed code
@@ -185,9 +185,15 @@ fn bench_program(
         },
     ];
     let folder = wasm.parent().expect("a program is in a folder");
-    if let Some(other) = other_input(folder)? {
+    let other = other_input(folder)?;
+    if other.is_some() || setup.other_args.is_some() {
         let mut config = setup.config.clone();
-        config.dirs[0].0 = other.path().to_path_buf();
+        if let Some(other) = &other {
+            config.dirs[0].0 = other.path().to_path_buf();
+        }
+        if let Some(args) = &setup.other_args {
+            config.args = args.clone();
+        }
         let Some(from_other) = hints_from(off, &setup, &config, name, &options.hints)? else { return Ok(None) };
         variants.push(Variant { name: "other", engine: on.clone(), code: from_other.bytes, times: Vec::new() });
     }
