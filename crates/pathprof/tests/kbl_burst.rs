@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{pathprof, run_in, run_wat, KBL_LOOP};
+use common::{pathprof, run_in, run_wat, wat_module, KBL_LOOP};
 use pathprof_core::profile::{FunctionProfile, KipfProfile, Profile, U64};
 use std::collections::HashMap;
 
@@ -74,9 +74,7 @@ fn a_burst_for_the_whole_run_gives_the_exact_forest() {
 
 #[test]
 fn sampled_sequences_ran_and_roots_are_exact() {
-    let dir = tempfile::tempdir().unwrap();
-    let app = dir.path().join("m.wasm");
-    std::fs::write(&app, wat::parse_str(LCG_LOOP).unwrap()).unwrap();
+    let (dir, app) = wat_module(LCG_LOOP);
     let run = |extra: &[&str]| run_in(dir.path(), extra, &app, &[]);
     let bl = run(&[]);
     let exact = run(&["--mode", "kbl:4"]);
@@ -139,9 +137,7 @@ const COUNTED_LOOP: &str = r#"
 
 #[test]
 fn a_loop_counted_in_a_local_is_sampled_and_streams_whole_in_a_window() {
-    let dir = tempfile::tempdir().unwrap();
-    let app = dir.path().join("m.wasm");
-    std::fs::write(&app, wat::parse_str(COUNTED_LOOP).unwrap()).unwrap();
+    let (dir, app) = wat_module(COUNTED_LOOP);
     // The loop is counted in a local in bursts as in `bl`.
     let map = dir.path().join("i.wasm.map.json");
     let out = pathprof()
@@ -183,9 +179,7 @@ fn a_loop_counted_in_a_local_is_sampled_and_streams_whole_in_a_window() {
 
 #[test]
 fn burst_settings_are_checked() {
-    let dir = tempfile::tempdir().unwrap();
-    let app = dir.path().join("m.wasm");
-    std::fs::write(&app, wat::parse_str(KBL_LOOP).unwrap()).unwrap();
+    let (dir, _) = wat_module(KBL_LOOP);
     let fails = |args: &[&str], expect: &str| {
         let mut all = vec!["run", "--quiet", "-o", "p.json"];
         all.extend(args);
@@ -233,9 +227,7 @@ fn wide_loop() -> String {
 #[test]
 fn a_function_counted_in_a_table_keeps_exact_counts() {
     let wat = wide_loop();
-    let dir = tempfile::tempdir().unwrap();
-    let app = dir.path().join("m.wasm");
-    std::fs::write(&app, wat::parse_str(&wat).unwrap()).unwrap();
+    let (dir, app) = wat_module(&wat);
     let instrumented = dir.path().join("i.wasm");
     let out =
         pathprof().args(["instrument", "--mode", "kbl:3:burst", "-o"]).arg(&instrumented).arg(&app).output().unwrap();

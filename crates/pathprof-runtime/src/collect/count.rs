@@ -12,14 +12,13 @@ use super::{Collector, HostCall};
 use crate::replay::HostRecord;
 use anyhow::{bail, ensure, Context, Result};
 use pathprof_wasm::abi::HostImport;
-use pathprof_wasm::map::{ArrayCounters, EventCounters, RawCounts, SinkLayout, TableCounters};
+use pathprof_wasm::map::{EventCounters, RawCounts, SinkLayout, StoredCounters};
 use pathprof_wasm::ProfileMap;
 use std::collections::HashMap;
 
 /// Exact path counts of one run.
 pub struct CountCollector {
-    arrays: Vec<ArrayCounters>,
-    tables: Vec<TableCounters>,
+    stored: StoredCounters,
     events: Vec<EventCounters>,
     /// Events of the map.
     width: usize,
@@ -45,8 +44,7 @@ impl CountCollector {
             bail!("this module was not instrumented to count its paths exactly");
         }
         Ok(CountCollector {
-            arrays: map.arrays(),
-            tables: map.tables(),
+            stored: map.stored_counters(),
             events: map.event_counters(),
             width: map.events.len(),
             hash: HashMap::new(),
@@ -57,12 +55,7 @@ impl CountCollector {
     pub fn counts(&self, memory: Option<&[u8]>) -> RawCounts {
         let mut counts = RawCounts::new();
         if let Some(memory) = memory {
-            for a in &self.arrays {
-                a.read(memory, &mut counts);
-            }
-            for t in &self.tables {
-                t.read(memory, &mut counts);
-            }
+            self.stored.read(memory, &mut counts);
         }
         super::add_host_counts(&mut counts, &self.hash);
         counts

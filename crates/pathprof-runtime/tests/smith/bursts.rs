@@ -48,6 +48,11 @@ pub fn check_burst_map(map: &ProfileMap, kbl: &ProfileMap) -> Result<(), String>
     Ok(())
 }
 
+/// The counters of function `f` in `map`, when it is instrumented.
+fn counters_of(map: &ProfileMap, f: u32) -> Option<Counters> {
+    map.functions.iter().find(|g| g.index == f).and_then(|g| g.probes()).map(|p| p.counters)
+}
+
 /// The items of `items` but those of the functions `dropped` (their entries, path ends and count
 /// items, and the repeat items after them), with equal path items in a row as one item and how many
 /// times it ends a path (entries kept apart). The functions that count in a table stream their paths
@@ -57,7 +62,8 @@ fn without(items: &[u64], dropped: &dyn Fn(u32) -> bool) -> Vec<(u64, u64)> {
     let mut out: Vec<(u64, u64)> = Vec::new();
     let mut kept = false;
     for &item in items {
-        let function = match StreamItem::decode(item) {
+        let decoded = StreamItem::decode(item);
+        let function = match decoded {
             StreamItem::Repeat(n) => {
                 if let (true, Some(last)) = (kept, out.last_mut()) {
                     last.1 += n;
@@ -75,9 +81,7 @@ fn without(items: &[u64], dropped: &dyn Fn(u32) -> bool) -> Vec<(u64, u64)> {
             continue;
         }
         match out.last_mut() {
-            Some(last) if last.0 == item && !matches!(StreamItem::decode(item), StreamItem::Enter { .. }) => {
-                last.1 += 1
-            }
+            Some(last) if last.0 == item && !matches!(decoded, StreamItem::Enter { .. }) => last.1 += 1,
             _ => out.push((item, 1)),
         }
     }
@@ -120,7 +124,7 @@ pub fn check_bursts(
     }
     let bursts = at[i].flag != 0;
     let always = streamed(&v.map);
-    let counters = |f: u32| v.map.functions.iter().find(|g| g.index == f).and_then(|g| g.probes()).map(|p| p.counters);
+    let counters = |f: u32| counters_of(&v.map, f);
     let sampled = |f: u32| matches!(counters(f), Some(Counters::Burst { .. } | Counters::BurstTable { .. }));
     let tabled = |f: u32| matches!(counters(f), Some(Counters::BurstTable { .. }));
     let mut streaming = always.clone();
@@ -198,11 +202,7 @@ pub fn check_bursts_out_of_fuel(
         return Ok(());
     }
     let theirs = stream_items(sides[kbl].store.data(), &after[kbl], resumes_at(&before[kbl]), true);
-    let map = &variants[i].map;
-    let tabled = |f: u32| {
-        let g = map.functions.iter().find(|g| g.index == f);
-        g.and_then(|g| g.probes()).is_some_and(|p| matches!(p.counters, Counters::BurstTable { .. }))
-    };
+    let tabled = |f: u32| matches!(counters_of(&variants[i].map, f), Some(Counters::BurstTable { .. }));
     let (ours, theirs) = (without(&ours, &tabled), without(&theirs, &tabled));
     let (short, long) = if ours.len() <= theirs.len() { (&ours, &theirs) } else { (&theirs, &ours) };
     if let Some(k) = short.iter().zip(long.iter()).position(|(x, y)| x != y) {

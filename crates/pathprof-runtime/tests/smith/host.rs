@@ -243,12 +243,7 @@ pub fn snapshot(map: &ProfileMap, side: &mut Side) -> Result<Snapshot, String> {
         SinkLayout::Stream(layout) => {
             s.len = host.recorded().len();
             let data = data.ok_or("a streaming module without a profiler memory")?;
-            for a in map.arrays() {
-                a.read(data, &mut s.counts);
-            }
-            for t in map.tables() {
-                t.read(data, &mut s.counts);
-            }
+            map.stored_counters().read(data, &mut s.counts);
             s.buffer = buffered(data, layout.index, layout.buffer, layout.capacity, "stream buffer")?;
             s.full = s.buffer.len() == layout.capacity as usize;
             s.run = word(data, layout.run, 8);

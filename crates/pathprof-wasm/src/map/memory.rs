@@ -69,6 +69,26 @@ impl TableCounters {
     }
 }
 
+/// Every array and table of a module's counters: what a run counted in the profiler's memory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredCounters {
+    pub arrays: Vec<ArrayCounters>,
+    pub tables: Vec<TableCounters>,
+}
+
+impl StoredCounters {
+    /// Adds the counts that the arrays (pending loop and run counts included) and the tables hold in
+    /// `memory` to `counts`.
+    pub fn read(&self, memory: &[u8], counts: &mut RawCounts) {
+        for a in &self.arrays {
+            a.read(memory, counts);
+        }
+        for t in &self.tables {
+            t.read(memory, counts);
+        }
+    }
+}
+
 impl ArrayCounters {
     /// Bytes of one entry: a counter, or a preferential slot.
     fn entry_bytes(&self) -> u64 {
@@ -183,6 +203,11 @@ impl ProfileMap {
                 })
             })
             .collect()
+    }
+
+    /// The arrays and tables of the functions that count in one.
+    pub fn stored_counters(&self) -> StoredCounters {
+        StoredCounters { arrays: self.arrays(), tables: self.tables() }
     }
 
     /// The hash tables of the functions that count in one ([`Counters::Table`],

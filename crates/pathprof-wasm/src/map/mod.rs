@@ -14,7 +14,7 @@ mod decode;
 mod memory;
 
 pub use decode::CountsError;
-pub use memory::{read_bursts, ArrayCounters, EventCounters, RawCounts, TableCounters};
+pub use memory::{read_bursts, ArrayCounters, EventCounters, RawCounts, StoredCounters, TableCounters};
 
 use crate::abi::{HostImport, SampleBufferLayout, StreamLayout};
 use pathprof_core::ppp::PppPlan;

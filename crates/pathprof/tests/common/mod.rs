@@ -41,11 +41,17 @@ pub fn run_in(cwd: &Path, extra: &[&str], app: &Path, args: &[&str]) -> Run {
     Run { output, profile }
 }
 
-/// Writes `wat` to a temporary file and profiles it.
-pub fn run_wat(wat: &str, extra: &[&str], args: &[&str]) -> Run {
+/// A temporary folder holding `wat` as the module `m.wasm`, and that module's path.
+pub fn wat_module(wat: &str) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m.wasm");
     std::fs::write(&path, wat::parse_str(wat).expect("test wat parses")).unwrap();
+    (dir, path)
+}
+
+/// Writes `wat` to a temporary file and profiles it.
+pub fn run_wat(wat: &str, extra: &[&str], args: &[&str]) -> Run {
+    let (dir, path) = wat_module(wat);
     run_in(dir.path(), extra, &path, args)
 }
 

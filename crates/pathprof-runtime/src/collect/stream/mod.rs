@@ -27,7 +27,7 @@ use pathprof_core::kpath::{Activations, Kipf, Options, Shard};
 use pathprof_wasm::abi::{
     HostImport, StreamItem, StreamLayout, STREAM_COUNT, STREAM_ENTER, STREAM_LEAVE, STREAM_PATH_EXIT, STREAM_REPEAT,
 };
-use pathprof_wasm::map::{ArrayCounters, Counters, RawCounts, SinkLayout, TableCounters};
+use pathprof_wasm::map::{Counters, RawCounts, SinkLayout, StoredCounters};
 use pathprof_wasm::ProfileMap;
 use std::collections::HashMap;
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -275,8 +275,7 @@ impl Drop for SharedBuffer {
 /// The stream of one run, and its consumers `C`, each on a thread.
 pub struct StreamCollector<C = StreamFolder> {
     layout: StreamLayout,
-    arrays: Vec<ArrayCounters>,
-    tables: Vec<TableCounters>,
+    stored: StoredCounters,
     /// Where full buffers go: one channel per consumer thread.
     full: Vec<Sender<Arc<SharedBuffer>>>,
     /// Where buffers come back, and what gives them back.
@@ -350,8 +349,7 @@ impl<C: StreamConsumer> StreamCollector<C> {
         sampled.sort_unstable();
         Ok(StreamCollector {
             layout,
-            arrays: map.arrays(),
-            tables: map.tables(),
+            stored: map.stored_counters(),
             sampled,
             bursts: None,
             timer: None,
@@ -485,12 +483,7 @@ impl<C: StreamConsumer> Collector for StreamCollector<C> {
         let drained = match memory {
             Some(data) => {
                 let drained = self.drain(data, true);
-                for a in &self.arrays {
-                    a.read(data, &mut counts);
-                }
-                for t in &self.tables {
-                    t.read(data, &mut counts);
-                }
+                self.stored.read(data, &mut counts);
                 drained
             }
             None => Ok(()),

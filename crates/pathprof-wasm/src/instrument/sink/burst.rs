@@ -3,8 +3,8 @@
 //! profiler's memory ([`SAMPLE_FLAG`](crate::abi::SAMPLE_FLAG), the word PEP's timer sets [PEP05 §3.3]), as [KBL13 §6]
 //! suggests after the bursting of calling-context profilers.
 //!
-//! Every path end counts its path in the function's array, as `bl` does: the Ball–Larus counts, the
-//! k-IPF's roots, stay exact. An activation that is not streaming tests the flag at each path end
+//! Every path end counts its path in the function's array (or table), as `bl` does: the Ball–Larus
+//! counts, the k-IPF's roots, stay exact. An activation that is not streaming tests the flag at each path end
 //! at a loop header (where PEP tests its own); when it finds a burst open, it starts a window of its
 //! own: its entry marker, then the path that just ended. While its window is open every path end
 //! is streamed as [`StreamSink`](super::StreamSink) streams it, and a path end at a loop header that
