@@ -14,11 +14,11 @@
 //! mostly the other way).
 
 use crate::files::sha256_hex;
-use crate::profiled::ProfiledModule;
+use crate::profiled::{core_module_of, ProfiledModule};
 use anyhow::{bail, Context, Result};
 use pathprof_core::profile::{Endpoint, FunctionProfile, Profile};
 use pathprof_core::Succ;
-use pathprof_wasm::component::replace_core_module;
+use pathprof_wasm::component::{replace_core_module, CoreModulePath};
 use pathprof_wasm::hints::{branch_sites, read_hints, write_hints, BranchSite, Hints};
 use pathprof_wasm::ModuleInfo;
 use std::collections::HashMap;
@@ -110,7 +110,7 @@ fn counted_branches<'a, 'p>(
     if profile.module.sha256 != sha256_hex(program) {
         bail!("the profile is a profile of another module ({})", profile.module.path);
     }
-    let profiled = ProfiledModule::of(program, profile.module.core_module)?;
+    let profiled = ProfiledModule::of(program, core_module_of(&profile.module).as_ref())?;
     let first_defined = ModuleInfo::read(profiled.bytes)?.num_imported_funcs;
     let sites = branch_sites(profiled.bytes).context("cannot read the module's branches")?;
     let mut counted = Vec::new();
@@ -131,7 +131,7 @@ fn rewritten(program: &[u8], profiled: &ProfiledModule, hints: &Hints) -> Result
     let module = write_hints(profiled.bytes, hints)?;
     Ok(match &profiled.component {
         None => module,
-        Some((_, m)) => replace_core_module(program, m.range.clone(), &module)?,
+        Some((info, m)) => replace_core_module(program, info, m, &module)?,
     })
 }
 
@@ -229,6 +229,6 @@ pub fn inverted(hints: &Hints) -> Hints {
 
 /// `program`'s profiled module written with `hints` in place of its own (in its component when it
 /// is one).
-pub fn with_hints(program: &[u8], core_module: Option<u32>, hints: &Hints) -> Result<Vec<u8>> {
+pub fn with_hints(program: &[u8], core_module: Option<&CoreModulePath>, hints: &Hints) -> Result<Vec<u8>> {
     rewritten(program, &ProfiledModule::of(program, core_module)?, hints)
 }

@@ -5,8 +5,10 @@
 use crate::files::sha256_hex;
 use crate::modes::ips::TestedSegments;
 use crate::modes::Setting;
+use crate::profiled::core_module_of;
 use anyhow::{bail, Context, Result};
 use pathprof_core::profile::{Endpoint, FunctionProfile, InterestingRule, PathCount, Profile, U64};
+use pathprof_wasm::component::CoreModulePath;
 use pathprof_wasm::events::EventSpec;
 use std::collections::HashMap;
 
@@ -21,9 +23,9 @@ pub struct Inputs<'a> {
     pub interesting: Option<&'a Interesting>,
     /// The events to count (mode `events`; every built-in class when `None`).
     pub events: Option<&'a EventSpec>,
-    /// For a component: the index of the core module to profile, instead of the program's module
-    /// found as `ComponentInfo::program` finds it.
-    pub core_module: Option<u32>,
+    /// For a component: the core module to profile, instead of the program's module found as
+    /// `ComponentInfo::program` finds it.
+    pub core_module: Option<&'a CoreModulePath>,
 }
 
 impl Inputs<'_> {
@@ -53,7 +55,7 @@ pub struct HotFunctions {
     /// Their indices: the hottest first, until their flow reaches the share asked for.
     pub functions: Vec<u32>,
     /// For a component: the core module the profile profiled.
-    pub core_module: Option<u32>,
+    pub core_module: Option<CoreModulePath>,
 }
 
 impl HotFunctions {
@@ -65,7 +67,7 @@ impl HotFunctions {
             bail!("{name} is a profile of another module ({})", profile.module.path);
         }
         let mut hot = HotFunctions::of_functions(&profile.functions, share)?;
-        hot.core_module = profile.module.core_module;
+        hot.core_module = core_module_of(&profile.module);
         Ok(hot)
     }
 
@@ -114,7 +116,7 @@ pub struct Interesting {
     /// profiles.
     pub paths: HashMap<u32, Vec<PathCount>>,
     /// For a component: the core module the profiles profiled.
-    pub core_module: Option<u32>,
+    pub core_module: Option<CoreModulePath>,
     /// How they were chosen, and the share of the profiles' executions they carried.
     pub rule: InterestingRule,
     pub share: f64,
@@ -148,10 +150,10 @@ impl Interesting {
             if profile.module.sha256 != sha {
                 bail!("{name} is a profile of another module ({})", profile.module.path);
             }
-            if !names.is_empty() && profile.module.core_module != core_module {
+            if !names.is_empty() && core_module_of(&profile.module) != core_module {
                 bail!("{name} profiles another core module of the component than {}", names[0]);
             }
-            core_module = profile.module.core_module;
+            core_module = core_module_of(&profile.module);
             names.push(name.clone());
         }
         let functions = profiles.iter().map(|(_, p)| &p.functions[..]);

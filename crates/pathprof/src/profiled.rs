@@ -5,7 +5,7 @@ use crate::files::sha256_hex;
 use anyhow::{bail, Result};
 use pathprof_core::profile::ModuleInfo as ProfileModule;
 use pathprof_wasm::abi::HostCalls;
-use pathprof_wasm::component::{ComponentInfo, CoreModule};
+use pathprof_wasm::component::{ComponentInfo, CoreModule, CoreModulePath};
 use pathprof_wasm::InstrumentOptions;
 
 /// The core module that pathprof profiles in a program.
@@ -18,7 +18,7 @@ pub struct ProfiledModule<'a> {
 impl<'a> ProfiledModule<'a> {
     /// The profiled module of `program`, a module or a component: for a component, core module
     /// `choice` when given, else the program's module.
-    pub fn of(program: &'a [u8], choice: Option<u32>) -> Result<ProfiledModule<'a>> {
+    pub fn of(program: &'a [u8], choice: Option<&CoreModulePath>) -> Result<ProfiledModule<'a>> {
         if !pathprof_wasm::component::is_component(program) {
             if choice.is_some() {
                 bail!("a core module is chosen in a component; this is a module");
@@ -28,13 +28,7 @@ impl<'a> ProfiledModule<'a> {
         let info = ComponentInfo::read(program)?;
         let module = match choice {
             None => info.program()?.clone(),
-            Some(index) => info.modules.iter().find(|m| m.index == index).cloned().ok_or_else(|| {
-                let indices: Vec<String> = info.modules.iter().map(|m| m.index.to_string()).collect();
-                anyhow::anyhow!(
-                    "the component defines no core module {index} at its top level (it defines {})",
-                    if indices.is_empty() { "none".to_string() } else { indices.join(", ") }
-                )
-            })?,
+            Some(path) => info.module(path)?.clone(),
         };
         Ok(ProfiledModule { bytes: &program[module.range.clone()], component: Some((info, module)) })
     }
@@ -57,21 +51,27 @@ impl<'a> ProfiledModule<'a> {
             sha256: sha256_hex(program),
             size: program.len() as u64,
             code_section_size: code_section_size as u64,
-            core_module: self.core_module(),
+            core_module: self.component.as_ref().map(|(_, m)| m.index),
+            core_module_within: self.component.as_ref().map_or_else(Vec::new, |(_, m)| m.within.clone()),
         }
     }
 
-    /// The index of the module in its component.
-    pub fn core_module(&self) -> Option<u32> {
-        self.component.as_ref().map(|(_, m)| m.index)
+    /// Where the module lies in its component.
+    pub fn core_module(&self) -> Option<CoreModulePath> {
+        self.component.as_ref().map(|(_, m)| m.path())
     }
 
     /// Fails when a profile given for this module, `what`, profiled another core module (`theirs`)
     /// of the component.
-    pub fn check_same_core_module(&self, what: &str, theirs: Option<u32>) -> Result<()> {
+    pub fn check_same_core_module(&self, what: &str, theirs: Option<&CoreModulePath>) -> Result<()> {
         match (theirs, self.core_module()) {
-            (Some(t), Some(o)) if t != o => bail!("{what} profiles core module {t} of the component, not {o}"),
+            (Some(t), Some(o)) if *t != o => bail!("{what} profiles core module {t} of the component, not {o}"),
             _ => Ok(()),
         }
     }
+}
+
+/// The core module that a profile's `module` profiled in its component, if the program is one.
+pub fn core_module_of(module: &ProfileModule) -> Option<CoreModulePath> {
+    module.core_module.map(|index| CoreModulePath { within: module.core_module_within.clone(), index })
 }

@@ -7,7 +7,7 @@
 use crate::files::sha256_hex;
 use crate::inputs::Inputs;
 use crate::modes::{Given, Mode, ModeRun, SnapshotSink};
-use crate::profiled::ProfiledModule;
+use crate::profiled::{core_module_of, ProfiledModule};
 use anyhow::{bail, Context, Result};
 use pathprof_core::profile::{FunctionProfile, ModuleInfo as ProfileModule, Profile, SnapshotInfo, U64};
 use pathprof_runtime::{Engine, Program, RunConfig};
@@ -168,10 +168,10 @@ impl<'a> Prepared<'a> {
     /// Size of the code section of the module that runs: the instrumented module (the original in
     /// mode `none`), inside its component for a component.
     pub fn code_size(&self) -> Result<usize> {
-        let Some(index) = self.profiled.core_module() else { return Ok(ModuleInfo::read(&self.code)?.code_size()) };
+        let Some(path) = self.profiled.core_module() else { return Ok(ModuleInfo::read(&self.code)?.code_size()) };
         let info = ComponentInfo::read(&self.code)?;
-        let module = info.modules.iter().find(|m| m.index == index);
-        module.map(|m| m.code_size).context("the component to run lost its profiled module")
+        let module = info.module(&path).context("the component to run lost its profiled module")?;
+        Ok(module.code_size)
     }
 
     /// Size of the code section of the profiled module.
@@ -196,11 +196,11 @@ pub fn instrument_options(
         if profile.module.sha256 != sha256_hex(program) {
             bail!("the edge profile is a profile of another module ({})", profile.module.path);
         }
-        profiled.check_same_core_module("the edge profile", profile.module.core_module)?;
+        profiled.check_same_core_module("the edge profile", core_module_of(&profile.module).as_ref())?;
         options.edge_profile = profile.functions.iter().map(|f| (f.index, f.paths().to_vec())).collect();
     }
     if let Some(hot) = inputs.hot {
-        profiled.check_same_core_module("the guiding profile", hot.core_module)?;
+        profiled.check_same_core_module("the guiding profile", hot.core_module.as_ref())?;
         options.only = Some(OnlyFunctions {
             functions: hot.functions.iter().copied().collect(),
             reason: crate::inputs::COLD_REASON.to_string(),

@@ -318,7 +318,7 @@ fn a_start_function_that_needs_the_host_is_refused() {
     .unwrap();
     let component = component_of(&module);
     let profiled = ProfiledModule::of(&component, None).unwrap();
-    assert_eq!(profiled.core_module(), Some(0), "the program's module, not the adapter's or a shim");
+    assert_eq!(profiled.core_module().map(|m| m.index), Some(0), "the program's module, not the adapter's or a shim");
     let all_host = InstrumentOptions { array_max_paths: 0, array_max_bytes: 0, ..InstrumentOptions::default() };
     let Err(err) = profiled.instrument(&component, &all_host) else { panic!("instrumented") };
     let err = format!("{err:#}");

@@ -43,9 +43,14 @@ pub struct ModuleInfo {
     pub size: u64,
     /// Of the profiled core module.
     pub code_section_size: u64,
-    /// When the program is a component: the index of the core module profiled in it.
+    /// When the program is a component: the index of the core module profiled in it, in the core
+    /// module index space of the component that defines it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub core_module: Option<u32>,
+    /// When that component is nested in the program: the nested components that hold the core
+    /// module, from the top level down, each by its index in its parent's component index space.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub core_module_within: Vec<u32>,
 }
 
 /// A whole profile: one run of one module.

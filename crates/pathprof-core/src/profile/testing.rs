@@ -13,6 +13,7 @@ pub(crate) fn profile(mode: ProfileMode, functions: Vec<FunctionProfile>) -> Pro
             size: 8,
             code_section_size: 0,
             core_module: None,
+            core_module_within: Vec::new(),
         },
         mode,
         args: vec!["m.wasm".into()],

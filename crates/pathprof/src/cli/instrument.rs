@@ -6,6 +6,7 @@ use pathprof::files::{check_outputs, read_module, read_profile, sha256_hex, writ
 use pathprof::profiled::ProfiledModule;
 use pathprof::profiler::instrument_options;
 use pathprof::{Inputs, Registry};
+use pathprof_wasm::component::CoreModulePath;
 use pathprof_wasm::debuginfo::LineTable;
 use pathprof_wasm::map::MapOrigin;
 use pathprof_wasm::ModuleInfo;
@@ -36,9 +37,10 @@ pub struct Args {
     choice: super::run::InterestingChoice,
     #[command(flatten)]
     events: super::run::EventArgs,
-    /// For a component: the index of the core module to instrument (default: the program's).
+    /// For a component: the core module to instrument, by its index (`2`), after the indices of the
+    /// nested components that hold it (`1/0`) (default: the program's).
     #[arg(long, value_name = "N")]
-    core_module: Option<u32>,
+    core_module: Option<CoreModulePath>,
 }
 
 pub fn run(a: Args) -> Result<i32> {
@@ -67,10 +69,10 @@ pub fn run(a: Args) -> Result<i32> {
         hot: hot.as_ref(),
         interesting: interesting.as_ref(),
         events: events.as_ref(),
-        core_module: a.core_module,
+        core_module: a.core_module.as_ref(),
     };
     let cannot = || format!("cannot instrument {}", a.input.display());
-    let profiled = ProfiledModule::of(&bytes, a.core_module).with_context(cannot)?;
+    let profiled = ProfiledModule::of(&bytes, a.core_module.as_ref()).with_context(cannot)?;
     let options = instrument_options(&bytes, &profiled, &mode, &inputs)?;
     let mut inst = profiled.instrument(&bytes, &options).with_context(cannot)?;
     for w in &inst.warnings {

@@ -8,6 +8,7 @@ use pathprof::view::Rank;
 use pathprof::{HotFunctions, Inputs, Interesting, ModeFlags, Prepared, Registry, RunConfig};
 use pathprof_core::profile::InterestingRule;
 use pathprof_runtime::Stopper;
+use pathprof_wasm::component::CoreModulePath;
 use pathprof_wasm::events::EventSpec;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -84,10 +85,11 @@ pub struct Args {
     cut: Option<String>,
     #[command(flatten)]
     events: EventArgs,
-    /// For a component: the index of the core module to profile (default: the one with the most
-    /// code among those the component's tooling did not add).
+    /// For a component: the core module to profile, by its index (`2`), after the indices of the
+    /// nested components that hold it (`1/0`) (default: the one with the most code, at any depth,
+    /// among those the component's tooling did not add).
     #[arg(long, value_name = "N")]
-    core_module: Option<u32>,
+    core_module: Option<CoreModulePath>,
     /// Write the profile so far every SECONDS while the program runs, over the profile file (each a
     /// whole profile of the run so far, marked a snapshot); the last is written when the run ends.
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
@@ -214,7 +216,7 @@ pub fn run(a: Args, stopper: &Stopper) -> Result<i32> {
         hot: hot.as_ref(),
         interesting: interesting.as_ref(),
         events: events.as_ref(),
-        core_module: a.core_module,
+        core_module: a.core_module.as_ref(),
     };
     let prepared = Prepared::new(&bytes, &a.program.app.display().to_string(), &mode, &inputs)?;
     if !a.quiet {

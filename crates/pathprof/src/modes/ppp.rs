@@ -134,7 +134,7 @@ impl ProfilingMode for PppMode {
         let Some(interesting) = inputs.interesting else {
             bail!("--mode {self} needs --interesting PROFILE (the profiles whose executed paths are interesting)")
         };
-        profiled.check_same_core_module("the interesting paths' profile", interesting.core_module)?;
+        profiled.check_same_core_module("the interesting paths' profile", interesting.core_module.as_ref())?;
         options.interesting = interesting.paths.clone();
         Ok(())
     }

@@ -64,7 +64,7 @@ fn summary_and_paths(
     let skipped = p.functions.len() - instrumented;
     let distinct: usize = p.functions.iter().map(|f| f.paths().len()).sum();
     write!(out, "pathprof: {} profile of {}", p.mode, p.module.path)?;
-    if let Some(m) = p.module.core_module {
+    if let Some(m) = crate::profiled::core_module_of(&p.module) {
         write!(out, " (its core module {m})")?;
     }
     write!(out, ": exit {}", p.exit_code)?;

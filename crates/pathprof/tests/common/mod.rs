@@ -294,23 +294,48 @@ pub fn profile_bytes_checked(
 /// publishes. A module that imports the Sightglass functions `bench.start` and `bench.end` makes a
 /// component that imports an instance `bench` of the two, as Sightglass's components do.
 pub fn component_of(module: &[u8]) -> Vec<u8> {
-    use wasi_preview1_component_adapter_provider::WASI_SNAPSHOT_PREVIEW1_COMMAND_ADAPTER;
     let imports_bench = wasmparser::Parser::new(0).parse_all(module).any(|p| match p {
         Ok(wasmparser::Payload::ImportSection(r)) => r.into_imports().flatten().any(|i| i.module == "bench"),
         _ => false,
     });
+    let wit = "package pathprof:bench;\nworld program {\n  import bench: interface {\n    start: func();\n    end: func();\n  }\n}\n";
+    component_with(module, imports_bench.then_some((wit, "program")), true)
+}
+
+/// `module` made a component of `world` in the WIT package `wit` (none: the module's imports are
+/// WASI's alone), with the preview-1 adapter when `adapter`.
+fn component_with(module: &[u8], wit: Option<(&str, &str)>, adapter: bool) -> Vec<u8> {
+    use wasi_preview1_component_adapter_provider::WASI_SNAPSHOT_PREVIEW1_COMMAND_ADAPTER;
     let mut module = module.to_vec();
-    if imports_bench {
+    if let Some((wit, world)) = wit {
         let mut resolve = wit_parser::Resolve::default();
-        let wit = "package pathprof:bench;\nworld program {\n  import bench: interface {\n    start: func();\n    end: func();\n  }\n}\n";
-        let package = resolve.push_str("bench.wit", wit).unwrap();
-        let world = resolve.select_world(&[package], Some("program")).unwrap();
+        let package = resolve.push_str("world.wit", wit).unwrap();
+        let world = resolve.select_world(&[package], Some(world)).unwrap();
         wit_component::embed_component_metadata(&mut module, &resolve, world, wit_component::StringEncoding::UTF8)
             .unwrap();
     }
-    let encoder = wit_component::ComponentEncoder::default().validate(true).module(&module).unwrap();
-    let mut encoder = encoder.adapter("wasi_snapshot_preview1", WASI_SNAPSHOT_PREVIEW1_COMMAND_ADAPTER).unwrap();
+    let mut encoder = wit_component::ComponentEncoder::default().validate(true).module(&module).unwrap();
+    if adapter {
+        encoder = encoder.adapter("wasi_snapshot_preview1", WASI_SNAPSHOT_PREVIEW1_COMMAND_ADAPTER).unwrap();
+    }
     encoder.encode().unwrap()
+}
+
+/// A composed component, as wasm-compose makes one: a program component (a preview-1 command,
+/// with its adapter) that imports `pathprof:test/lib` and calls it in a loop, and a library
+/// component that exports it, both nested in the composition (tests/fixtures/composed). The
+/// program prints the sum of the library's results and the largest.
+pub fn composed_component() -> Vec<u8> {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/composed");
+    let wit = std::fs::read_to_string(fixtures.join("lib.wit")).unwrap();
+    let module = |name: &str| wat::parse_file(fixtures.join(name)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (program, library) = (dir.path().join("program.wasm"), dir.path().join("library.wasm"));
+    std::fs::write(&program, component_with(&module("main.wat"), Some((&wit, "program")), true)).unwrap();
+    std::fs::write(&library, component_with(&module("lib.wat"), Some((&wit, "library")), false)).unwrap();
+    let mut config = wasm_compose::config::Config { dir: dir.path().to_path_buf(), ..Default::default() };
+    config.dependencies.insert("pathprof:test/lib".into(), wasm_compose::config::Dependency { path: library });
+    wasm_compose::composer::ComponentComposer::new(&program, &config).compose().unwrap()
 }
 
 /// `chromium` headless, quiet, with a profile of its own in `profile_dir`: what every test that

@@ -212,7 +212,7 @@ impl ProfilingMode for IpsMode {
     /// With `--interesting`, the profiles must be `ips` profiles of the same depth.
     fn instrument(&self, _: &mut InstrumentOptions, profiled: &ProfiledModule, inputs: &Inputs) -> Result<()> {
         if let Some(interesting) = inputs.interesting {
-            profiled.check_same_core_module("the interesting segments' profile", interesting.core_module)?;
+            profiled.check_same_core_module("the interesting segments' profile", interesting.core_module.as_ref())?;
             match &interesting.segments {
                 Some(t) if t.k == self.k => {}
                 Some(t) => bail!("--mode {self} takes interesting segments of up to {} calls, not {}", self.k, t.k),
