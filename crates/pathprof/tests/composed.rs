@@ -138,3 +138,69 @@ fn the_cli_names_nested_modules() {
     fails_cleanly(clean.path(), &["run", "--core-module", "7/0", "-o", "x.json", app], "defines no core module 7/0");
     fails_as_usage(clean.path(), &["run", "--core-module", "1/x", "-o", "x.json", app], "not a core module's index");
 }
+
+/// `--core-module all` profiles every core module with code, each in a run of its own, and writes
+/// each profile beside the `-o` file; the program's output is printed once. Each profile is its
+/// module's: the library's counts the Collatz steps, the program's its loop, the preview-1
+/// adapter's the program's two writes.
+#[test]
+fn every_core_module_is_profiled() {
+    let tmp = tempfile::tempdir().unwrap();
+    let composed = composed_component();
+    let app = tmp.path().join("composed.wasm");
+    std::fs::write(&app, &composed).unwrap();
+    let out = tmp.path().join("p.json");
+    let run = pathprof().args(["run", "--core-module", "all", "-o"]).arg(&out).arg(&app).output().unwrap();
+    assert_eq!(run.status.code(), Some(0), "{}", String::from_utf8_lossy(&run.stderr));
+    let (expected, odd, even) = expected_output();
+    assert_eq!(run.stdout, expected, "the program's output, once");
+    let info = ComponentInfo::read(&composed).unwrap();
+    let with_code: Vec<String> =
+        info.modules.iter().filter(|m| m.code_size > 0).map(|m| m.path().to_string()).collect();
+    assert!(with_code.len() >= 3, "{with_code:?}");
+    let mut written: Vec<String> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json"))
+        .collect();
+    written.sort();
+    let mut files: Vec<String> = with_code.iter().map(|m| format!("p.{}.json", m.replace('/', "-"))).collect();
+    files.sort();
+    assert_eq!(written, files);
+    let read = |path: &str| {
+        let file = tmp.path().join(format!("p.{}.json", path.replace('/', "-")));
+        Profile::from_json(&std::fs::read_to_string(file).unwrap()).unwrap()
+    };
+    for path in &with_code {
+        let profile = read(path);
+        let recorded = profile
+            .module
+            .core_module
+            .map(|index| CoreModulePath { within: profile.module.core_module_within.clone(), index });
+        assert_eq!(recorded.map(|r| r.to_string()).as_ref(), Some(path), "the profile of {path}");
+        check_balance(&profile);
+    }
+    let library = read("1/0");
+    let loops =
+        total(function(&library, "collatz"), |p| matches!((p.start, p.end), (Endpoint::Block(_), Endpoint::Block(_))));
+    assert_eq!(loops, odd + even);
+    assert_eq!(total(function(&read("0/0"), "start"), |_| true), 1001);
+    let adapter = info.modules.iter().find(|m| m.name.as_deref().is_some_and(|n| n.contains("adapter"))).unwrap();
+    let adapter = read(&adapter.path().to_string());
+    assert!(adapter
+        .functions
+        .iter()
+        .any(|f| f.name.as_deref() == Some("fd_write") && total(f, |p| p.start == Endpoint::Entry) == 2));
+
+    let clean = tempfile::tempdir().unwrap();
+    let edge = tmp.path().join("p.1-0.json");
+    let app = app.to_str().unwrap();
+    fails_cleanly(
+        clean.path(),
+        &["run", "--core-module", "all", "--edge-profile", edge.to_str().unwrap(), app],
+        "takes no profile of one module",
+    );
+    let module = tmp.path().join("lib.wasm");
+    std::fs::write(&module, wat::parse_str("(module (func (export \"_start\")))").unwrap()).unwrap();
+    fails_cleanly(clean.path(), &["run", "--core-module", "all", module.to_str().unwrap()], "this is a module");
+}

@@ -5,10 +5,10 @@ use pathprof::files::{check_outputs, read_module, read_profile, write_atomically
 use pathprof::modes::Setting;
 use pathprof::render;
 use pathprof::view::Rank;
-use pathprof::{HotFunctions, Inputs, Interesting, ModeFlags, Prepared, Registry, RunConfig};
+use pathprof::{HotFunctions, Inputs, Interesting, Mode, ModeFlags, Prepared, Registry, RunConfig};
 use pathprof_core::profile::InterestingRule;
 use pathprof_runtime::Stopper;
-use pathprof_wasm::component::CoreModulePath;
+use pathprof_wasm::component::{ComponentInfo, CoreModulePath};
 use pathprof_wasm::events::EventSpec;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -87,9 +87,10 @@ pub struct Args {
     events: EventArgs,
     /// For a component: the core module to profile, by its index (`2`), after the indices of the
     /// nested components that hold it (`1/0`) (default: the one with the most code, at any depth,
-    /// among those the component's tooling did not add).
+    /// among those the component's tooling did not add); `all`: each core module with code, in a
+    /// run of its own, each profile written beside the -o file (`p.json` → `p.1-0.json`).
     #[arg(long, value_name = "N")]
-    core_module: Option<CoreModulePath>,
+    core_module: Option<CoreModuleChoice>,
     /// Write the profile so far every SECONDS while the program runs, over the profile file (each a
     /// whole profile of the run so far, marked a snapshot); the last is written when the run ends.
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
@@ -184,8 +185,8 @@ pub fn run(a: Args, stopper: &Stopper) -> Result<i32> {
         fold_threads: a.fold_threads.map(usize::from),
         burst_ms: a.burst_ms,
         burst_every: a.burst_every,
-        strategy: a.strategy,
-        cut: a.cut,
+        strategy: a.strategy.clone(),
+        cut: a.cut.clone(),
     };
     let registry = Registry::built_in();
     let given = Setting::given([
@@ -201,7 +202,6 @@ pub fn run(a: Args, stopper: &Stopper) -> Result<i32> {
     let hot_from = a.hot_from.as_deref().map(hot_from);
     inputs.extend(hot_from.as_ref().map(|(p, _)| p.as_path()));
     inputs.extend(a.interesting.iter().map(PathBuf::as_path));
-    check_outputs(&inputs, &[&a.output])?;
     let mut config = a.program.config()?;
     config.stopper = Some(stopper.clone());
     config.time_limit = a.program.time_limit()?;
@@ -211,28 +211,103 @@ pub fn run(a: Args, stopper: &Stopper) -> Result<i32> {
     let interesting = interesting_paths(&bytes, &a.interesting, &a.choice)?;
     let hot = hot_functions(&bytes, hot_from.as_ref())?;
     let events = a.events.spec()?;
-    let inputs = Inputs {
-        edge_profile: edge_profile.as_ref(),
-        hot: hot.as_ref(),
-        interesting: interesting.as_ref(),
-        events: events.as_ref(),
-        core_module: a.core_module.as_ref(),
+    let modules = match &a.core_module {
+        None => vec![None],
+        Some(CoreModuleChoice::One(path)) => vec![Some(path.clone())],
+        Some(CoreModuleChoice::All) => {
+            if !given.is_empty() || a.snapshot_every.is_some() {
+                bail!("--core-module all takes no profile of one module (--edge-profile, --hot-from, --interesting) nor --snapshot-every");
+            }
+            every_core_module(&bytes)?.into_iter().map(Some).collect()
+        }
     };
-    let prepared = Prepared::new(&bytes, &a.program.app.display().to_string(), &mode, &inputs)?;
+    let outputs: Vec<PathBuf> = match &a.core_module {
+        Some(CoreModuleChoice::All) => modules.iter().flatten().map(|m| module_file(&a.output, m)).collect(),
+        _ => vec![a.output.clone()],
+    };
+    check_outputs(&inputs, &outputs.iter().map(PathBuf::as_path).collect::<Vec<_>>())?;
+    let mut exit_code = 0;
+    for (k, (module, output)) in modules.iter().zip(&outputs).enumerate() {
+        let inputs = Inputs {
+            edge_profile: edge_profile.as_ref(),
+            hot: hot.as_ref(),
+            interesting: interesting.as_ref(),
+            events: events.as_ref(),
+            core_module: module.as_ref(),
+        };
+        // The program's output is its first run's.
+        let config = RunConfig { capture_output: config.capture_output || k > 0, ..config.clone() };
+        let code = profile_one(&a, &engine, &registry, &bytes, &mode, &inputs, &config, output)?;
+        if k == 0 {
+            exit_code = code;
+        }
+        if stopper.reason().is_some() {
+            break;
+        }
+    }
+    Ok(exit_code)
+}
+
+/// The path of every core module with code of the component `program`.
+fn every_core_module(program: &[u8]) -> Result<Vec<CoreModulePath>> {
+    if !pathprof_wasm::component::is_component(program) {
+        bail!("--core-module all profiles the core modules of a component; this is a module");
+    }
+    let info = ComponentInfo::read(program)?;
+    Ok(info.modules.iter().filter(|m| m.code_size > 0).map(|m| m.path()).collect())
+}
+
+/// The profile file of core module `module` when every one is profiled: `p.json` → `p.1-0.json`.
+fn module_file(output: &Path, module: &CoreModulePath) -> PathBuf {
+    numbered_file(output, &module.to_string().replace('/', "-"))
+}
+
+/// Which core module of a component `--core-module` names.
+#[derive(Clone, Debug)]
+pub enum CoreModuleChoice {
+    One(CoreModulePath),
+    All,
+}
+
+impl std::str::FromStr for CoreModuleChoice {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<CoreModuleChoice, String> {
+        match s {
+            "all" => Ok(CoreModuleChoice::All),
+            _ => s.parse().map(CoreModuleChoice::One),
+        }
+    }
+}
+
+/// Profiles one core module of `bytes` (the program's module when `inputs` names none) in a run of
+/// its own, writes its profile to `output` and reports it: the program's exit status.
+#[allow(clippy::too_many_arguments)]
+fn profile_one(
+    a: &Args,
+    engine: &pathprof_runtime::Engine,
+    registry: &Registry,
+    bytes: &[u8],
+    mode: &Mode,
+    inputs: &Inputs,
+    config: &RunConfig,
+    output: &Path,
+) -> Result<i32> {
+    let prepared = Prepared::new(bytes, &a.program.app.display().to_string(), mode, inputs)?;
     if !a.quiet {
         for w in &prepared.warnings {
             eprintln!("pathprof: warning: {}: {w}", a.program.app.display());
         }
     }
     let (run, run_id) = match snapshot_every(a.snapshot_every)? {
-        None => (prepared.run(&engine, &config)?, None),
+        None => (prepared.run(engine, config)?, None),
         Some(every) => {
             let run_id = run_id();
-            let (output, numbered, quiet) = (&a.output, a.snapshot_files, a.quiet);
+            let (numbered, quiet) = (a.snapshot_files, a.quiet);
             let write = |profile: Result<pathprof_core::profile::Profile>| {
                 let written = profile.and_then(|p| {
                     let index = p.snapshot.map_or(0, |s| s.index);
-                    let path = if numbered { numbered_file(output, index) } else { output.clone() };
+                    let path = if numbered { numbered_file(output, &index.to_string()) } else { output.to_path_buf() };
                     write_atomically(&path, p.to_json().as_bytes())
                 });
                 // A snapshot not written is not the run's end: say so, and go on.
@@ -240,19 +315,19 @@ pub fn run(a: Args, stopper: &Stopper) -> Result<i32> {
                     eprintln!("pathprof: warning: a snapshot was not written: {e:#}");
                 }
             };
-            (prepared.run_with_snapshots(&engine, &config, every, &run_id, write)?, Some(run_id))
+            (prepared.run_with_snapshots(engine, config, every, &run_id, write)?, Some(run_id))
         }
     };
-    let mut profile = prepared.profile(&run, &config)?;
+    let mut profile = prepared.profile(&run, config)?;
     profile.run_id = run_id;
-    write_atomically(&a.output, profile.to_json().as_bytes())?;
+    write_atomically(output, profile.to_json().as_bytes())?;
     for r in &run.outcome.results {
         println!("{r}");
     }
     if !a.quiet {
         let mut err = std::io::stderr().lock();
-        render::paths::text(&mut err, &registry, &profile, a.top, None, Rank::Cost)?;
-        writeln!(err, "profile written to {}", a.output.display())?;
+        render::paths::text(&mut err, registry, &profile, a.top, None, Rank::Cost)?;
+        writeln!(err, "profile written to {}", output.display())?;
     }
     Ok(run.outcome.exit_code)
 }
@@ -275,7 +350,7 @@ fn run_id() -> String {
 }
 
 /// The file of snapshot `index` of a profile written to `output`: `p.json` → `p.3.json`.
-fn numbered_file(output: &Path, index: u64) -> PathBuf {
+fn numbered_file(output: &Path, index: &str) -> PathBuf {
     let stem = output.file_stem().map_or_else(|| "pathprof".into(), |s| s.to_string_lossy().into_owned());
     let name = match output.extension() {
         Some(ext) => format!("{stem}.{index}.{}", ext.to_string_lossy()),
