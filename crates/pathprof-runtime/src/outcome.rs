@@ -219,13 +219,29 @@ fn ending(
                     end(reason.exit_code(), None, Some(reason), frames)
                 }
                 (None, Some(t), _) => end(TRAP_EXIT_CODE, Some(t.to_string()), None, frames),
-                (None, None, _) => {
-                    let msg = format!("{e:#}").lines().next().unwrap_or_default().to_string();
-                    end(TRAP_EXIT_CODE, Some(msg), None, frames)
+                // An exception no handler caught left every activation, and each instrumented
+                // function counts its path as the exception leaves it (`throws`): the backtrace
+                // is that of the last of them, already counted.
+                (None, None, _) if e.is::<wasmtime::ThrownException>() => {
+                    end(TRAP_EXIT_CODE, Some("uncaught exception".into()), None, Vec::new())
                 }
+                (None, None, _) => end(TRAP_EXIT_CODE, Some(failure(&e)), None, frames),
             }
         }
     })
+}
+
+/// What ended a run that neither exited nor trapped: each error of the chain but the backtrace
+/// (which wraps the cause as "error while executing at wasm backtrace"), on one line.
+fn failure(e: &wasmtime::Error) -> String {
+    let backtrace = e.downcast_ref::<WasmBacktrace>().map(ToString::to_string);
+    let causes: Vec<String> = e
+        .chain()
+        .map(|c| c.to_string())
+        .filter(|c| Some(c) != backtrace.as_ref())
+        .map(|c| c.lines().next().unwrap_or_default().to_string())
+        .collect();
+    causes.join(": ")
 }
 
 /// The open frames of profiled functions, as indices of the original module.

@@ -157,3 +157,38 @@ fn every_mode_runs_a_program_that_throws() {
         }
     }
 }
+
+/// An exception that no handler catches ends the run as a trap does (exit status 134) and the
+/// profile says so; every activation it left counted its path, so none is open.
+#[test]
+fn an_uncaught_exception_ends_the_run_and_says_so() {
+    let wat = r#"(module
+      (tag $e)
+      (func $deep (param $n i32)
+        local.get $n
+        if
+          local.get $n
+          i32.const 1
+          i32.sub
+          call $deep
+          return
+        end
+        throw $e)
+      (func (export "_start")
+        i32.const 4
+        call $deep))"#;
+    for mode in ["none", "bl", "kbl", "events"] {
+        let run = run_wat(wat, &["--mode", mode], &[]);
+        assert_eq!(run.output.status.code(), Some(134), "{mode}");
+        assert_eq!(run.profile.trap.as_deref(), Some("uncaught exception"), "{mode}");
+        assert_eq!(run.profile.open_activations_at_exit, 0, "{mode}");
+        if mode != "none" {
+            check_balance(&run.profile);
+            // Five activations of `deep` and `_start`'s: the innermost raised it, the others
+            // were left by it at their call.
+            let deep = function(&run.profile, "deep");
+            assert_eq!(ended_by_throw(deep), 5, "{mode}");
+            assert_eq!(total(deep, |x| x.end == Endpoint::Throw && x.blocks.len() == 2 && x.blocks[1] == 1), 4);
+        }
+    }
+}
