@@ -204,3 +204,26 @@ fn every_core_module_is_profiled() {
     std::fs::write(&module, wat::parse_str("(module (func (export \"_start\")))").unwrap()).unwrap();
     fails_cleanly(clean.path(), &["run", "--core-module", "all", module.to_str().unwrap()], "this is a module");
 }
+
+/// A nested component instantiated twice holds two instances of its module, each of which would
+/// hand the host a memory of its own: refused in one line, as a module instantiated twice is.
+#[test]
+fn a_component_instantiated_twice_is_refused() {
+    let component = wat::parse_str(
+        r#"(component
+             (component $c
+               (core module $m
+                 (func (export "f") (param i32) (result i32)
+                   local.get 0
+                   if (result i32) i32.const 1 else i32.const 2 end))
+               (core instance (instantiate $m)))
+             (instance (instantiate $c))
+             (instance (instantiate $c)))"#,
+    )
+    .unwrap();
+    let info = ComponentInfo::read(&component).unwrap();
+    assert_eq!(info.program().unwrap().path().to_string(), "0/0");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("twice.wasm"), &component).unwrap();
+    fails_cleanly(dir.path(), &["instrument", "twice.wasm", "-o", "out.wasm"], "component 0 is instantiated 2 times");
+}
