@@ -105,6 +105,10 @@ pub fn function_branches(body: &FunctionBody, fcfg: &FuncCfg) -> Result<FuncBran
                 edges[*yes as usize] = EdgeBranch::Conditional { taken: br_if };
                 edges[*no as usize] = EdgeBranch::Conditional { taken: !br_if };
             }
+            SiteKind::RefCond(to_label, fall) => {
+                edges[*to_label as usize] = EdgeBranch::Conditional { taken: true };
+                edges[*fall as usize] = EdgeBranch::Conditional { taken: false };
+            }
             SiteKind::Table(targets) => {
                 let n = targets.len() as u32;
                 for (i, &e) in targets.iter().enumerate() {

@@ -1,6 +1,7 @@
 //! Control-flow graphs of wasm function bodies.
 //!
 //! Structured control flow makes the CFG explicit: a basic block ends at `br`, `br_if`, `br_table`,
+//! the typed-reference branches (`br_on_null`, `br_on_non_null`, `br_on_cast`, `br_on_cast_fail`),
 //! `if`, `else`, `return`, `unreachable`, tail calls and at the `end` of a `block` or `if` that is a
 //! branch target; a `loop` starts a new block, its header. Back edges are exactly the branches to a
 //! `loop` label. Calls do not end blocks, but those that may throw ([`Throws`]): such a call is the
@@ -20,8 +21,9 @@
 //! one start, at loop headers and cut blocks). Code after an unconditional branch is dead: it belongs
 //! to no block and adds no edges.
 //!
-//! Functions that use legacy exception handling, the typed-reference branches (`br_on_*`) or stack
-//! switching are reported as [`Unsupported`]; the instrumenter leaves them as they are.
+//! Functions that use legacy exception handling, custom descriptors' branches
+//! (`br_on_cast_desc_eq`) or stack switching are reported as [`Unsupported`]; the instrumenter
+//! leaves them as they are.
 //!
 //! The builder validates the body as it reads it (wasmparser's `FuncValidator`, one operator at a
 //! time), so that each operator is decoded once for both; it records the offset of every operator and
@@ -53,6 +55,10 @@ pub enum SiteKind {
     Edge(CfgEdgeId),
     /// `br_if` or `if`: the first edge when the condition is non-zero, the second otherwise.
     Cond(CfgEdgeId, CfgEdgeId),
+    /// A typed-reference branch (`br_on_null`, `br_on_non_null`, `br_on_cast`, `br_on_cast_fail`):
+    /// the first edge when it branches to its label, the second when it falls through. It leaves no
+    /// condition to test, so code on its taken edge can only come before it, corrected after it.
+    RefCond(CfgEdgeId, CfgEdgeId),
     /// `br_table`: one edge per table entry, then the default.
     Table(Vec<CfgEdgeId>),
     /// A tail call leaves the function by this edge; the path ends before the call.
@@ -390,13 +396,18 @@ pub fn build(
                 }
                 b.current = None;
             }
-            Operator::BrIf { relative_depth } => {
+            Operator::BrIf { relative_depth }
+            | Operator::BrOnNull { relative_depth }
+            | Operator::BrOnNonNull { relative_depth }
+            | Operator::BrOnCast { relative_depth, .. }
+            | Operator::BrOnCastFail { relative_depth, .. } => {
                 let to = b.target(relative_depth);
                 let taken = b.edge(to);
                 let next = b.new_block(i + 1);
                 let fall = b.edge(Succ::Block(next));
                 if let (Some(t), Some(f)) = (taken, fall) {
-                    b.site(i, SiteKind::Cond(t, f));
+                    let by_reference = !matches!(op, Operator::BrIf { .. });
+                    b.site(i, if by_reference { SiteKind::RefCond(t, f) } else { SiteKind::Cond(t, f) });
                 }
                 b.start(next, i);
             }
@@ -456,13 +467,8 @@ pub fn build(
             | Operator::Rethrow { .. } => {
                 unsupported = Some(Unsupported("uses legacy exception handling (try, catch, delegate)".into()));
             }
-            Operator::BrOnNull { .. }
-            | Operator::BrOnNonNull { .. }
-            | Operator::BrOnCast { .. }
-            | Operator::BrOnCastFail { .. }
-            | Operator::BrOnCastDescEq { .. }
-            | Operator::BrOnCastDescEqFail { .. } => {
-                unsupported = Some(Unsupported("uses typed-reference branches (br_on_*)".into()));
+            Operator::BrOnCastDescEq { .. } | Operator::BrOnCastDescEqFail { .. } => {
+                unsupported = Some(Unsupported("uses custom descriptors' branches (br_on_cast_desc_eq)".into()));
             }
             Operator::Resume { .. }
             | Operator::ResumeThrow { .. }

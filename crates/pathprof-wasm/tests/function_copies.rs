@@ -375,3 +375,59 @@ fn switches_and_samples(program: &str) {
     // Resuming a frame that was under way at a loop header leaves out its path and its callee's.
     assert!(resumed_inside > 0);
 }
+
+/// Typed-reference branches (`br_on_null`, `br_on_cast_fail`) that leave a loop's dispatch
+/// wrappers, before the loop and inside it: relabeled in the copies, they take the instrumented
+/// copy to the same places as the plain one. `main(9)` walks lists of 0 to 8 nodes twice.
+const GC_PROGRAM: &str = r#"(module
+  (type $node (struct (field $next (ref null $node))))
+  (memory 1)
+  (func $walk (param $l (ref null $node)) (result i32) (local $n i32)
+    (block $done
+      (drop (br_on_null $done (local.get $l)))
+      (loop $next
+        (local.set $n (i32.add (local.get $n) (i32.const 1)))
+        (local.set $l (struct.get $node $next (local.get $l)))
+        (drop (br_on_null $done (local.get $l)))
+        (br $next)))
+    (local.get $n))
+  (func $nodes (param $r anyref) (result i32) (local $n i32)
+    (block $done (result anyref)
+      (br_on_cast_fail $done anyref (ref $node) (local.get $r))
+      (drop)
+      (loop $next
+        (local.set $n (i32.add (local.get $n) (i32.const 1)))
+        (local.set $r (struct.get $node $next (ref.cast (ref $node) (local.get $r))))
+        (br_on_cast_fail $done anyref (ref $node) (local.get $r))
+        (drop)
+        (br $next))
+      (unreachable))
+    (drop)
+    (local.get $n))
+  (func (export "main") (param $n i32) (result i32)
+    (local $l (ref null $node)) (local $k i32) (local $sum i32)
+    (loop $m
+      (local.set $sum (i32.add (local.get $sum) (call $walk (local.get $l))))
+      (local.set $sum (i32.add (local.get $sum) (call $nodes (local.get $l))))
+      (local.set $l (struct.new $node (local.get $l)))
+      (local.set $k (i32.add (local.get $k) (i32.const 1)))
+      (br_if $m (i32.lt_u (local.get $k) (local.get $n))))
+    (local.get $sum)))"#;
+
+#[test]
+fn typed_reference_branches_leave_the_wrappers_in_both_copies() {
+    let wasm = wat::parse_str(GC_PROGRAM).unwrap();
+    let engine = Engine::new(wasmtime::Config::new().wasm_multi_memory(true).wasm_gc(true)).unwrap();
+    let expected = run(&engine, &wasm, None, Arm::Never).result;
+    assert_eq!(expected, 2 * (0..N).sum::<i32>());
+    let (oracle, memory, layout) = instrumented(&wasm, false);
+    let full = run(&engine, &oracle, Some((&memory, layout)), Arm::Before);
+    assert_eq!(full.result, expected);
+    let (copied, memory, layout) = instrumented(&wasm, true);
+    let same = run(&engine, &copied, Some((&memory, layout)), Arm::Before);
+    assert_eq!(same.result, expected);
+    assert_eq!(same.samples, full.samples, "the instrumented copy samples as the instrumented function does");
+    let plain = run(&engine, &copied, Some((&memory, layout)), Arm::Never);
+    assert_eq!(plain.result, expected);
+    assert!(plain.samples.is_empty());
+}

@@ -126,19 +126,24 @@ pub(crate) fn plan_loops(fcfg: &FuncCfg, plan: &FunctionPlan) -> LoopPlan {
     let dag = &plan.dag;
     let nb = fcfg.blocks.len();
     let prefixes = plan.numbering.unique_prefixes(dag);
+    // Headers entered by an edge that cannot carry code of its own: a `br_table` entry, or a
+    // typed-reference branch's, which leaves no condition to test.
     let mut via_table = vec![false; nb];
     let mut plain = vec![false; fcfg.cfg.edges().len()];
     for site in &fcfg.sites {
-        match &site.kind {
-            SiteKind::Table(entries) => {
-                for &e in entries {
-                    if let Succ::Block(b) = fcfg.cfg.edges()[e as usize].to {
-                        via_table[b as usize] = true;
-                    }
-                }
+        let entries = match &site.kind {
+            SiteKind::Table(entries) => &entries[..],
+            SiteKind::RefCond(taken, _) => std::slice::from_ref(taken),
+            SiteKind::Edge(e) => {
+                plain[*e as usize] = true;
+                continue;
             }
-            SiteKind::Edge(e) => plain[*e as usize] = true,
-            _ => {}
+            _ => continue,
+        };
+        for &e in entries {
+            if let Succ::Block(b) = fcfg.cfg.edges()[e as usize].to {
+                via_table[b as usize] = true;
+            }
         }
     }
     // The constant ID of every path end into a header, and whether it is a call-free way around.

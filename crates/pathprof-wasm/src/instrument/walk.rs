@@ -241,6 +241,13 @@ impl BodyContext<'_> {
                         correction = registers.edge[after as usize].minus(before);
                     }
                 },
+                Some(SiteKind::RefCond(t, nt)) => {
+                    // The planner counts no header on a typed-reference branch's taken edge.
+                    debug_assert!(p.counting.header_edge[*t as usize].is_none());
+                    let before = registers.edge[*t as usize];
+                    e.add(before);
+                    correction = registers.edge[*nt as usize].minus(before);
+                }
                 Some(SiteKind::Table(entries)) => {
                     if let Some(&off) = registers.tables.get(&i) {
                         // The entries are the table's targets, then its default.

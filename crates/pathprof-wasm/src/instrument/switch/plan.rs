@@ -166,6 +166,30 @@ pub(crate) fn plan(fcfg: &FuncCfg, cut: &[bool], body: &FunctionBody) -> Result<
             Operator::BrIf { relative_depth } if shift(&frames, *relative_depth) > 0 => {
                 s.relabel = Some(Relabel::Op(Instruction::BrIf(relabel(*relative_depth, &frames))));
             }
+            Operator::BrOnNull { relative_depth } if shift(&frames, *relative_depth) > 0 => {
+                s.relabel = Some(Relabel::Op(Instruction::BrOnNull(relabel(*relative_depth, &frames))));
+            }
+            Operator::BrOnNonNull { relative_depth } if shift(&frames, *relative_depth) > 0 => {
+                s.relabel = Some(Relabel::Op(Instruction::BrOnNonNull(relabel(*relative_depth, &frames))));
+            }
+            Operator::BrOnCast { relative_depth, from_ref_type, to_ref_type }
+                if shift(&frames, *relative_depth) > 0 =>
+            {
+                s.relabel = Some(Relabel::Op(Instruction::BrOnCast {
+                    relative_depth: relabel(*relative_depth, &frames),
+                    from_ref_type: ref_type(*from_ref_type),
+                    to_ref_type: ref_type(*to_ref_type),
+                }));
+            }
+            Operator::BrOnCastFail { relative_depth, from_ref_type, to_ref_type }
+                if shift(&frames, *relative_depth) > 0 =>
+            {
+                s.relabel = Some(Relabel::Op(Instruction::BrOnCastFail {
+                    relative_depth: relabel(*relative_depth, &frames),
+                    from_ref_type: ref_type(*from_ref_type),
+                    to_ref_type: ref_type(*to_ref_type),
+                }));
+            }
             Operator::BrTable { targets } => {
                 let depths: Vec<u32> = targets.targets().collect::<Result<_, _>>()?;
                 let default = targets.default();
@@ -190,4 +214,8 @@ pub(crate) fn plan(fcfg: &FuncCfg, cut: &[bool], body: &FunctionBody) -> Result<
 
 fn block_type(ty: wasmparser::BlockType) -> BlockType {
     RoundtripReencoder.block_type(ty).expect("block types re-encode")
+}
+
+fn ref_type(ty: wasmparser::RefType) -> wasm_encoder::RefType {
+    RoundtripReencoder.ref_type(ty).expect("reference types re-encode")
 }
