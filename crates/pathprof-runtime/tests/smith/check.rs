@@ -261,6 +261,7 @@ pub fn check_module(
                 stats.instrumented_functions += 1;
                 stats.loops += fact.loops as u64;
                 stats.br_tables += fact.br_tables as u64;
+                stats.ref_branches += fact.ref_branches as u64;
                 if matches!(p.counters, Counters::Table { .. } | Counters::Hash) {
                     stats.hash_functions += 1;
                 }

@@ -120,6 +120,9 @@ pub fn smith_config(rng: &mut Rng, exceptions: bool, imports: bool) -> wasm_smit
     let flavor = rng.below(5);
     c.allowed_instructions = instruction_kinds(flavor);
     c.disallow_traps = rng.below(4) == 0;
+    // Garbage-collected types, and with them the typed-reference branches, in some of the cases
+    // with every kind of instruction.
+    c.gc_enabled = matches!(flavor, 0 | 1 | 4) && rng.below(2) == 0;
     c
 }
 
@@ -151,8 +154,10 @@ pub fn instrument_options(rng: &mut Rng) -> (InstrumentOptions, &'static str) {
 pub struct BodyFacts {
     pub loops: usize,
     pub br_tables: usize,
-    /// Uses an operator the instrumenter does not support (legacy exceptions, `br_on_*`, stack
-    /// switching).
+    /// Typed-reference branches (`br_on_null`, `br_on_non_null`, `br_on_cast`, `br_on_cast_fail`).
+    pub ref_branches: usize,
+    /// Uses an operator the instrumenter does not support (legacy exceptions, custom descriptors'
+    /// branches, stack switching).
     pub unsupported: bool,
 }
 
@@ -168,15 +173,17 @@ pub fn body_facts(bytes: &[u8]) -> Vec<BodyFacts> {
             match reader.read().expect("valid operator") {
                 Operator::Loop { .. } => facts.loops += 1,
                 Operator::BrTable { .. } => facts.br_tables += 1,
+                Operator::BrOnNull { .. }
+                | Operator::BrOnNonNull { .. }
+                | Operator::BrOnCast { .. }
+                | Operator::BrOnCastFail { .. } => facts.ref_branches += 1,
                 Operator::Try { .. }
                 | Operator::Catch { .. }
                 | Operator::CatchAll
                 | Operator::Delegate { .. }
                 | Operator::Rethrow { .. }
-                | Operator::BrOnNull { .. }
-                | Operator::BrOnNonNull { .. }
-                | Operator::BrOnCast { .. }
-                | Operator::BrOnCastFail { .. } => facts.unsupported = true,
+                | Operator::BrOnCastDescEq { .. }
+                | Operator::BrOnCastDescEqFail { .. } => facts.unsupported = true,
                 _ => {}
             }
         }

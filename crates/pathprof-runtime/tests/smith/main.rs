@@ -178,7 +178,7 @@ fn run_all() {
     }
     eprintln!(
         "smith: {} cases ({} with exceptions, {} with imports; options {:?}) in {:.1}s: {} instrumented functions \
-         ({} hash-counted, {} with 64-bit path registers, {} with overflow cuts; {} loops, {} br_tables, {} loop counters, {} run counters), {} skipped functions{}; \
+         ({} hash-counted, {} with 64-bit path registers, {} with overflow cuts; {} loops, {} br_tables, {} typed-reference branches, {} loop counters, {} run counters), {} skipped functions{}; \
          {} calls compared ({} results matched, {} traps matched [{} ], {} stack overflows, {} other errors matched), \
          {} instantiation traps, {} out-of-fuel skips, {} uncallable exports; {} distinct paths \
          counted ({} ending at a loop header/cut block); flow checked on {} instances: {} functions, \
@@ -208,6 +208,7 @@ fn run_all() {
         stats.overflow_cut_functions,
         stats.loops,
         stats.br_tables,
+        stats.ref_branches,
         stats.loop_counters,
         stats.run_counters,
         stats.skipped_functions,
@@ -305,6 +306,7 @@ fn run_all() {
     );
     if only.is_none() && cases >= 100 {
         assert!(stats.loops > 0 && stats.br_tables > 0, "no loops or br_tables were generated");
+        assert!(stats.ref_branches > 0, "no typed-reference branch was generated");
         assert!(stats.exception_cases > 0 && stats.flow_throws > 0, "no exception was thrown and counted");
         assert!(stats.calls_compared > 0 && stats.flow_blocks > 0, "nothing was compared");
         assert!(

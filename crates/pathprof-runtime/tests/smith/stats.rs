@@ -23,6 +23,7 @@ pub struct Stats {
     pub wide_registers: u64,
     pub loops: u64,
     pub br_tables: u64,
+    pub ref_branches: u64,
     pub calls_compared: u64,
     pub results_matched: u64,
     pub traps_matched: u64,
