@@ -319,26 +319,38 @@ fn a_function_with_too_many_locals_to_pass_switches_copies_within_itself() {
     ));
 }
 
+/// What `wasm` computes, its every path end in order (and where each tick came), and the module
+/// with function copies, checked to compute the same: with the flag set from the start the
+/// instrumented copies run throughout and sample every path end, with the flag never set the
+/// plain copies run throughout and sample none.
+struct Copied {
+    expected: i32,
+    full: Run,
+    copied: Vec<u8>,
+    memory: String,
+    layout: SampleBufferLayout,
+}
+
+fn copies_agree(engine: &Engine, wasm: &[u8]) -> Copied {
+    let expected = run(engine, wasm, None, Arm::Never).result;
+    let (oracle, memory, layout) = instrumented(wasm, false);
+    let full = run(engine, &oracle, Some((&memory, layout)), Arm::Before);
+    assert_eq!(full.result, expected);
+    let (copied, memory, layout) = instrumented(wasm, true);
+    let same = run(engine, &copied, Some((&memory, layout)), Arm::Before);
+    assert_eq!(same.result, expected);
+    assert_eq!(same.samples, full.samples, "the instrumented copy samples as the instrumented function does");
+    let plain = run(engine, &copied, Some((&memory, layout)), Arm::Never);
+    assert_eq!(plain.result, expected);
+    assert!(plain.samples.is_empty());
+    Copied { expected, full, copied, memory, layout }
+}
+
 fn switches_and_samples(program: &str) {
     let wasm = wat::parse_str(program).unwrap();
     let engine = engine();
-    let expected = run(&engine, &wasm, None, Arm::Never).result;
-
-    // Every path end, in order, and where each tick came.
-    let (oracle, memory, layout) = instrumented(&wasm, false);
-    let full = run(&engine, &oracle, Some((&memory, layout)), Arm::Before);
-    assert_eq!(full.result, expected);
+    let Copied { expected, full, copied, memory, layout } = copies_agree(&engine, &wasm);
     assert!(full.ticks.len() > 100, "{} ticks", full.ticks.len());
-
-    let (copied, memory, layout) = instrumented(&wasm, true);
-    // With the flag set from the start, the instrumented copies run throughout.
-    let same = run(&engine, &copied, Some((&memory, layout)), Arm::Before);
-    assert_eq!(same.result, expected);
-    assert_eq!(same.samples, full.samples, "the instrumented copy samples as the instrumented function does");
-    // With the flag never set, the plain copies run throughout.
-    let plain = run(&engine, &copied, Some((&memory, layout)), Arm::Never);
-    assert_eq!(plain.result, expected);
-    assert!(plain.samples.is_empty());
 
     // Functions by index: the import, then `step`, `inner`, `thrower`, `guarded`, `main`. At every
     // tick, `step`, its caller (`inner` or `guarded`) and `main` are under way: only their paths may
@@ -418,16 +430,7 @@ const GC_PROGRAM: &str = r#"(module
 fn typed_reference_branches_leave_the_wrappers_in_both_copies() {
     let wasm = wat::parse_str(GC_PROGRAM).unwrap();
     let engine = Engine::new(wasmtime::Config::new().wasm_multi_memory(true).wasm_gc(true)).unwrap();
-    let expected = run(&engine, &wasm, None, Arm::Never).result;
-    assert_eq!(expected, 2 * (0..N).sum::<i32>());
-    let (oracle, memory, layout) = instrumented(&wasm, false);
-    let full = run(&engine, &oracle, Some((&memory, layout)), Arm::Before);
-    assert_eq!(full.result, expected);
-    let (copied, memory, layout) = instrumented(&wasm, true);
-    let same = run(&engine, &copied, Some((&memory, layout)), Arm::Before);
-    assert_eq!(same.result, expected);
-    assert_eq!(same.samples, full.samples, "the instrumented copy samples as the instrumented function does");
-    let plain = run(&engine, &copied, Some((&memory, layout)), Arm::Never);
-    assert_eq!(plain.result, expected);
-    assert!(plain.samples.is_empty());
+    let copied = copies_agree(&engine, &wasm);
+    assert_eq!(copied.expected, 2 * (0..N).sum::<i32>());
+    assert!(!copied.full.samples.is_empty());
 }
