@@ -193,34 +193,59 @@ fn tail_calls_and_multi_value() {
     assert_eq!(c, vec![1, 2], "early return twice, fall-through once");
 }
 
-/// The typed-reference branches are not supported: the function is skipped with a reason, the
-/// rest runs.
+/// Legacy exception handling (`try`, `catch`) is not supported: the function is left as it was,
+/// byte for byte, with the reason in the map, and the others are instrumented. (Wasmtime does not
+/// run it, so the module is only instrumented.)
 const UNSUPPORTED: &str = r#"
 (module
-  (type $f (func (result i32)))
-  (func $one (type $f) (i32.const 1))
-  (elem declare func $one)
-  (func $branchy (param $x i32) (result i32)
-    (block $null
-      (return (call_ref $f (br_on_null $null (ref.func $one)))))
-    (i32.const 2))
+  (tag $e)
+  (func $legacy (param $x i32) (result i32)
+    try (result i32)
+      local.get $x
+      if
+        throw $e
+      end
+      i32.const 1
+    catch $e
+      i32.const 2
+    end)
   (func $plain (param $x i32) (result i32)
     (if (result i32) (local.get $x) (then (i32.const 1)) (else (i32.const 2))))
   (func (export "_start")
-    (drop (call $branchy (i32.const 1)))
+    (drop (call $legacy (i32.const 1)))
     (drop (call $plain (i32.const 1)))))
 "#;
 
 #[test]
 fn unsupported_functions_are_skipped_with_a_reason() {
-    let run = run_wat(UNSUPPORTED, &[], &[]);
-    assert!(run.output.status.success(), "{}", String::from_utf8_lossy(&run.output.stderr));
-    let branchy = function(&run.profile, "branchy");
-    assert!(!branchy.is_instrumented());
-    assert!(branchy.skip_reason().unwrap().contains("br_on_"));
-    let plain = function(&run.profile, "plain");
-    assert!(plain.is_instrumented());
-    assert_eq!(total(plain, |_| true), 1);
+    let wasm = wat::parse_str(UNSUPPORTED).unwrap();
+    let inst = pathprof_wasm::instrument(&wasm, &pathprof_wasm::InstrumentOptions::default()).unwrap();
+    let reasons: Vec<Option<&str>> = inst
+        .map
+        .functions
+        .iter()
+        .map(|f| match &f.state {
+            pathprof_wasm::map::ProbeState::Skipped { reason } => Some(reason.as_str()),
+            pathprof_wasm::map::ProbeState::Instrumented(_) => None,
+        })
+        .collect();
+    assert_eq!(reasons.len(), 3);
+    assert!(reasons[0].is_some_and(|r| r.contains("legacy exception handling")), "{reasons:?}");
+    assert_eq!(&reasons[1..], [None, None]);
+    pathprof_wasm::module::validate(&inst.bytes).unwrap();
+    // The skipped body is the original's, byte for byte.
+    let bodies = |bytes: &[u8]| -> Vec<Vec<u8>> {
+        wasmparser::Parser::new(0)
+            .parse_all(bytes)
+            .filter_map(|p| match p.unwrap() {
+                wasmparser::Payload::CodeSectionEntry(body) => Some(body.as_bytes().to_vec()),
+                _ => None,
+            })
+            .collect()
+    };
+    let (before, after) = (bodies(&wasm), bodies(&inst.bytes));
+    assert!(after.contains(&before[0]), "the legacy function is left as it was");
+    assert!(!after.contains(&before[1]), "the plain function is instrumented");
 }
 
 /// `n` diamonds in a row; diamond `k` takes its `then` arm when bit `k % 64` of the argument is set.
