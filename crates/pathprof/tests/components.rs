@@ -329,6 +329,26 @@ fn a_start_function_that_needs_the_host_is_refused() {
     // $init's path; _start's is still open when it calls proc_exit.
     assert_eq!(of_component.path_executions.0, 1);
     assert_eq!(of_component.open_activations_at_exit, 1);
+
+    // `--core-module all` in a mode that calls the host: the modules with a start function (the
+    // program's, and the adapter's) are left out with a warning, the others with code profiled.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("start.wasm"), &component).unwrap();
+    let run = pathprof()
+        .current_dir(dir.path())
+        .args(["run", "--quiet", "--mode", "kbl", "--core-module", "all", "-o", "p.json", "start.wasm"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("core module 0 is not profiled") && stderr.contains("start function"), "{stderr}");
+    let info = pathprof_wasm::component::ComponentInfo::read(&component).unwrap();
+    let with_code: Vec<_> = info.modules.iter().filter(|m| m.code_size > 0).collect();
+    assert!(with_code.iter().any(|m| m.start) && with_code.iter().any(|m| !m.start));
+    for m in with_code {
+        let written = dir.path().join(format!("p.{}.json", m.index)).exists();
+        assert_eq!(written, !m.start, "core module {}", m.index);
+    }
 }
 
 /// `pathprof bench` measures a component as it measures a module: every mode's ratio, the growth

@@ -226,8 +226,10 @@ pub fn run(a: Args, stopper: &Stopper) -> Result<i32> {
         _ => vec![a.output.clone()],
     };
     check_outputs(&inputs, &outputs.iter().map(PathBuf::as_path).collect::<Vec<_>>())?;
-    let mut exit_code = 0;
-    for (k, (module, output)) in modules.iter().zip(&outputs).enumerate() {
+    let every = matches!(a.core_module, Some(CoreModuleChoice::All));
+    let session = Session { a: &a, engine: &engine, registry: &registry, bytes: &bytes, mode: &mode };
+    let mut exit_code = None;
+    for (module, output) in modules.iter().zip(&outputs) {
         let inputs = Inputs {
             edge_profile: edge_profile.as_ref(),
             hot: hot.as_ref(),
@@ -236,16 +238,23 @@ pub fn run(a: Args, stopper: &Stopper) -> Result<i32> {
             core_module: module.as_ref(),
         };
         // The program's output is its first run's.
-        let config = RunConfig { capture_output: config.capture_output || k > 0, ..config.clone() };
-        let code = profile_one(&a, &engine, &registry, &bytes, &mode, &inputs, &config, output)?;
-        if k == 0 {
-            exit_code = code;
+        let config = RunConfig { capture_output: config.capture_output || exit_code.is_some(), ..config.clone() };
+        match session.profile(&inputs, &config, output) {
+            Ok(code) => {
+                exit_code.get_or_insert(code);
+            }
+            // With every core module asked for, one that cannot be profiled leaves the others.
+            Err(e) if every => {
+                let module = module.as_ref().map(ToString::to_string).unwrap_or_default();
+                eprintln!("pathprof: warning: core module {module} is not profiled: {e:#}");
+            }
+            Err(e) => return Err(e),
         }
         if stopper.reason().is_some() {
             break;
         }
     }
-    Ok(exit_code)
+    exit_code.ok_or_else(|| anyhow!("no core module of {} could be profiled", a.program.app.display()))
 }
 
 /// The path of every core module with code of the component `program`.
@@ -280,56 +289,59 @@ impl std::str::FromStr for CoreModuleChoice {
     }
 }
 
-/// Profiles one core module of `bytes` (the program's module when `inputs` names none) in a run of
-/// its own, writes its profile to `output` and reports it: the program's exit status.
-#[allow(clippy::too_many_arguments)]
-fn profile_one(
-    a: &Args,
-    engine: &pathprof_runtime::Engine,
-    registry: &Registry,
-    bytes: &[u8],
-    mode: &Mode,
-    inputs: &Inputs,
-    config: &RunConfig,
-    output: &Path,
-) -> Result<i32> {
-    let prepared = Prepared::new(bytes, &a.program.app.display().to_string(), mode, inputs)?;
-    if !a.quiet {
-        for w in &prepared.warnings {
-            eprintln!("pathprof: warning: {}: {w}", a.program.app.display());
+/// What every run of `pathprof run` shares: the command line, the engine, the program and the mode.
+struct Session<'a> {
+    a: &'a Args,
+    engine: &'a pathprof_runtime::Engine,
+    registry: &'a Registry,
+    bytes: &'a [u8],
+    mode: &'a Mode,
+}
+
+impl Session<'_> {
+    /// Profiles one core module of the program (its module when `inputs` names none) in a run of
+    /// its own, writes its profile to `output` and reports it: the program's exit status.
+    fn profile(&self, inputs: &Inputs, config: &RunConfig, output: &Path) -> Result<i32> {
+        let Session { a, engine, registry, bytes, mode } = *self;
+        let prepared = Prepared::new(bytes, &a.program.app.display().to_string(), mode, inputs)?;
+        if !a.quiet {
+            for w in &prepared.warnings {
+                eprintln!("pathprof: warning: {}: {w}", a.program.app.display());
+            }
         }
-    }
-    let (run, run_id) = match snapshot_every(a.snapshot_every)? {
-        None => (prepared.run(engine, config)?, None),
-        Some(every) => {
-            let run_id = run_id();
-            let (numbered, quiet) = (a.snapshot_files, a.quiet);
-            let write = |profile: Result<pathprof_core::profile::Profile>| {
-                let written = profile.and_then(|p| {
-                    let index = p.snapshot.map_or(0, |s| s.index);
-                    let path = if numbered { numbered_file(output, &index.to_string()) } else { output.to_path_buf() };
-                    write_atomically(&path, p.to_json().as_bytes())
-                });
-                // A snapshot not written is not the run's end: say so, and go on.
-                if let (Err(e), false) = (written, quiet) {
-                    eprintln!("pathprof: warning: a snapshot was not written: {e:#}");
-                }
-            };
-            (prepared.run_with_snapshots(engine, config, every, &run_id, write)?, Some(run_id))
+        let (run, run_id) = match snapshot_every(a.snapshot_every)? {
+            None => (prepared.run(engine, config)?, None),
+            Some(every) => {
+                let run_id = run_id();
+                let (numbered, quiet) = (a.snapshot_files, a.quiet);
+                let write = |profile: Result<pathprof_core::profile::Profile>| {
+                    let written = profile.and_then(|p| {
+                        let index = p.snapshot.map_or(0, |s| s.index);
+                        let path =
+                            if numbered { numbered_file(output, &index.to_string()) } else { output.to_path_buf() };
+                        write_atomically(&path, p.to_json().as_bytes())
+                    });
+                    // A snapshot not written is not the run's end: say so, and go on.
+                    if let (Err(e), false) = (written, quiet) {
+                        eprintln!("pathprof: warning: a snapshot was not written: {e:#}");
+                    }
+                };
+                (prepared.run_with_snapshots(engine, config, every, &run_id, write)?, Some(run_id))
+            }
+        };
+        let mut profile = prepared.profile(&run, config)?;
+        profile.run_id = run_id;
+        write_atomically(output, profile.to_json().as_bytes())?;
+        for r in &run.outcome.results {
+            println!("{r}");
         }
-    };
-    let mut profile = prepared.profile(&run, config)?;
-    profile.run_id = run_id;
-    write_atomically(output, profile.to_json().as_bytes())?;
-    for r in &run.outcome.results {
-        println!("{r}");
+        if !a.quiet {
+            let mut err = std::io::stderr().lock();
+            render::paths::text(&mut err, registry, &profile, a.top, None, Rank::Cost)?;
+            writeln!(err, "profile written to {}", output.display())?;
+        }
+        Ok(run.outcome.exit_code)
     }
-    if !a.quiet {
-        let mut err = std::io::stderr().lock();
-        render::paths::text(&mut err, registry, &profile, a.top, None, Rank::Cost)?;
-        writeln!(err, "profile written to {}", output.display())?;
-    }
-    Ok(run.outcome.exit_code)
 }
 
 /// The period of `--snapshot-every`.
