@@ -77,6 +77,13 @@ pub enum Builtin {
     /// Bulk memory and table operators: `memory.copy/fill/init`, `data.drop`, `table.get/set/size/
     /// grow/fill/copy/init`, `elem.drop`.
     Bulk,
+    /// Allocations of garbage-collected objects: `struct.new`, `struct.new_default`, `array.new`,
+    /// `array.new_default`, `array.new_fixed`, `array.new_data`, `array.new_elem`.
+    GcNew,
+    /// Accesses to garbage-collected objects: every other `struct.*` and `array.*` operator
+    /// (`struct.get*`, `struct.set`, `array.get*`, `array.set`, `array.len`, `array.fill`,
+    /// `array.copy`, `array.init_*`, and their atomic forms).
+    GcAccess,
     /// Every operator.
     Instr,
     /// Bytes read by loads (the access width: 1 for `i32.load8_u`, 16 for `v128.load`).
@@ -86,7 +93,7 @@ pub enum Builtin {
 }
 
 impl Builtin {
-    pub const ALL: [Builtin; 14] = [
+    pub const ALL: [Builtin; 16] = [
         Builtin::Load,
         Builtin::Store,
         Builtin::Call,
@@ -98,6 +105,8 @@ impl Builtin {
         Builtin::Simd,
         Builtin::Atomic,
         Builtin::Bulk,
+        Builtin::GcNew,
+        Builtin::GcAccess,
         Builtin::Instr,
         Builtin::BytesLoaded,
         Builtin::BytesStored,
@@ -116,6 +125,8 @@ impl Builtin {
             Builtin::Simd => "simd",
             Builtin::Atomic => "atomic",
             Builtin::Bulk => "bulk",
+            Builtin::GcNew => "gc_new",
+            Builtin::GcAccess => "gc_access",
             Builtin::Instr => "instr",
             Builtin::BytesLoaded => "bytes_loaded",
             Builtin::BytesStored => "bytes_stored",
@@ -163,6 +174,11 @@ impl Builtin {
                     | "table_init"
                     | "elem_drop"
             ),
+            Builtin::GcNew => name.starts_with("struct_new") || name.starts_with("array_new"),
+            Builtin::GcAccess => {
+                let gc = name.starts_with("struct_") || name.starts_with("array_");
+                gc && !name.starts_with("struct_new") && !name.starts_with("array_new")
+            }
             Builtin::Instr => true,
             Builtin::BytesLoaded => return if load { access_bytes(name, "_load") } else { 0 },
             Builtin::BytesStored => return if store { access_bytes(name, "_store") } else { 0 },
@@ -468,11 +484,20 @@ mod tests {
             ("i16x8_add", Builtin::Simd),
             ("i32_atomic_rmw_add", Builtin::Atomic),
             ("table_grow", Builtin::Bulk),
+            ("array_new_fixed", Builtin::GcNew),
+            ("struct_new_default", Builtin::GcNew),
+            ("struct_get_s", Builtin::GcAccess),
+            ("array_len", Builtin::GcAccess),
         ] {
             assert_eq!(class.weight(name), 1, "{name} is a {class:?}");
         }
-        for (name, class) in [("f32_const", Builtin::Float), ("f32x4_add", Builtin::Float), ("i32_div", Builtin::Load)]
-        {
+        for (name, class) in [
+            ("f32_const", Builtin::Float),
+            ("f32x4_add", Builtin::Float),
+            ("i32_div", Builtin::Load),
+            ("array_new", Builtin::GcAccess),
+            ("ref_i31", Builtin::GcNew),
+        ] {
             assert_eq!(class.weight(name), 0, "{name} is not a {class:?}");
         }
     }

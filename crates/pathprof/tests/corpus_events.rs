@@ -63,6 +63,16 @@ fn oracle(op: &Operator, event: &str) -> Option<u64> {
         "br_table" => u64::from(matches!(op, BrTable { .. })),
         "memory_grow" => u64::from(matches!(op, MemoryGrow { .. })),
         "div" => u64::from(matches!(op, I32DivS | I32DivU | I32RemS | I32RemU | I64DivS | I64DivU | I64RemS | I64RemU)),
+        "gc_new" => u64::from(matches!(
+            op,
+            StructNew { .. }
+                | StructNewDefault { .. }
+                | ArrayNew { .. }
+                | ArrayNewDefault { .. }
+                | ArrayNewFixed { .. }
+                | ArrayNewData { .. }
+                | ArrayNewElem { .. }
+        )),
         _ => return None,
     })
 }

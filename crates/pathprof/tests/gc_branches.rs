@@ -134,3 +134,26 @@ fn typed_reference_branches_run_in_function_copies() {
     assert!(run.profile.functions.iter().all(|f| f.is_instrumented()));
     assert_eq!(run.profile.mode.sampling().map(|s| s.function_copies), Some(true));
 }
+
+/// The garbage-collected objects the program allocates (`gc_new`: ten list nodes, five nodes and
+/// two boxes to classify) and the fields it reads (`gc_access`: one `struct.get` per node visited
+/// by `len` and by `walk`, 45 each), in every strategy. The last box is allocated on `_start`'s
+/// path that `proc_exit` leaves open: counted directly (`dec`), within the stated bound by paths.
+#[test]
+fn events_count_allocations_and_accesses_of_gc_objects() {
+    for mode in ["events", "events:pd", "events:dec"] {
+        let run = run_wat(GC, &["--mode", mode, "--events", "gc_new,gc_access"], &[]);
+        assert_eq!(run.output.status.code(), Some(123), "{mode}");
+        let info = run.profile.mode.events().unwrap();
+        if mode == "events:dec" {
+            assert_eq!(info.totals.get("gc_new"), Some(17), "{mode}");
+        } else {
+            assert_eq!(info.totals.get("gc_new"), Some(16), "{mode}");
+            let bound = info.undercount_bound.as_ref().expect("an open path");
+            assert!(bound.get("gc_new").unwrap() >= 1, "{mode}: {bound:?}");
+        }
+        assert_eq!(info.totals.get("gc_access"), Some(90), "{mode}");
+        let len = function(&run.profile, "len").events().unwrap();
+        assert_eq!((len.get("gc_new"), len.get("gc_access")), (Some(0), Some(45)), "{mode}");
+    }
+}

@@ -375,8 +375,8 @@ fn numbered_file(output: &Path, index: &str) -> PathBuf {
 #[derive(clap::Args)]
 pub struct EventArgs {
     /// events: the events to count, comma-separated: load, store, call, call_indirect, memory_grow,
-    /// br_table, div, float, simd, atomic, bulk, instr, bytes_loaded, bytes_stored, alloc (default:
-    /// all but alloc, and alloc too with --alloc-fn).
+    /// br_table, div, float, simd, atomic, bulk, gc_new, gc_access, instr, bytes_loaded,
+    /// bytes_stored, alloc (default: all but alloc, and alloc too with --alloc-fn).
     #[arg(long = "events", value_name = "LIST", value_delimiter = ',')]
     list: Option<Vec<String>>,
     /// events: a function whose calls event alloc counts (repeatable).
