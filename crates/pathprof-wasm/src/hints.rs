@@ -32,6 +32,42 @@ const CODE_SECTION: u8 = 10;
 pub enum BranchOp {
     BrIf,
     If,
+    /// The typed-reference branches: reported with the others, never hinted.
+    BrOnNull,
+    BrOnNonNull,
+    BrOnCast,
+    BrOnCastFail,
+}
+
+impl BranchOp {
+    /// The operator at the start of `bytes`, one of a two-way branch's.
+    fn at(bytes: &[u8]) -> BranchOp {
+        match bytes {
+            [OPCODE_IF, ..] => BranchOp::If,
+            [0xd5, ..] => BranchOp::BrOnNull,
+            [0xd6, ..] => BranchOp::BrOnNonNull,
+            [0xfb, 24, ..] => BranchOp::BrOnCast,
+            [0xfb, 25, ..] => BranchOp::BrOnCastFail,
+            _ => BranchOp::BrIf,
+        }
+    }
+
+    /// The operator's name in the text format.
+    pub fn name(self) -> &'static str {
+        match self {
+            BranchOp::BrIf => "br_if",
+            BranchOp::If => "if",
+            BranchOp::BrOnNull => "br_on_null",
+            BranchOp::BrOnNonNull => "br_on_non_null",
+            BranchOp::BrOnCast => "br_on_cast",
+            BranchOp::BrOnCastFail => "br_on_cast_fail",
+        }
+    }
+
+    /// Whether a branch hint may name it: the branch hinting proposal covers `br_if` and `if`.
+    pub fn hintable(self) -> bool {
+        matches!(self, BranchOp::BrIf | BranchOp::If)
+    }
 }
 
 /// A two-way branch of a function body.
@@ -43,21 +79,24 @@ pub struct BranchSite {
     /// The block the branch ends.
     pub block: u32,
     /// Where the branch goes when its condition is non-zero (`br_if` branches, `if` enters its
-    /// then-arm), and when it is zero.
+    /// then-arm; a typed-reference branch goes to its label), and when it is zero.
     pub taken: Succ,
     pub not_taken: Succ,
 }
 
-/// The two-way branches of every defined function of `module`, by defined index, in order of
-/// offset (none for a function whose body pathprof does not read into a CFG).
+/// The two-way branches of every defined function of `module` (`br_if`, `if` and the
+/// typed-reference branches), by defined index, in order of offset (none for a function whose
+/// body pathprof does not read into a CFG).
 pub fn branch_sites(module: &[u8]) -> Result<Vec<Vec<BranchSite>>, ModuleError> {
     let (_, all) = each_cfg(module, |body, fcfg| {
         let bytes = body.as_bytes();
         let edges = fcfg.cfg.edges();
         let sites = fcfg.sites.iter().filter_map(|site| {
-            let cfg::SiteKind::Cond(taken, not_taken) = site.kind else { return None };
+            let (cfg::SiteKind::Cond(taken, not_taken) | cfg::SiteKind::RefCond(taken, not_taken)) = site.kind else {
+                return None;
+            };
             let offset = fcfg.op_offsets[site.op];
-            let op = if bytes[offset as usize] == OPCODE_IF { BranchOp::If } else { BranchOp::BrIf };
+            let op = BranchOp::at(&bytes[offset as usize..]);
             let (taken, not_taken) = (edges[taken as usize], edges[not_taken as usize]);
             Some(BranchSite { offset, op, block: taken.from, taken: taken.to, not_taken: not_taken.to })
         });
@@ -101,7 +140,7 @@ pub fn write_hints(module: &[u8], hints: &Hints) -> Result<Vec<u8>, ModuleError>
                 "a branch hint names function {func}, which is not defined here"
             )));
         };
-        if let Some(offset) = offsets.keys().find(|o| !defined.iter().any(|s| s.offset == **o)) {
+        if let Some(offset) = offsets.keys().find(|o| !defined.iter().any(|s| s.offset == **o && s.op.hintable())) {
             return Err(ModuleError::Invalid(format!(
                 "a branch hint names offset {offset} of function {func}, where no br_if or if is"
             )));

@@ -101,8 +101,8 @@ fn site_counts(site: &BranchSite, counts: &HashMap<(u32, Endpoint), u64>) -> Opt
 }
 
 /// The module `profile` profiles in `program` (refused unless it is a profile of `program`), the
-/// number of its two-way branches, and those of the functions the profile has, with how often it saw
-/// each go each way.
+/// number of its branches that hints may name (`br_if`, `if`), and the two-way branches of the
+/// functions the profile has, typed-reference branches too, with how often it saw each go each way.
 fn counted_branches<'a, 'p>(
     program: &'a [u8],
     profile: &'p Profile,
@@ -123,7 +123,8 @@ fn counted_branches<'a, 'p>(
             }
         }
     }
-    Ok((profiled, sites.iter().map(Vec::len).sum(), counted))
+    let hintable = sites.iter().flatten().filter(|s| s.op.hintable()).count();
+    Ok((profiled, hintable, counted))
 }
 
 /// `program` with its profiled module (`profiled`) written with `hints` in place of its own.
@@ -143,7 +144,8 @@ pub fn hint(program: &[u8], profile: &Profile, options: &HintOptions) -> Result<
     if !profile.mode.lists_paths() {
         bail!("a {} profile has no paths, and so no edge counts, to hint branches from", profile.mode);
     }
-    let (profiled, branches, counted) = counted_branches(program, profile)?;
+    let (profiled, branches, mut counted) = counted_branches(program, profile)?;
+    counted.retain(|b| b.site.op.hintable());
     let mut hints = read_hints(profiled.bytes).context("cannot read the module's branch hints")?;
     let (mut ran, mut hinted, mut dropped) = (0, 0, 0);
     for Branch { function, site, counts: c } in &counted {

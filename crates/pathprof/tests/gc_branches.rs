@@ -157,3 +157,51 @@ fn events_count_allocations_and_accesses_of_gc_objects() {
         assert_eq!((len.get("gc_new"), len.get("gc_access")), (Some(0), Some(45)), "{mode}");
     }
 }
+
+/// `report --branches` lists the typed-reference branches with the others, each with how often
+/// it went to its label; `hint` never hints them (the branch hinting proposal covers `br_if` and
+/// `if`), and counts only the branches it may hint.
+#[test]
+fn typed_reference_branches_are_reported_but_not_hinted() {
+    use pathprof::hint::{branches, hint, HintOptions};
+    use pathprof_wasm::hints::BranchOp;
+    let program = wat::parse_str(GC).unwrap();
+    let bl = run_wat(GC, &[], &[]);
+    let (biased, even) = branches(&program, &bl.profile, None, (1, 0.5), 100).unwrap();
+    let mut seen: Vec<(String, &str, u64, u64)> = even
+        .iter()
+        .filter(|b| !b.site.op.hintable())
+        .map(|b| (b.function.name.clone().unwrap(), b.site.op.name(), b.counts.total(), b.counts.taken))
+        .collect();
+    seen.sort();
+    // (function, operator, executions, taken): `len`'s loop turns 45 times, leaving at the null
+    // 9 times and going round with the next node 36 times.
+    let expected = [
+        ("classify", "br_on_cast", 11, 4),
+        ("classify", "br_on_cast_fail", 7, 2),
+        ("classify", "br_on_null", 14, 3),
+        ("len", "br_on_non_null", 36, 36),
+        ("len", "br_on_null", 10, 1),
+        ("len", "br_on_null", 45, 9),
+        ("walk", "br_on_null", 10, 1),
+        ("walk", "br_on_null", 45, 9),
+    ];
+    let expected: Vec<(String, &str, u64, u64)> =
+        expected.iter().map(|&(f, op, n, t)| (f.to_string(), op, n, t)).collect();
+    assert_eq!(seen, expected);
+    assert!(biased.iter().any(|b| b.site.op == BranchOp::BrOnNonNull), "always taken: the most biased");
+
+    let hinted = hint(&program, &bl.profile, &HintOptions { min_count: 1, ..HintOptions::default() }).unwrap();
+    let sites = pathprof_wasm::hints::branch_sites(&program).unwrap();
+    let hintable = sites.iter().flatten().filter(|s| s.op.hintable()).count();
+    assert_eq!(hinted.branches, hintable);
+    assert!(hinted.hinted > 0);
+    let written = pathprof_wasm::hints::read_hints(&hinted.bytes).unwrap();
+    for (func, offsets) in &written {
+        let defined = &sites[*func as usize - 1];
+        for offset in offsets.keys() {
+            let site = defined.iter().find(|s| s.offset == *offset).unwrap();
+            assert!(site.op.hintable(), "function {func} offset {offset}: {:?}", site.op);
+        }
+    }
+}

@@ -5,7 +5,6 @@ use super::{group, truncate};
 use crate::hint::Branch;
 use crate::view::{function_label, source_lines};
 use anyhow::Result;
-use pathprof_wasm::hints::BranchOp;
 use std::io::Write;
 
 /// Prints the two lists of branches.
@@ -23,10 +22,7 @@ pub fn text(out: &mut impl Write, module: &str, biased: &[Branch], even: &[Branc
             writeln!(out, "  none")?;
         }
         for (rank, b) in list.iter().enumerate() {
-            let op = match b.site.op {
-                BranchOp::BrIf => "br_if",
-                BranchOp::If => "if",
-            };
+            let op = b.site.op.name();
             writeln!(
                 out,
                 "{:>4}  {:<32} {:>7} {:>15} {:>6.1}%  {:<8} {}",
