@@ -32,10 +32,10 @@ mod thread;
 
 use crate::instrument::Instrumented;
 use crate::module::ModuleError;
-use crate::sections::{sections, TopSection};
+use crate::sections::sections;
 use glue::Glue;
 use std::ops::Range;
-use wasm_encoder::{Component, RawSection};
+use wasm_encoder::Component;
 use wasmparser::{ComponentInstance, Instance, Parser, Payload, Validator, WasmFeatures};
 
 /// Module name of the glue module's imports.
@@ -338,20 +338,14 @@ pub fn rewrite(
     if !module.within.is_empty() {
         return thread::rewrite(bytes, info, module, instance, instrumented);
     }
-    let mut out = Component::new();
-    for TopSection { id, contents, .. } in sections(bytes)? {
-        // A core module section's contents are the module.
-        let data = if id == CORE_MODULE_SECTION && contents == module.range {
-            &instrumented.bytes[..]
-        } else {
-            &bytes[contents]
-        };
-        out.section(&RawSection { id, data });
-    }
+    // The component with the module replaced, then the glue's sections (after their header).
+    let mut out = replace_core_module(bytes, info, module, &instrumented.bytes)?;
     let glue = Glue::new(instance, instrumented)?;
-    let funcs = glue.imports(&mut out, info.counts.types, info.counts.funcs);
-    glue.append(&mut out, info.counts, &funcs);
-    Ok(out.finish())
+    let mut appended = Component::new();
+    let funcs = glue.imports(&mut appended, info.counts.types, info.counts.funcs);
+    glue.append(&mut appended, info.counts, &funcs);
+    out.extend_from_slice(&appended.finish()[COMPONENT_HEADER..]);
+    Ok(out)
 }
 
 /// The one instance in `instances` of `what`.
@@ -367,6 +361,9 @@ fn instantiated_once(what: &str, instances: &[u32]) -> Result<u32, ModuleError> 
 
 /// Id of the component section that holds a core module.
 const CORE_MODULE_SECTION: u8 = 1;
+
+/// Bytes of a component's header (magic, version, layer), before its first section.
+const COMPONENT_HEADER: usize = 8;
 
 /// `component` with its core `module` (which `info` lists) replaced by `new`: the sizes of the
 /// module's section and of the sections of the nested components that hold it are written anew,

@@ -128,7 +128,7 @@ pub(crate) fn plan_loops(fcfg: &FuncCfg, plan: &FunctionPlan) -> LoopPlan {
     let prefixes = plan.numbering.unique_prefixes(dag);
     // Headers entered by an edge that cannot carry code of its own: a `br_table` entry, or a
     // typed-reference branch's, which leaves no condition to test.
-    let mut via_table = vec![false; nb];
+    let mut no_edge_code = vec![false; nb];
     let mut plain = vec![false; fcfg.cfg.edges().len()];
     for site in &fcfg.sites {
         let entries = match &site.kind {
@@ -142,7 +142,7 @@ pub(crate) fn plan_loops(fcfg: &FuncCfg, plan: &FunctionPlan) -> LoopPlan {
         };
         for &e in entries {
             if let Succ::Block(b) = fcfg.cfg.edges()[e as usize].to {
-                via_table[b as usize] = true;
+                no_edge_code[b as usize] = true;
             }
         }
     }
@@ -181,7 +181,7 @@ pub(crate) fn plan_loops(fcfg: &FuncCfg, plan: &FunctionPlan) -> LoopPlan {
     let mut chosen: Vec<(u32, u64, u32)> = Vec::new();
     for (c, k) in constant.iter().enumerate() {
         if let (Some((path, true)), Succ::Block(h)) = (k, fcfg.cfg.edges()[c].to) {
-            if !via_table[h as usize] && !chosen.iter().any(|&(_, p, _)| p == *path) {
+            if !no_edge_code[h as usize] && !chosen.iter().any(|&(_, p, _)| p == *path) {
                 chosen.push((depth[h as usize], *path, h));
             }
         }

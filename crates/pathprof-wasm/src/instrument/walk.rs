@@ -230,24 +230,20 @@ impl BodyContext<'_> {
                     }
                     None => e.add(registers.edge[*edge as usize]),
                 },
-                Some(SiteKind::Cond(t, nt)) => match p.counting.header_edge[*t as usize] {
+                // The planner counts no header on a typed-reference branch's edge: it leaves no
+                // condition to test.
+                Some(SiteKind::Cond(t, nt) | SiteKind::RefCond(t, nt)) => match p.counting.header_edge[*t as usize] {
                     Some(how) => e.count_cond(how, registers.edge[*t as usize], registers.edge[*nt as usize]),
                     None => {
-                        // The edge into the code right after the operator (`if`'s then-arm, `br_if`'s
-                        // fall-through) corrects an increment added before it for the other edge.
+                        // The edge into the code right after the operator (`if`'s then-arm, a
+                        // branch's fall-through) corrects an increment added before it for the other
+                        // edge.
                         let (before, after) = if opcode == OPCODE_IF { (*nt, *t) } else { (*t, *nt) };
                         let before = registers.edge[before as usize];
                         e.add(before);
                         correction = registers.edge[after as usize].minus(before);
                     }
                 },
-                Some(SiteKind::RefCond(t, nt)) => {
-                    // The planner counts no header on a typed-reference branch's taken edge.
-                    debug_assert!(p.counting.header_edge[*t as usize].is_none());
-                    let before = registers.edge[*t as usize];
-                    e.add(before);
-                    correction = registers.edge[*nt as usize].minus(before);
-                }
                 Some(SiteKind::Table(entries)) => {
                     if let Some(&off) = registers.tables.get(&i) {
                         // The entries are the table's targets, then its default.

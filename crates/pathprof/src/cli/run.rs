@@ -211,25 +211,23 @@ pub fn run(a: Args, stopper: &Stopper) -> Result<i32> {
     let interesting = interesting_paths(&bytes, &a.interesting, &a.choice)?;
     let hot = hot_functions(&bytes, hot_from.as_ref())?;
     let events = a.events.spec()?;
-    let modules = match &a.core_module {
-        None => vec![None],
-        Some(CoreModuleChoice::One(path)) => vec![Some(path.clone())],
+    // The core modules to profile, each with its profile's file.
+    let runs: Vec<(Option<CoreModulePath>, PathBuf)> = match &a.core_module {
+        None => vec![(None, a.output.clone())],
+        Some(CoreModuleChoice::One(path)) => vec![(Some(path.clone()), a.output.clone())],
         Some(CoreModuleChoice::All) => {
             if !given.is_empty() || a.snapshot_every.is_some() {
                 bail!("--core-module all takes no profile of one module (--edge-profile, --hot-from, --interesting) nor --snapshot-every");
             }
-            every_core_module(&bytes)?.into_iter().map(Some).collect()
+            let modules = every_core_module(&bytes)?;
+            modules.into_iter().map(|m| (Some(m.clone()), module_file(&a.output, &m))).collect()
         }
     };
-    let outputs: Vec<PathBuf> = match &a.core_module {
-        Some(CoreModuleChoice::All) => modules.iter().flatten().map(|m| module_file(&a.output, m)).collect(),
-        _ => vec![a.output.clone()],
-    };
-    check_outputs(&inputs, &outputs.iter().map(PathBuf::as_path).collect::<Vec<_>>())?;
+    check_outputs(&inputs, &runs.iter().map(|(_, o)| o.as_path()).collect::<Vec<_>>())?;
     let every = matches!(a.core_module, Some(CoreModuleChoice::All));
     let session = Session { a: &a, engine: &engine, registry: &registry, bytes: &bytes, mode: &mode };
     let mut exit_code = None;
-    for (module, output) in modules.iter().zip(&outputs) {
+    for (module, output) in &runs {
         let inputs = Inputs {
             edge_profile: edge_profile.as_ref(),
             hot: hot.as_ref(),

@@ -173,21 +173,14 @@ pub(crate) fn plan(fcfg: &FuncCfg, cut: &[bool], body: &FunctionBody) -> Result<
                 s.relabel = Some(Relabel::Op(Instruction::BrOnNonNull(relabel(*relative_depth, &frames))));
             }
             Operator::BrOnCast { relative_depth, from_ref_type, to_ref_type }
+            | Operator::BrOnCastFail { relative_depth, from_ref_type, to_ref_type }
                 if shift(&frames, *relative_depth) > 0 =>
             {
-                s.relabel = Some(Relabel::Op(Instruction::BrOnCast {
-                    relative_depth: relabel(*relative_depth, &frames),
-                    from_ref_type: ref_type(*from_ref_type),
-                    to_ref_type: ref_type(*to_ref_type),
-                }));
-            }
-            Operator::BrOnCastFail { relative_depth, from_ref_type, to_ref_type }
-                if shift(&frames, *relative_depth) > 0 =>
-            {
-                s.relabel = Some(Relabel::Op(Instruction::BrOnCastFail {
-                    relative_depth: relabel(*relative_depth, &frames),
-                    from_ref_type: ref_type(*from_ref_type),
-                    to_ref_type: ref_type(*to_ref_type),
+                let (relative_depth, from_ref_type, to_ref_type) =
+                    (relabel(*relative_depth, &frames), ref_type(*from_ref_type), ref_type(*to_ref_type));
+                s.relabel = Some(Relabel::Op(match op {
+                    Operator::BrOnCast { .. } => Instruction::BrOnCast { relative_depth, from_ref_type, to_ref_type },
+                    _ => Instruction::BrOnCastFail { relative_depth, from_ref_type, to_ref_type },
                 }));
             }
             Operator::BrTable { targets } => {
