@@ -1,7 +1,8 @@
 //! Every program of ../shared/corpus made a component (the module, Wasmtime's preview-1 adapter,
 //! and the Sightglass `bench` imports as an imported instance `bench`) and profiled in `bl` and `kbl`:
 //! byte-identical stdout and stderr, exit status 0, balanced path counts, and the profile of the
-//! program's module. Skipped, with a message, when the corpus is absent.
+//! program's module; each other core module with code (the adapter, its shims) profiled in its
+//! turn, the output the same. Skipped, with a message, when the corpus is absent.
 
 mod common;
 
@@ -21,6 +22,7 @@ fn corpus_components_run_instrumented_with_identical_output() {
         p.functions.iter().filter(|f| f.is_instrumented()).map(|f| f.index).collect::<Vec<_>>()
     };
     let mut differing = Vec::new();
+    let mut others = 0;
     for wasm in &programs {
         let name = wasm.strip_prefix(&dir).unwrap().display().to_string();
         let component = component_of(&std::fs::read(wasm).unwrap());
@@ -31,6 +33,17 @@ fn corpus_components_run_instrumented_with_identical_output() {
             assert!(profile.path_executions.0 > 0, "{name} ({mode})");
             check_balance(&profile);
             if mode == "bl" {
+                // Every other core module with code (the adapter, its shims), profiled in turn as
+                // `--core-module all` does: the same output, and counted paths.
+                let info = pathprof_wasm::component::ComponentInfo::read(&component).unwrap();
+                for other in info.modules.iter().filter(|m| m.code_size > 0 && m.index != 0) {
+                    let path = other.path();
+                    let inputs = Inputs { core_module: Some(&path), ..Inputs::default() };
+                    let p = profile_bytes_checked(&engine, wasm, &component, &name, mode, &inputs);
+                    assert_eq!(p.module.core_module, Some(other.index), "{name}: core module {path}");
+                    check_balance(&p);
+                    others += 1;
+                }
                 // The run itself may differ: the adapter takes a page of the program's memory (bz2's
                 // `dlmalloc` paths move), its `fd_read` returns less at a time (blake3's read loop
                 // turns more often), and unseeded random numbers differ from run to run (libsodium).
@@ -43,9 +56,10 @@ fn corpus_components_run_instrumented_with_identical_output() {
         }
     }
     eprintln!(
-        "{} of {} components have their module's bl profile, path for path; not: {}",
+        "{} of {} components have their module's bl profile, path for path; not: {}; {others} other core modules profiled",
         programs.len() - differing.len(),
         programs.len(),
         differing.join(", ")
     );
+    assert!(others >= programs.len(), "the adapter of every component is profiled");
 }
