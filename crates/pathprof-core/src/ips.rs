@@ -59,6 +59,37 @@ impl<F: FnMut(u64) -> Option<u32>> PathCalls for F {
     }
 }
 
+/// What a depth-1 IPS takes of a callee: the first path of the activation its call entered, with
+/// whether that path has no calls and ends at the function's exit (the IPS then goes on in the
+/// caller); `None` when no instrumented function ran a path for the call.
+pub type FirstPath = Option<(u64, bool)>;
+
+/// The depth-1 IPSs rooted on the Ball–Larus path `label`, whose calls entered activations whose
+/// first paths were `heads` (one per call, in order): one per call, its part up to the call, the
+/// callee's first part, and, when the callee returned with that path, the path's next part — the
+/// segments [`SegmentFolder`] counts at `k = 1`.
+pub fn depth_one(label: u64, heads: &[FirstPath]) -> Vec<Vec<Step>> {
+    heads
+        .iter()
+        .enumerate()
+        .map(|(j, head)| {
+            let part = j as u32;
+            let mut steps = vec![Step::Sub { label, part }, Step::Call];
+            let returned = match *head {
+                None => true,
+                Some((first, returned)) => {
+                    steps.push(Step::Sub { label: first, part: 0 });
+                    returned
+                }
+            };
+            if returned {
+                steps.extend([Step::Return, Step::Sub { label, part: part + 1 }]);
+            }
+            steps
+        })
+        .collect()
+}
+
 /// The head of a callee that streamed no path: the call returns at once.
 const EMPTY: u32 = u32::MAX;
 

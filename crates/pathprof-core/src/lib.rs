@@ -16,6 +16,8 @@
 //! * [`ppp`] — preferential path numbering: compact IDs for a set of interesting paths [PPP07 §3.3];
 //! * [`ips`] — interprocedural path segments: subpaths that end at calls, followed into callees
 //!   [PPP07 §3.4.1];
+//! * [`supergraph`] — depth-1 IPSs numbered as paths of a supergraph: each call adds the callee's
+//!   first path as one more choice on the caller's path [PPP07 §3.4.3–3.4.5];
 //! * [`kpath`] — multi-iteration paths: k-slab forest and k-iteration path forest [KBL13];
 //! * [`accuracy`] — accuracy metrics of sampled profiles [PEP05 §6.3–6.4];
 //! * [`hash`] — a fast hasher for the integer keys of the forests and the simulator's tables;
@@ -41,6 +43,7 @@ pub mod plan;
 pub mod ppp;
 pub mod profile;
 pub mod regen;
+pub mod supergraph;
 
 pub use cfg::{BlockId, Cfg, CfgEdge, CfgEdgeId, Succ};
 pub use dag::{Dag, DagEdge, DagEdgeId, DagEdgeKind, LoopCut, NodeId};

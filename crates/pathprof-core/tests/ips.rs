@@ -1,7 +1,7 @@
 //! Interprocedural path segments: [PPP07 §3.4.2]'s example, and the folder against a brute-force
 //! walk of the whole program path on generated runs.
 
-use pathprof_core::ips::{SegmentFolder, Segments, Step};
+use pathprof_core::ips::{depth_one, FirstPath, SegmentFolder, Segments, Step};
 use proptest::prelude::*;
 use std::collections::HashMap;
 
@@ -183,6 +183,8 @@ struct Generator {
     shapes: Shapes,
     items: Vec<Item>,
     wpp: Vec<Token>,
+    /// Every path end with the first paths of the activations its calls entered.
+    ends: Vec<(u64, Vec<FirstPath>)>,
 }
 
 impl Generator {
@@ -193,30 +195,38 @@ impl Generator {
         self.state % below
     }
 
-    fn activation(&mut self, function: u64, depth: u32) {
+    /// Generates an activation of `function`; its first path, as a caller's IPS takes it.
+    fn activation(&mut self, function: u64, depth: u32) -> (u64, bool) {
         self.items.push(Item::Enter);
         let loops = self.next(4);
+        let mut first = None;
         for i in 0..=loops {
             let exit = i == loops;
             // Paths 0 to 2 end at the loop header, 3 and 4 at the exit.
             let path = if exit { 3 + self.next(2) } else { self.next(3) };
             let label = function << 32 | path;
+            let mut heads = Vec::new();
             for part in 0..self.shapes.calls(label) {
                 self.wpp.push(Token::Sub { label, part });
                 self.wpp.push(Token::Open);
                 self.items.push(Item::Call);
+                let mut head = None;
                 if depth < 6 && self.next(4) != 0 {
                     let callee = self.next(4);
-                    self.activation(callee, depth + 1);
+                    head = Some(self.activation(callee, depth + 1));
                 }
+                heads.push(head);
                 self.wpp.push(Token::Close);
             }
+            self.ends.push((label, heads));
+            first.get_or_insert((label, self.shapes.calls(label) == 0 && exit));
             self.wpp.push(Token::Sub { label, part: self.shapes.calls(label) });
             match self.items.last_mut() {
                 Some(Item::End { label: l, exit: e, n }) if (*l, *e) == (label, exit) => *n += 1,
                 _ => self.items.push(Item::End { label, exit, n: 1 }),
             }
         }
+        first.expect("an activation ends at least one path")
     }
 }
 
@@ -227,7 +237,8 @@ fn generate(seed: u64, calls: &[u32]) -> Generator {
             paths.insert(f << 32 | p, (calls[(f * 5 + p) as usize], p >= 3));
         }
     }
-    let mut g = Generator { state: seed | 1, shapes: Shapes { paths }, items: Vec::new(), wpp: Vec::new() };
+    let mut g =
+        Generator { state: seed | 1, shapes: Shapes { paths }, items: Vec::new(), wpp: Vec::new(), ends: Vec::new() };
     for _ in 0..3 {
         let f = g.next(4);
         g.activation(f, 0);
@@ -257,6 +268,23 @@ proptest! {
             }
         }
         prop_assert_eq!(got.paths, paths);
+    }
+
+    /// The supergraph's IPSs: each path end's own, from the first paths of the activations its
+    /// calls entered, are the depth-1 IPSs of the whole program path.
+    #[test]
+    fn each_path_end_with_its_callees_first_paths_gives_the_depth_one_segments(
+        seed in any::<u64>(),
+        calls in proptest::collection::vec(0u32..3, 20),
+    ) {
+        let g = generate(seed, &calls);
+        let mut got: HashMap<Vec<Step>, u64> = HashMap::new();
+        for (label, heads) in &g.ends {
+            for steps in depth_one(*label, heads) {
+                *got.entry(steps).or_default() += 1;
+            }
+        }
+        prop_assert_eq!(got, brute_force(&g.wpp, 1, &g.shapes));
     }
 }
 

@@ -1,0 +1,212 @@
+//! Supergraph numbering of depth-1 interprocedural path segments [PPP07 §3.4.3–3.4.5].
+//!
+//! [PPP07 §3.4.4] turns an IPS into an intraprocedural path by inlining the callee at the call it
+//! takes: the caller's *supergraph* has the callee's paths in it, and its Ball–Larus numbering
+//! numbers the IPSs. §3.4.5 avoids the inlining with a duplicate of the callee that hands its path
+//! register back to the caller. Here no callee is duplicated: every instrumented function
+//! *publishes* the Ball–Larus ID of its first path (its *head*) when it returns, and the caller
+//! adds it to its own ID as one more choice on the path — at each call `c` the supergraph has
+//! `radix(c)` parallel edges, one per head the callee can publish, plus one for a callee that
+//! publishes none (a host function, a function without probes). A supergraph path's ID is
+//!
+//! ```text
+//! S = P + paths · key,   key = (…((d₁ · R₂ + d₂) · R₃ + d₃)…) · Rₙ + dₙ
+//! ```
+//!
+//! where `P` is the Ball–Larus ID of the caller's path, `paths` the number of its paths, and
+//! `d₁ … dₙ` the digits of the calls on the path in order, `Rᵢ` their radices (a mixed-radix
+//! number). `S` determines the path and every call's head, hence every depth-1 IPS the path roots
+//! ([`crate::ips::depth_one`]); a function's IDs are fewer than `paths` times the largest product of
+//! radices along one path ([`max_radix_product`]), which must fit in 64 bits.
+//!
+//! Heads are published in one *head space* for the module: function `g`'s path `Q` is
+//! `offset(g) + Q + 1`. A direct call of an instrumented function reads its digit as `head −
+//! offset(g)` (radix: `g`'s paths + 1); any other call (indirect, or of a function that may call
+//! back) reads `head + 1` (radix: the space's size + 2), where 0 means that no instrumented function
+//! took the call and 1 that one did without publishing.
+
+use crate::dag::Dag;
+use serde::{Deserialize, Serialize};
+
+/// How one call's digit is read: `radix` 1 for a call that adds none (a host function that never
+/// calls back); `callee` for a direct call of an instrumented function (the digit is its head's
+/// path ID plus one); neither for a call whose head is read in the module's head space.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallDigit {
+    pub radix: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub callee: Option<u32>,
+}
+
+/// The supergraph numbering of one function.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Supergraph {
+    /// The function's Ball–Larus paths.
+    pub paths: u64,
+    /// Its supergraph IDs: `paths` times the largest product of radices along a path.
+    pub ids: u64,
+    /// Where its heads start in the module's head space.
+    pub head_offset: u64,
+    /// The digit of every call, in operator order.
+    pub calls: Vec<CallDigit>,
+}
+
+/// What a call's digit says of the callee's first path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Head {
+    /// No instrumented function published a path for the call.
+    None,
+    /// The first path of the activation the call entered.
+    Path { function: u32, path: u64 },
+}
+
+impl Supergraph {
+    /// The Ball–Larus path and the key of supergraph ID `id`.
+    pub fn split(&self, id: u64) -> (u64, u64) {
+        (id % self.paths, id / self.paths)
+    }
+
+    /// The supergraph ID of path `path` with the calls' `digits` (each below its call's radix), or
+    /// `None` when it is not below [`Supergraph::ids`].
+    pub fn id(&self, path: u64, digits: &[(u64, CallDigit)]) -> Option<u64> {
+        let mut key = 0u128;
+        for &(d, c) in digits {
+            if d >= c.radix {
+                return None;
+            }
+            key = key.checked_mul(u128::from(c.radix))?.checked_add(u128::from(d))?;
+        }
+        let id = key.checked_mul(u128::from(self.paths))?.checked_add(u128::from(path))?;
+        u64::try_from(id).ok().filter(|&id| id < self.ids)
+    }
+}
+
+/// The digits of `key` for calls of radices `radices` (in call order), or `None` when `key` is not
+/// below their product.
+pub fn digits(mut key: u64, radices: &[u64]) -> Option<Vec<u64>> {
+    let mut out = vec![0; radices.len()];
+    for (d, &r) in out.iter_mut().zip(radices).rev() {
+        if r == 0 {
+            return None;
+        }
+        *d = key % r;
+        key /= r;
+    }
+    (key == 0).then_some(out)
+}
+
+/// The largest product of `weight` (by block) over the blocks of one path of `dag`, saturating at
+/// `u128::MAX`.
+pub fn max_radix_product(dag: &Dag, weight: &[u128]) -> u128 {
+    let order = dag.topological_order();
+    let out = dag.out_edges();
+    let mut best = vec![0u128; dag.num_nodes() as usize];
+    best[dag.entry() as usize] = 1;
+    for &v in &order {
+        let here = best[v as usize];
+        if here == 0 {
+            continue;
+        }
+        for &e in &out[v as usize] {
+            let w = dag.edges[e as usize].to;
+            let times = weight.get(w as usize).copied().unwrap_or(1);
+            let through = here.saturating_mul(times);
+            if through > best[w as usize] {
+                best[w as usize] = through;
+            }
+        }
+    }
+    best[dag.exit() as usize].max(1)
+}
+
+/// The module's head space: where each instrumented function's heads start.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HeadSpace {
+    /// `(offset, function, paths)`, by offset.
+    starts: Vec<(u64, u32, u64)>,
+}
+
+impl HeadSpace {
+    /// The space of functions `(function, head offset, paths)`.
+    pub fn new(functions: impl IntoIterator<Item = (u32, u64, u64)>) -> HeadSpace {
+        let mut starts: Vec<(u64, u32, u64)> = functions.into_iter().map(|(f, o, n)| (o, f, n)).collect();
+        starts.sort_unstable();
+        HeadSpace { starts }
+    }
+
+    /// The head published as `v` (`offset + path + 1`).
+    pub fn head(&self, v: u64) -> Option<Head> {
+        let i = self.starts.partition_point(|&(o, _, _)| o < v);
+        let &(offset, function, paths) = self.starts.get(i.checked_sub(1)?)?;
+        let path = v - offset - 1;
+        (path < paths).then_some(Head::Path { function, path })
+    }
+
+    /// What digit `d` of a call read as `call` says.
+    pub fn read(&self, call: CallDigit, d: u64) -> Option<Head> {
+        match (call.callee, d) {
+            (_, _) if d >= call.radix => None,
+            (Some(_), 0) | (None, 0 | 1) => Some(Head::None),
+            (Some(function), d) => Some(Head::Path { function, path: d - 1 }),
+            (None, d) => self.head(d - 1),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cfg::{Cfg, CfgEdge, Succ};
+    use crate::dag::LoopCut;
+
+    #[test]
+    fn ids_split_into_the_path_and_the_digits() {
+        let calls = vec![CallDigit { radix: 3, callee: Some(7) }, CallDigit { radix: 5, callee: None }];
+        let sg = Supergraph { paths: 4, ids: 4 * 15, head_offset: 0, calls: calls.clone() };
+        let mut seen = std::collections::HashSet::new();
+        for p in 0..4 {
+            for a in 0..3 {
+                for b in 0..5 {
+                    let id = sg.id(p, &[(a, calls[0]), (b, calls[1])]).expect("in range");
+                    assert!(seen.insert(id), "IDs are unique");
+                    let (path, key) = sg.split(id);
+                    assert_eq!((path, digits(key, &[3, 5])), (p, Some(vec![a, b])));
+                }
+            }
+        }
+        assert_eq!(seen.len(), 60);
+        assert_eq!(sg.id(0, &[(3, calls[0])]), None, "a digit past its radix");
+        assert_eq!(digits(15, &[3, 5]), None, "a key past the product");
+    }
+
+    #[test]
+    fn the_largest_product_is_that_of_the_heaviest_path() {
+        // 0 → {1, 2} → 3; block weights 1: 4, 2: 7, 3: 2.
+        let edges =
+            [(0, Succ::Block(1)), (0, Succ::Block(2)), (1, Succ::Block(3)), (2, Succ::Block(3)), (3, Succ::Exit)];
+        let cfg = Cfg::from_edges(4, 0, edges.iter().map(|&(from, to)| CfgEdge { from, to }).collect());
+        let dag = Dag::build(&cfg, LoopCut::Headers, &[]);
+        assert_eq!(max_radix_product(&dag, &[1, 4, 7, 2]), 14);
+        assert_eq!(max_radix_product(&dag, &[1, 1, 1, 1]), 1);
+        assert_eq!(max_radix_product(&dag, &[1, u128::MAX, 2, 2]), u128::MAX);
+    }
+
+    #[test]
+    fn heads_are_read_from_their_space() {
+        let space = HeadSpace::new([(3, 0, 2), (5, 2, 10), (9, 12, 1)]);
+        assert_eq!(space.head(1), Some(Head::Path { function: 3, path: 0 }));
+        assert_eq!(space.head(2), Some(Head::Path { function: 3, path: 1 }));
+        assert_eq!(space.head(3), Some(Head::Path { function: 5, path: 0 }));
+        assert_eq!(space.head(12), Some(Head::Path { function: 5, path: 9 }));
+        assert_eq!(space.head(13), Some(Head::Path { function: 9, path: 0 }));
+        assert_eq!(space.head(14), None);
+        assert_eq!(space.head(0), None);
+        let direct = CallDigit { radix: 3, callee: Some(5) };
+        let anywhere = CallDigit { radix: 15, callee: None };
+        assert_eq!(space.read(direct, 2), Some(Head::Path { function: 5, path: 1 }));
+        assert_eq!(space.read(direct, 3), None);
+        assert_eq!(space.read(anywhere, 0), Some(Head::None));
+        assert_eq!(space.read(anywhere, 1), Some(Head::None));
+        assert_eq!(space.read(anywhere, 14), Some(Head::Path { function: 9, path: 0 }));
+    }
+}
