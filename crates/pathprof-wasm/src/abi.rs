@@ -88,6 +88,16 @@ impl HostImport {
     }
 }
 
+/// Mode `ippp`: byte offset of the `i64` head word, through which a callee hands its first path to
+/// its caller ([`pathprof_core::supergraph`]): a caller sets it to [`HEAD_ARMED`] before a call; an
+/// instrumented function that finds it armed at its entry clears it to [`HEAD_EMPTY`] and writes its
+/// first path's head there when it returns.
+pub const HEAD_WORD: u32 = 0;
+/// The head word of a call no instrumented function has taken yet.
+pub const HEAD_ARMED: i64 = -1;
+/// The head word of a call taken by a function that has not returned.
+pub const HEAD_EMPTY: i64 = 0;
+
 /// Byte offset of the sampling flag, an `i32`: the number of samples still to take. A path end
 /// samples while it is not 0.
 pub const SAMPLE_FLAG: u32 = 0;

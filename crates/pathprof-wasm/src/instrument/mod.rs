@@ -51,6 +51,7 @@
 mod analysis;
 mod copies;
 mod emit;
+mod heads;
 mod layout;
 mod loops;
 mod options;
@@ -89,9 +90,19 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
     let (info, bodies) = ModuleInfo::read_sections(bytes)?;
     let analyses = analyse_all(&info, &bodies, options)?;
     let mut layout = Layout::new(options.sink.header_bytes(), options.array_max_paths, options.array_max_bytes);
+    let heads = (options.sink == SinkKind::Supergraph).then(|| heads::Heads::new(&analyses));
     let mut functions = Functions::default();
     for (k, analysis) in analyses.into_iter().enumerate() {
-        functions.add(&info, &bodies[k].1, info.num_imported_funcs + k as u32, analysis, options, &mut layout)?;
+        let heads = heads.as_ref().map(|h| (h, k));
+        functions.add(
+            &info,
+            &bodies[k].1,
+            info.num_imported_funcs + k as u32,
+            analysis,
+            options,
+            &mut layout,
+            heads,
+        )?;
     }
     let Functions { mut maps, mut probes, branches, new_types } = functions;
     let mut profiler_data = options.sink.initial_data();
@@ -178,7 +189,9 @@ struct Functions {
 
 impl Functions {
     /// Adds defined function `index` (`body`), analysed as `analysis`: its sink assigned and its
-    /// counters taken from `layout`, or the reason it is left as it was.
+    /// counters taken from `layout`, or the reason it is left as it was. With `heads` (mode `ippp`:
+    /// the module's head space and the function's place among the defined ones), its supergraph.
+    #[allow(clippy::too_many_arguments)]
     fn add(
         &mut self,
         info: &ModuleInfo,
@@ -187,6 +200,7 @@ impl Functions {
         analysis: Analysis,
         options: &InstrumentOptions,
         layout: &mut Layout,
+        heads: Option<(&heads::Heads, usize)>,
     ) -> Result<(), ModuleError> {
         let name = info.names.get(&index).cloned();
         let (mut blocks, planned) = match analysis {
@@ -194,10 +208,17 @@ impl Functions {
             Ok((fcfg, planned)) => (block_infos(&fcfg), planned.map(|planned| (fcfg, planned))),
         };
         let assigned = planned.and_then(|(fcfg, planned)| {
-            let sink = options.sink.assign(&planned.plan, planned.ppp.as_ref(), planned.events.as_ref(), layout)?;
-            Ok((fcfg, planned, sink))
+            let supergraph = heads.map(|(h, k)| h.supergraph(info, k, &fcfg, body, &planned.plan));
+            let sink = options.sink.assign(
+                &planned.plan,
+                planned.ppp.as_ref(),
+                planned.events.as_ref(),
+                supergraph.as_ref().map(|s| &s.0),
+                layout,
+            )?;
+            Ok((fcfg, planned, sink, supergraph))
         });
-        let (fcfg, Planned { plan, loops, ppp, events, branches }, sink) = match assigned {
+        let (fcfg, Planned { plan, loops, ppp, events, branches }, sink, supergraph) = match assigned {
             Ok(assigned) => assigned,
             Err(reason) => {
                 self.maps.push(FunctionMap { index, name, blocks, state: ProbeState::Skipped { reason } });
@@ -212,7 +233,9 @@ impl Functions {
             }
         }
         let wrapper = self.wrapper(info, index);
+        let (supergraph, digits) = supergraph.unzip();
         let mut probe = FuncProbe::new(fcfg, &plan, ppp.as_ref(), sink, wrapper, loops, layout);
+        probe.digits = digits.unwrap_or_default();
         if let Some(events) = events {
             probe.count_stretches(events.body);
         }
@@ -233,6 +256,7 @@ impl Functions {
             run_counters: probe.counting.runs.clone(),
             loop_bursts,
             ppp,
+            supergraph,
         };
         self.maps.push(FunctionMap { index, name, blocks, state: ProbeState::Instrumented(Box::new(probes)) });
         self.probes.push(Some(probe));

@@ -5,7 +5,7 @@ use super::copies::LoopCopy;
 use super::layout::Layout;
 use super::loops::LoopPlan;
 use super::registers::Registers;
-use super::sink::Sink;
+use super::sink::{Digit, Sink};
 use super::switch::{Resumed, Switches};
 use crate::cfg::FuncCfg;
 use crate::events::BodyEvents;
@@ -33,6 +33,9 @@ pub(crate) struct FuncProbe {
     /// straight-line code, added where they start (at the entry, and after operator `i`).
     pub entry_events: Vec<u64>,
     pub stretch_events: Vec<(usize, Vec<u64>)>,
+    /// Mode `ippp`: the digit each call adds to the supergraph path, in operator order (`None`:
+    /// none).
+    pub digits: Vec<Option<Digit>>,
 }
 
 impl FuncProbe {
@@ -50,7 +53,7 @@ impl FuncProbe {
     ) -> Self {
         // The preferential register's increments, for a function whose sink reads that register.
         let ppp_inc = ppp.filter(|_| sink.reads_preferential_register()).map(|p| p.inc.as_slice());
-        let registers = Registers::new(&fcfg, plan, ppp_inc, sink.counts_paths(), layout);
+        let registers = Registers::new(&fcfg, plan, ppp_inc, sink.counts_paths(), sink.wide_register(), layout);
         let counting = match (sink.array(), loops) {
             (Some(array), Some(loops)) => loops.place(layout, array.offset),
             _ => LoopPlan::none(fcfg.blocks.len(), fcfg.cfg.edges().len()),
@@ -66,6 +69,7 @@ impl FuncProbe {
             resumed: None,
             entry_events: Vec::new(),
             stretch_events: Vec::new(),
+            digits: Vec::new(),
         }
     }
 

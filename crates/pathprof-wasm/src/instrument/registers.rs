@@ -37,16 +37,18 @@ pub(crate) fn register_bits(plan: &FunctionPlan) -> u32 {
 impl Registers {
     /// The registers of a function planned as `plan`: with `ppp`, the increments of a second,
     /// preferential register on the same edges; with `counts_paths` false, none at all (a function
-    /// that counts no paths). The tables of `br_table` sites are taken from `layout`.
+    /// that counts no paths); with `wide`, a 64-bit register whatever the paths. The tables of
+    /// `br_table` sites are taken from `layout`.
     pub fn new(
         fcfg: &FuncCfg,
         plan: &FunctionPlan,
         ppp: Option<&[u64]>,
         counts_paths: bool,
+        wide: bool,
         layout: &mut Layout,
     ) -> Registers {
         let nb = fcfg.blocks.len();
-        let bits = register_bits(plan);
+        let bits = if wide { 64 } else { register_bits(plan) };
         let mut edge = vec![Inc::default(); fcfg.cfg.edges().len()];
         let mut start = vec![Inc::default(); nb];
         let mut entry = Inc::default();

@@ -191,7 +191,9 @@ impl ProfileMap {
             .filter_map(|(f, p)| {
                 let (offset, len, slots) = match p.counters {
                     Counters::Ppp { offset, slots } => (offset, u64::from(slots), true),
-                    counters => (counters.array()?, p.plan.num_paths(), false),
+                    counters => {
+                        (counters.array()?, p.supergraph.as_ref().map_or_else(|| p.plan.num_paths(), |s| s.ids), false)
+                    }
                 };
                 Some(ArrayCounters {
                     function: f.index,

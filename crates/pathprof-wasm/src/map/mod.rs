@@ -136,6 +136,9 @@ pub struct Probes {
     /// Preferential mode: the function's interesting paths and their numbering.
     #[serde(default)]
     pub ppp: Option<PppPlan>,
+    /// Mode `ippp`: the supergraph numbering whose IDs its counters hold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supergraph: Option<pathprof_core::supergraph::Supergraph>,
 }
 
 /// A loop's only path around, counted in a local; `slot` holds the count not yet in the array.

@@ -44,6 +44,7 @@
 
 pub mod bl;
 pub mod events;
+pub mod ippp;
 pub mod ips;
 pub mod kbl;
 mod mode;

@@ -3,12 +3,12 @@
 
 use super::mode::{Mode, ModeKind};
 use super::setting::{ModeFlags, Setting};
-use super::{bl, events, ips, kbl, none, pep, ppp};
+use super::{bl, events, ippp, ips, kbl, none, pep, ppp};
 use anyhow::{bail, Result};
 
 /// The modes pathprof defines, in the order the grammar lists them. A mode is added here, once.
-pub const BUILT_IN: [&dyn ModeKind; 7] =
-    [&none::Uninstrumented, &bl::Bl, &pep::Pep, &kbl::Kbl, &ppp::Ppp, &events::Events, &ips::Ips];
+pub const BUILT_IN: [&dyn ModeKind; 8] =
+    [&none::Uninstrumented, &bl::Bl, &pep::Pep, &kbl::Kbl, &ppp::Ppp, &events::Events, &ips::Ips, &ippp::Ippp];
 
 /// The modes a program knows: pathprof's own ([`Registry::built_in`]), and those a program using
 /// pathprof as a library adds ([`Registry::with`]).

@@ -16,6 +16,9 @@
 //!   the host's timer holds a burst open [KBL13 §6];
 //! * [`ppp`] — preferential counting: the interesting paths in compact slots, checked against their
 //!   Ball–Larus IDs, the residual ones counted by the host [PPP07 §3.3–3.5];
+//! * [`supergraph`] — mode `ippp`: the supergraph path (the path and the first path of every
+//!   call's callee) counted as [`array`] or [`table`] count paths, and each function's first path
+//!   handed to its caller [PPP07 §3.4.3–3.4.5];
 //! * [`decode`] — event counting by path decoding (`pd`): a path end adds its path's event vector,
 //!   from a table, to the function's event counters [EVT23 §4.2];
 //! * [`direct`] — direct event counting (`dec`), the baseline: no paths, every stretch of
@@ -33,6 +36,7 @@ mod path_sink;
 mod ppp;
 mod sample;
 mod stream;
+mod supergraph;
 mod table;
 
 pub(crate) use array::ArraySink;
@@ -43,6 +47,7 @@ pub(crate) use path_sink::{PathEnd, PathSink};
 pub(crate) use ppp::PppSink;
 pub(crate) use sample::SampleSink;
 pub(crate) use stream::StreamSink;
+pub(crate) use supergraph::{Digit, SupergraphCounts, SupergraphSink};
 pub(crate) use table::TableSink;
 
 use super::emit::Emitter;
@@ -56,6 +61,7 @@ use pathprof_core::dag::DagEdgeKind;
 use pathprof_core::ppp::PppPlan;
 use pathprof_core::profile::{Endpoint, PathCount};
 use pathprof_core::regen;
+use pathprof_core::supergraph::Supergraph;
 use pathprof_core::FunctionPlan;
 use wasm_encoder::{Function, ValType};
 
@@ -106,6 +112,12 @@ pub enum SinkKind {
     /// before every call: the host cuts each path into the subpaths between its calls and follows
     /// the calls into interprocedural path segments (`ips`) [PPP07 §3.4.1].
     Segments,
+    /// Mode `ippp` (depth-1 interprocedural path segments) [PPP07 §3.4.3–3.4.5]: every function
+    /// counts its *supergraph* paths — its Ball–Larus path and, for each call on it, the first path
+    /// of the activation the call entered, which the callee hands back through a word of the
+    /// profiler's memory — exactly, in an array, a table or the host's table (see
+    /// [`pathprof_core::supergraph`]).
+    Supergraph,
 }
 
 /// The sink of one function.
@@ -120,6 +132,7 @@ pub(crate) enum Sink {
     Ppp(PppSink),
     Decode(DecodeSink),
     Direct(DirectSink),
+    Supergraph(SupergraphSink),
 }
 
 impl PathSink for Sink {
@@ -139,8 +152,12 @@ impl PathSink for Sink {
         self.inner().stretch(e, vector)
     }
 
-    fn call(&self, e: &mut Emitter) {
-        self.inner().call(e)
+    fn call(&self, e: &mut Emitter, digit: Option<Digit>) {
+        self.inner().call(e, digit)
+    }
+
+    fn returned(&self, e: &mut Emitter, digit: Option<Digit>) {
+        self.inner().returned(e, digit)
     }
 }
 
@@ -156,6 +173,7 @@ impl Sink {
             Sink::Ppp(s) => s,
             Sink::Decode(s) => s,
             Sink::Direct(s) => s,
+            Sink::Supergraph(s) => s,
         }
     }
 
@@ -174,6 +192,11 @@ impl Sink {
             Sink::Ppp(s) => Counters::Ppp { offset: s.offset, slots: s.slots },
             Sink::Decode(s) => Counters::Events { offset: s.counters, mask: s.mask, decoded: true },
             Sink::Direct(s) => Counters::Events { offset: s.counters, mask: s.mask, decoded: false },
+            Sink::Supergraph(s) => match s.counts {
+                SupergraphCounts::Array(a) => Counters::Array { offset: a.offset },
+                SupergraphCounts::Table(t) => Counters::Table { offset: t.offset, slots: t.slots },
+                SupergraphCounts::Hash => Counters::Hash,
+            },
         }
     }
 
@@ -182,6 +205,7 @@ impl Sink {
         match self {
             Sink::Array(_) | Sink::Decode(_) | Sink::Direct(_) => false,
             Sink::Table(_) | Sink::Hash | Sink::Stream(_) | Sink::Burst(_) | Sink::Ppp(_) => true,
+            Sink::Supergraph(s) => !matches!(s.counts, SupergraphCounts::Array(_)),
             Sink::Sample(s) => s.buffer.is_none() || s.wide,
         }
     }
@@ -225,7 +249,8 @@ impl Sink {
             | Sink::Stream(_)
             | Sink::Ppp(_)
             | Sink::Decode(_)
-            | Sink::Direct(_) => None,
+            | Sink::Direct(_)
+            | Sink::Supergraph(_) => None,
         }
     }
 
@@ -244,8 +269,15 @@ impl Sink {
             | Sink::Stream(_)
             | Sink::Burst(_)
             | Sink::Decode(_)
-            | Sink::Direct(_) => false,
+            | Sink::Direct(_)
+            | Sink::Supergraph(_) => false,
         }
+    }
+
+    /// Whether the function's register holds 64 bits whatever its paths: its path ends put the
+    /// supergraph ID there.
+    pub(crate) fn wide_register(&self) -> bool {
+        matches!(self, Sink::Supergraph(s) if s.digits)
     }
 }
 
@@ -270,7 +302,8 @@ impl SinkKind {
             | SinkKind::Decode
             | SinkKind::Direct
             | SinkKind::Trace
-            | SinkKind::Segments => None,
+            | SinkKind::Segments
+            | SinkKind::Supergraph => None,
         }
     }
 
@@ -282,6 +315,14 @@ impl SinkKind {
             SinkKind::Trace if !fcfg.cfg.landings().is_empty() => {
                 Some("catches exceptions, which the hardware path profiler does not simulate".into())
             }
+            // A callee hands its first path to its caller when it returns: an exception or a tail
+            // call would leave the hand-over to another function.
+            SinkKind::Supergraph if fcfg.cfg.throws() => {
+                Some("may throw an exception, which interprocedural segments do not follow".into())
+            }
+            SinkKind::Supergraph if fcfg.sites.iter().any(|s| matches!(s.kind, crate::cfg::SiteKind::TailCall(_))) => {
+                Some("makes tail calls, which interprocedural segments do not follow".into())
+            }
             SinkKind::Trace
             | SinkKind::Count
             | SinkKind::Sample { .. }
@@ -290,7 +331,8 @@ impl SinkKind {
             | SinkKind::Preferential { .. }
             | SinkKind::Decode
             | SinkKind::Direct
-            | SinkKind::Segments => None,
+            | SinkKind::Segments
+            | SinkKind::Supergraph => None,
         }
     }
 
@@ -303,7 +345,8 @@ impl SinkKind {
             | SinkKind::Sample { .. }
             | SinkKind::Preferential { .. }
             | SinkKind::Decode
-            | SinkKind::Direct => None,
+            | SinkKind::Direct
+            | SinkKind::Supergraph => None,
         }
     }
 
@@ -327,7 +370,8 @@ impl SinkKind {
             | SinkKind::Decode
             | SinkKind::Direct
             | SinkKind::Trace
-            | SinkKind::Segments => Ok(None),
+            | SinkKind::Segments
+            | SinkKind::Supergraph => Ok(None),
         }
     }
 
@@ -342,7 +386,12 @@ impl SinkKind {
             (SinkKind::Preferential { slots_everywhere }, Some(ppp)) => ppp.covers(plan) || !slots_everywhere,
             (SinkKind::Preferential { .. }, None)
             | (
-                SinkKind::Sample { .. } | SinkKind::Stream | SinkKind::Direct | SinkKind::Trace | SinkKind::Segments,
+                SinkKind::Sample { .. }
+                | SinkKind::Stream
+                | SinkKind::Direct
+                | SinkKind::Trace
+                | SinkKind::Segments
+                | SinkKind::Supergraph,
                 _,
             ) => false,
         }
@@ -360,7 +409,8 @@ impl SinkKind {
             | SinkKind::Preferential { .. }
             | SinkKind::Decode
             | SinkKind::Direct
-            | SinkKind::Segments => false,
+            | SinkKind::Segments
+            | SinkKind::Supergraph => false,
         }
     }
 
@@ -375,7 +425,8 @@ impl SinkKind {
             | SinkKind::Preferential { .. }
             | SinkKind::Direct
             | SinkKind::Trace
-            | SinkKind::Segments => false,
+            | SinkKind::Segments
+            | SinkKind::Supergraph => false,
         }
     }
 
@@ -383,6 +434,7 @@ impl SinkKind {
     pub(crate) fn header_bytes(self) -> u64 {
         match self {
             SinkKind::Count | SinkKind::Preferential { .. } | SinkKind::Decode | SinkKind::Direct => 0,
+            SinkKind::Supergraph => u64::from(crate::abi::HEAD_WORD) + 8,
             SinkKind::Sample { buffer: None } => u64::from(crate::abi::SAMPLE_WORDS),
             SinkKind::Sample { buffer: Some(slots) } => SampleBufferLayout::new(slots).end(),
             SinkKind::Stream | SinkKind::Bursts | SinkKind::Trace | SinkKind::Segments => {
@@ -391,17 +443,19 @@ impl SinkKind {
         }
     }
 
-    /// The sink of a function planned as `plan` (with its preferential numbering and events when
-    /// it has them), with the counters (and tables) it needs taken from `layout`; the reason the
-    /// function cannot be instrumented with this kind of sink, when it cannot.
+    /// The sink of a function planned as `plan` (with its preferential numbering, events and
+    /// supergraph when it has them), with the counters (and tables) it needs taken from `layout`;
+    /// the reason the function cannot be instrumented with this kind of sink, when it cannot.
     pub(crate) fn assign(
         self,
         plan: &FunctionPlan,
         ppp: Option<&PppPlan>,
         events: Option<&FunctionEvents>,
+        supergraph: Option<&Supergraph>,
         layout: &mut Layout,
     ) -> Result<Sink, String> {
-        let n = plan.num_paths();
+        // A supergraph's paths are counted as a function's paths are.
+        let n = supergraph.map_or_else(|| plan.num_paths(), |s| s.ids);
         let fits_array = layout.fits_array(n);
         let array = |layout: &mut Layout| ArraySink { offset: layout.take(8 * n) };
         // A table for the paths of a function too many for an array (at least two slots, so that
@@ -439,6 +493,18 @@ impl SinkKind {
                     }
                     _ => Sink::Hash,
                 }
+            }
+            SinkKind::Supergraph => {
+                let s = supergraph.expect("supergraph sinks are planned with their supergraph");
+                let counts = if fits_array {
+                    SupergraphCounts::Array(array(layout))
+                } else if layout.fits(table_bytes) {
+                    SupergraphCounts::Table(table(layout))
+                } else {
+                    SupergraphCounts::Hash
+                };
+                let digits = s.calls.iter().any(|c| c.radix > 1);
+                Sink::Supergraph(SupergraphSink { counts, paths: s.paths, head_offset: s.head_offset, digits })
             }
             SinkKind::Count if fits_array => Sink::Array(array(layout)),
             SinkKind::Count => hashed(layout),
@@ -501,7 +567,9 @@ impl SinkKind {
     /// host.
     pub(crate) fn layout(self, calls_import: bool) -> SinkLayout {
         match self {
-            SinkKind::Count | SinkKind::Decode | SinkKind::Direct => SinkLayout::Count { hash: calls_import },
+            SinkKind::Count | SinkKind::Decode | SinkKind::Direct | SinkKind::Supergraph => {
+                SinkLayout::Count { hash: calls_import }
+            }
             SinkKind::Sample { .. } => {
                 let buffer = self.sample_buffer();
                 SinkLayout::Sample { buffer, wide: buffer.is_some() && calls_import }
@@ -521,7 +589,8 @@ impl SinkKind {
             | SinkKind::Sample { .. }
             | SinkKind::Preferential { .. }
             | SinkKind::Decode
-            | SinkKind::Direct => Vec::new(),
+            | SinkKind::Direct
+            | SinkKind::Supergraph => Vec::new(),
         }
     }
 

@@ -1,5 +1,6 @@
 //! What one function's path ends do: the trait every sink implements.
 
+use super::supergraph::Digit;
 use crate::instrument::emit::Emitter;
 use wasm_encoder::ValType;
 
@@ -26,6 +27,9 @@ pub(crate) trait PathSink {
     /// Code where a stretch of straight-line code with the events `vector` starts (for a sink that
     /// counts events where they occur).
     fn stretch(&self, _e: &mut Emitter, _vector: &[u64]) {}
-    /// Code just before a call (`call`, `call_indirect`, `call_ref`).
-    fn call(&self, _e: &mut Emitter) {}
+    /// Code just before a call (`call`, `call_indirect`, `call_ref`), which adds `digit` to the
+    /// supergraph path (mode `ippp`).
+    fn call(&self, _e: &mut Emitter, _digit: Option<Digit>) {}
+    /// Code just after a call has returned.
+    fn returned(&self, _e: &mut Emitter, _digit: Option<Digit>) {}
 }

@@ -43,7 +43,7 @@ impl PathSink for StreamSink {
         }
     }
 
-    fn call(&self, e: &mut Emitter) {
+    fn call(&self, e: &mut Emitter, _: Option<super::supergraph::Digit>) {
         if self.calls {
             e.f.instruction(&Instruction::I64Const(StreamItem::Call.encode() as i64));
             e.f.instruction(&Instruction::LocalSet(e.sink_local(ITEM)));

@@ -3,6 +3,7 @@
 //! checked on read to be what a run could have written.
 
 use super::Ips;
+use crate::modes::ippp::Ippp;
 use crate::modes::{sum, ModeKind};
 use anyhow::{bail, Context, Result};
 use pathprof_core::ips::MAX_DEPTH;
@@ -95,22 +96,28 @@ pub struct Subpath {
     pub blocks: Vec<u32>,
 }
 
-/// The facts of an `ips` profile.
-/// The facts of an `ips` profile, checked to be what a run could have written.
+/// Whether a profile's mode is one of those that count interprocedural path segments (`ips`,
+/// `ippp`), whose facts are [`IpsFacts`].
+pub fn counts_segments(mode: &ProfileMode) -> bool {
+    matches!(mode, ProfileMode::Extension(x) if x.name == Ips.name() || x.name == Ippp.name())
+}
+
+/// The facts of an `ips` or `ippp` profile, checked to be what a run could have written.
 pub fn facts(mode: &ProfileMode) -> Result<IpsFacts> {
     match mode {
-        ProfileMode::Extension(x) if x.name == Ips.name() => {
+        ProfileMode::Extension(x) if counts_segments(mode) => {
             let facts: IpsFacts =
                 serde_json::from_value(x.facts.clone()).context("the profile's interprocedural path segments")?;
             facts.check().context("the profile's interprocedural path segments")?;
             Ok(facts)
         }
-        _ => bail!("it is not an ips profile"),
+        _ => bail!("it is not an ips or ippp profile"),
     }
 }
 
-pub(super) fn to_mode(facts: &IpsFacts) -> Result<ProfileMode> {
-    Ok(ProfileMode::Extension(Extension { name: Ips.name().into(), facts: serde_json::to_value(facts)? }))
+/// The profile's mode `kind` with `facts`.
+pub(crate) fn to_mode(kind: &dyn ModeKind, facts: &IpsFacts) -> Result<ProfileMode> {
+    Ok(ProfileMode::Extension(Extension { name: kind.name().into(), facts: serde_json::to_value(facts)? }))
 }
 
 impl IpsFacts {

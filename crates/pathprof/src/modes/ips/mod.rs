@@ -11,8 +11,8 @@
 mod facts;
 mod residual;
 
-use facts::to_mode;
-pub use facts::{facts, IpsCount, IpsFacts, IpsStep, Mark, ResidualSegments, Subpath};
+pub(crate) use facts::to_mode;
+pub use facts::{counts_segments, facts, IpsCount, IpsFacts, IpsStep, Mark, ResidualSegments, Subpath};
 pub use residual::{untested, TestedSegments, UntestedSegments};
 
 use super::mode::{instrumented, sum, Given, Mode, ModeKind, ModeRun, ProfilingMode, Report, RunFigure, SnapshotSink};
@@ -23,7 +23,7 @@ use crate::profiled::ProfiledModule;
 use crate::render::{group, share};
 use crate::view::{function_name, source_lines};
 use anyhow::{bail, Context, Result};
-use pathprof_core::ips::{Step, MAX_DEPTH};
+use pathprof_core::ips::{Segments, Step, MAX_DEPTH};
 use pathprof_core::profile::{FunctionProfile, InterestingRule, Profile, ProfileMode, U64};
 use pathprof_core::regen;
 use pathprof_runtime::{Engine, Program, Recorded, RunConfig, RunOutcome, SegmentConsumer, Segmented, StreamCollector};
@@ -66,89 +66,100 @@ impl ModeKind for Ips {
 
     /// The IPSs of both, those of one sequence of steps adding their counts.
     fn merge(&self, a: &ProfileMode, b: &ProfileMode) -> Result<ProfileMode> {
-        let (x, y) = (facts(a)?, facts(b)?);
-        if x.k != y.k {
-            bail!("its segments follow up to {} calls, not {}", y.k, x.k);
-        }
-        let from =
-            |r: &Option<ResidualSegments>| r.as_ref().map(|r| (r.interesting_from.clone(), r.chosen_by, r.interesting));
-        if from(&x.residual) != from(&y.residual) {
-            bail!("its interesting segments come from other profiles, or were chosen by another rule");
-        }
-        let mut counts: HashMap<Vec<IpsStep>, IpsCount> = HashMap::new();
-        for s in x.ips.into_iter().chain(y.ips) {
-            match counts.get_mut(&s.steps) {
-                Some(c) => c.count = U64(sum(c.count.0, s.count.0, "the segments' counts")?),
-                None => {
-                    counts.insert(s.steps.clone(), s);
-                }
-            }
-        }
-        let mut merged = IpsFacts {
-            k: x.k,
-            segments: U64(0),
-            executions: U64(0),
-            stream_items: U64(sum(x.stream_items.0, y.stream_items.0, "the stream items")?),
-            stream_wait_seconds: x.stream_wait_seconds + y.stream_wait_seconds,
-            mismatched: U64(sum(x.mismatched.0, y.mismatched.0, "the mismatched path ends")?),
-            open_activations: U64(sum(x.open_activations.0, y.open_activations.0, "the open activations")?),
-            residual: x.residual,
-            ips: Vec::new(),
-        };
-        merged.set_segments(counts.into_values().collect())?;
-        to_mode(&merged)
+        merge_segments(self, a, b)
     }
 
     /// The totals, and the most frequent IPSs (those through `function`, when given) with the
     /// source lines of their subpaths.
     fn report(&self, out: &mut dyn Write, p: &Profile, top: usize, function: Option<&str>) -> Result<Report> {
-        let facts = facts(&p.mode)?;
+        report_segments(out, p, top, function)
+    }
+}
+
+/// The mode of the sum of two profiles of mode `kind` that count IPSs: those of one sequence of
+/// steps add their counts.
+pub(crate) fn merge_segments(kind: &dyn ModeKind, a: &ProfileMode, b: &ProfileMode) -> Result<ProfileMode> {
+    let (x, y) = (facts(a)?, facts(b)?);
+    if x.k != y.k {
+        bail!("its segments follow up to {} calls, not {}", y.k, x.k);
+    }
+    let from =
+        |r: &Option<ResidualSegments>| r.as_ref().map(|r| (r.interesting_from.clone(), r.chosen_by, r.interesting));
+    if from(&x.residual) != from(&y.residual) {
+        bail!("its interesting segments come from other profiles, or were chosen by another rule");
+    }
+    let mut counts: HashMap<Vec<IpsStep>, IpsCount> = HashMap::new();
+    for s in x.ips.into_iter().chain(y.ips) {
+        match counts.get_mut(&s.steps) {
+            Some(c) => c.count = U64(sum(c.count.0, s.count.0, "the segments' counts")?),
+            None => {
+                counts.insert(s.steps.clone(), s);
+            }
+        }
+    }
+    let mut merged = IpsFacts {
+        k: x.k,
+        segments: U64(0),
+        executions: U64(0),
+        stream_items: U64(sum(x.stream_items.0, y.stream_items.0, "the stream items")?),
+        stream_wait_seconds: x.stream_wait_seconds + y.stream_wait_seconds,
+        mismatched: U64(sum(x.mismatched.0, y.mismatched.0, "the mismatched path ends")?),
+        open_activations: U64(sum(x.open_activations.0, y.open_activations.0, "the open activations")?),
+        residual: x.residual,
+        ips: Vec::new(),
+    };
+    merged.set_segments(counts.into_values().collect())?;
+    to_mode(kind, &merged)
+}
+
+/// The report of a profile that counts IPSs: the totals, and the most frequent IPSs (those through
+/// `function`, when given) with the source lines of their subpaths.
+pub(crate) fn report_segments(out: &mut dyn Write, p: &Profile, top: usize, function: Option<&str>) -> Result<Report> {
+    let facts = facts(&p.mode)?;
+    writeln!(
+        out,
+        "  {} interprocedural path segments of up to {} call{} ran, {} times{}{}",
+        group(facts.segments.0),
+        facts.k,
+        if facts.k == 1 { "" } else { "s" },
+        group(facts.executions.0),
+        match facts.mismatched.0 {
+            0 => String::new(),
+            n => format!("; {} path ends had calls the stream did not mark (not counted)", group(n)),
+        },
+        match facts.open_activations.0 {
+            0 => String::new(),
+            n => format!("; {} activations still open at the end (their segments unfinished)", group(n)),
+        },
+    )?;
+    if let Some(r) = &facts.residual {
         writeln!(
             out,
-            "  {} interprocedural path segments of up to {} call{} ran, {} times{}{}",
-            group(facts.segments.0),
-            facts.k,
-            if facts.k == 1 { "" } else { "s" },
-            group(facts.executions.0),
-            match facts.mismatched.0 {
-                0 => String::new(),
-                n => format!("; {} path ends had calls the stream did not mark (not counted)", group(n)),
-            },
-            match facts.open_activations.0 {
-                0 => String::new(),
-                n => format!("; {} activations still open at the end (their segments unfinished)", group(n)),
-            },
+            "  {} interesting segments (from {}: {}); {} residual segments ran, {} times (`report --untested`)",
+            group(r.interesting.0),
+            r.interesting_from.join(", "),
+            r.chosen_by,
+            group(r.segments.0),
+            group(r.executions.0)
         )?;
-        if let Some(r) = &facts.residual {
-            writeln!(
-                out,
-                "  {} interesting segments (from {}: {}); {} residual segments ran, {} times (`report --untested`)",
-                group(r.interesting.0),
-                r.interesting_from.join(", "),
-                r.chosen_by,
-                group(r.segments.0),
-                group(r.executions.0)
-            )?;
-        }
-        let by_index: HashMap<u32, &FunctionProfile> = p.functions.iter().map(|f| (f.index, f)).collect();
-        let name = |i: u32| by_index.get(&i).map_or_else(|| format!("func[{i}]"), |f| function_name(f));
-        let through = |s: &IpsCount| {
-            function
-                .is_none_or(|want| s.steps.iter().any(|x| matches!(x, IpsStep::Sub(sub) if name(sub.function) == want)))
-        };
-        writeln!(out)?;
-        for (rank, s) in facts.ips.iter().filter(|s| through(s)).take(top).enumerate() {
-            writeln!(
-                out,
-                "#{:<3} {:>12}  {:5.1}%",
-                rank + 1,
-                group(s.count.0),
-                share(u128::from(s.count.0), u128::from(facts.executions.0))
-            )?;
-            write_steps(out, p, &s.steps)?;
-        }
-        Ok(Report::Done)
     }
+    let by_index: HashMap<u32, &FunctionProfile> = p.functions.iter().map(|f| (f.index, f)).collect();
+    let name = |i: u32| by_index.get(&i).map_or_else(|| format!("func[{i}]"), |f| function_name(f));
+    let through = |s: &IpsCount| {
+        function.is_none_or(|want| s.steps.iter().any(|x| matches!(x, IpsStep::Sub(sub) if name(sub.function) == want)))
+    };
+    writeln!(out)?;
+    for (rank, s) in facts.ips.iter().filter(|s| through(s)).take(top).enumerate() {
+        writeln!(
+            out,
+            "#{:<3} {:>12}  {:5.1}%",
+            rank + 1,
+            group(s.count.0),
+            share(u128::from(s.count.0), u128::from(facts.executions.0))
+        )?;
+        write_steps(out, p, &s.steps)?;
+    }
+    Ok(Report::Done)
 }
 
 /// Writes a segment's subpaths of `p`'s functions, one a line, indented by call depth, with their
@@ -254,43 +265,14 @@ impl ProfilingMode for IpsMode {
         given: &Given,
     ) -> Result<ProfileMode> {
         let segmented = run.facts::<Segmented>()?;
-        let map = instrumented(map)?;
-        let mut parts = Parts::new(map);
-        let s = &segmented.segments;
-        let tested = given.tested_segments.as_deref();
-        let mut ips = Vec::with_capacity(s.segments.len());
-        for (steps, &count) in &s.segments {
-            let untested_path = tested.is_some_and(|t| {
-                steps.iter().any(|x| matches!(x, Step::Sub { label, .. } if !t.paths.contains(&((label >> 32) as u32, label & 0xffff_ffff))))
-            });
-            let steps = steps.iter().map(|&step| parts.step(step)).collect::<Result<Vec<_>>>()?;
-            let interesting = tested.map(|t| t.segments.contains(&steps));
-            let untested_path = untested_path && interesting == Some(false);
-            ips.push(IpsCount { count: U64(count), steps, interesting, untested_path });
-        }
-        if s.saturated {
-            bail!("a segment ran 2^64 times or more: its count cannot be written exactly");
-        }
-        let mut facts = IpsFacts {
-            k: s.k,
-            segments: U64(0),
-            executions: U64(0),
-            stream_items: U64(segmented.stream_items),
-            stream_wait_seconds: segmented.waited.as_secs_f64(),
-            mismatched: U64(s.mismatched + s.stray),
-            open_activations: U64(s.open as u64),
-            residual: tested.map(|t| ResidualSegments {
-                interesting_from: given.interesting_from.clone(),
-                chosen_by: given.interesting_chosen.map_or(InterestingRule::Executed, |c| c.0),
-                interesting: U64(t.segments.len() as u64),
-                chosen_share: t.share,
-                segments: U64(0),
-                executions: U64(0),
-            }),
-            ips: Vec::new(),
-        };
-        facts.set_segments(ips)?;
-        to_mode(&facts)
+        let facts = segment_facts(
+            &segmented.segments,
+            segmented.stream_items,
+            segmented.waited.as_secs_f64(),
+            instrumented(map)?,
+            given,
+        )?;
+        to_mode(self.kind(), &facts)
     }
 
     mode_identity!();
@@ -300,6 +282,52 @@ impl fmt::Display for IpsMode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.write(f)
     }
+}
+
+/// The facts of a profile that counts the IPSs `s` of a module instrumented as `map`, given
+/// `given`, from a run that streamed `stream_items` and waited `waited` seconds for the fold.
+pub(crate) fn segment_facts(
+    s: &Segments,
+    stream_items: u64,
+    waited: f64,
+    map: &ProfileMap,
+    given: &Given,
+) -> Result<IpsFacts> {
+    let mut parts = Parts::new(map);
+    let tested = given.tested_segments.as_deref();
+    let mut ips = Vec::with_capacity(s.segments.len());
+    for (steps, &count) in &s.segments {
+        let untested_path = tested.is_some_and(|t| {
+                steps.iter().any(|x| matches!(x, Step::Sub { label, .. } if !t.paths.contains(&((label >> 32) as u32, label & 0xffff_ffff))))
+            });
+        let steps = steps.iter().map(|&step| parts.step(step)).collect::<Result<Vec<_>>>()?;
+        let interesting = tested.map(|t| t.segments.contains(&steps));
+        let untested_path = untested_path && interesting == Some(false);
+        ips.push(IpsCount { count: U64(count), steps, interesting, untested_path });
+    }
+    if s.saturated {
+        bail!("a segment ran 2^64 times or more: its count cannot be written exactly");
+    }
+    let mut facts = IpsFacts {
+        k: s.k,
+        segments: U64(0),
+        executions: U64(0),
+        stream_items: U64(stream_items),
+        stream_wait_seconds: waited,
+        mismatched: U64(s.mismatched + s.stray),
+        open_activations: U64(s.open as u64),
+        residual: tested.map(|t| ResidualSegments {
+            interesting_from: given.interesting_from.clone(),
+            chosen_by: given.interesting_chosen.map_or(InterestingRule::Executed, |c| c.0),
+            interesting: U64(t.segments.len() as u64),
+            chosen_share: t.share,
+            segments: U64(0),
+            executions: U64(0),
+        }),
+        ips: Vec::new(),
+    };
+    facts.set_segments(ips)?;
+    Ok(facts)
 }
 
 /// What a run streamed, as a run of the mode.

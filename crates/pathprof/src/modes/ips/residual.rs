@@ -3,10 +3,10 @@
 //! [PPP07 Table 3.2].
 
 use super::facts::{facts, key, IpsCount, IpsStep};
-use super::{Ips, DEFAULT_K};
-use crate::modes::{sum, ModeKind};
+use super::DEFAULT_K;
+use crate::modes::sum;
 use anyhow::{bail, Context, Result};
-use pathprof_core::profile::{InterestingRule, PathCount, Profile, ProfileMode};
+use pathprof_core::profile::{InterestingRule, PathCount, Profile};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 
@@ -32,7 +32,7 @@ impl TestedSegments {
         rule: InterestingRule,
         paths: &HashMap<u32, Vec<PathCount>>,
     ) -> Result<Option<TestedSegments>> {
-        let is_ips = |p: &Profile| matches!(&p.mode, ProfileMode::Extension(x) if x.name == Ips.name());
+        let is_ips = |p: &Profile| super::counts_segments(&p.mode);
         let Some((first, _)) = profiles.iter().find(|(_, p)| is_ips(p)) else { return Ok(None) };
         let mut k = None;
         let mut counts: HashMap<Vec<IpsStep>, u64> = HashMap::new();

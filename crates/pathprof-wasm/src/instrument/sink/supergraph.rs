@@ -1,0 +1,172 @@
+//! The supergraph sink of mode `ippp` [PPP07 §3.4.3–3.4.5]: a path end counts the function's
+//! *supergraph* path — its Ball–Larus path combined with the first path of every call's callee
+//! (see [`pathprof_core::supergraph`]) — in an array, a table or the host's table, as `bl` counts
+//! its paths; and every function hands its own first path to the call that entered it.
+//!
+//! * At the entry, an activation takes its caller's call if the head word is armed
+//!   ([`HEAD_ARMED`]), clearing it, so that its own callees do not take it.
+//! * Before a call that adds a digit, the head word is armed; after it, the caller reads the head
+//!   the callee published and adds it as one more digit to its key (`key = key · radix + digit`).
+//! * At a path end, the activation's first path is kept; the supergraph ID `key · paths + r`
+//!   replaces the register, which the inner sink counts, and the key starts again.
+//! * At the exit, an activation that took its call publishes its first path (`offset + path + 1`).
+//!
+//! A function whose supergraph IDs would not fit in 64 bits adds no digits (its segments are not
+//! counted) but still takes its call and publishes its first path.
+
+use super::array::ArraySink;
+use super::path_sink::{PathEnd, PathSink};
+use super::table::TableSink;
+use crate::abi::{HEAD_ARMED, HEAD_EMPTY, HEAD_WORD};
+use crate::instrument::emit::Emitter;
+use wasm_encoder::{BlockType, Instruction, MemArg, ValType};
+
+/// The digit a call adds: `head − minus` (modulo 2^64), below `radix` — `minus` is the callee's head
+/// offset for a direct call of an instrumented function (its path + 1), and −1 for a call read in the
+/// whole head space (0: no instrumented function took it, 1: one did and has not published).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Digit {
+    pub radix: u64,
+    pub minus: u64,
+}
+
+/// Where a function's supergraph paths are counted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SupergraphCounts {
+    Array(ArraySink),
+    Table(TableSink),
+    Hash,
+}
+
+/// A function of a module instrumented for `ippp`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SupergraphSink {
+    pub counts: SupergraphCounts,
+    /// The function's Ball–Larus paths.
+    pub paths: u64,
+    /// Where its heads start in the module's head space.
+    pub head_offset: u64,
+    /// Whether its calls add digits (its supergraph IDs fit in 64 bits).
+    pub digits: bool,
+}
+
+/// The sink's own locals after the inner sink's: the key of the digits so far (`i64`), the first
+/// path (`i64`), whether it has ended (`i32`), and whether the activation took its caller's call
+/// (`i32`).
+const OWN: [ValType; 4] = [ValType::I64, ValType::I64, ValType::I32, ValType::I32];
+const WITH_TABLE: [ValType; 6] = [ValType::I64, ValType::I32, ValType::I64, ValType::I64, ValType::I32, ValType::I32];
+const KEY: u32 = 0;
+const FIRST: u32 = 1;
+const STARTED: u32 = 2;
+const TOOK: u32 = 3;
+
+impl SupergraphSink {
+    fn inner(&self) -> &dyn PathSink {
+        match &self.counts {
+            SupergraphCounts::Array(a) => a,
+            SupergraphCounts::Table(t) => t,
+            SupergraphCounts::Hash => &super::hash::HashSink,
+        }
+    }
+
+    /// Local `i` of the sink's own, after the inner sink's.
+    fn local(&self, e: &Emitter, i: u32) -> u32 {
+        e.sink_local(self.inner().locals().len() as u32 + i)
+    }
+
+    fn head(e: &Emitter) -> MemArg {
+        MemArg { offset: u64::from(HEAD_WORD), align: 3, memory_index: e.memory }
+    }
+
+    fn store_head(e: &mut Emitter, value: i64) {
+        let head = Self::head(e);
+        e.f.instruction(&Instruction::I32Const(0));
+        e.f.instruction(&Instruction::I64Const(value));
+        e.f.instruction(&Instruction::I64Store(head));
+    }
+
+    /// Whether the call adds a digit.
+    fn adds(&self, digit: Option<Digit>) -> Option<Digit> {
+        digit.filter(|d| self.digits && d.radix > 1)
+    }
+}
+
+impl PathSink for SupergraphSink {
+    fn locals(&self) -> &'static [ValType] {
+        match self.counts {
+            SupergraphCounts::Table(_) => &WITH_TABLE,
+            SupergraphCounts::Array(_) | SupergraphCounts::Hash => &OWN,
+        }
+    }
+
+    /// Takes the caller's call when the head word is armed.
+    fn enter(&self, e: &mut Emitter) {
+        let (head, took) = (Self::head(e), self.local(e, TOOK));
+        e.f.instruction(&Instruction::I32Const(0));
+        e.f.instruction(&Instruction::I64Load(head));
+        e.f.instruction(&Instruction::I64Const(HEAD_ARMED));
+        e.f.instruction(&Instruction::I64Eq);
+        e.f.instruction(&Instruction::LocalTee(took));
+        e.f.instruction(&Instruction::If(BlockType::Empty));
+        Self::store_head(e, HEAD_EMPTY);
+        e.f.instruction(&Instruction::End);
+    }
+
+    fn call(&self, e: &mut Emitter, digit: Option<Digit>) {
+        if self.adds(digit).is_some() {
+            Self::store_head(e, HEAD_ARMED);
+        }
+    }
+
+    /// `key = key · radix + digit`, the digit read from the head word.
+    fn returned(&self, e: &mut Emitter, digit: Option<Digit>) {
+        let Some(d) = self.adds(digit) else { return };
+        let (head, key) = (Self::head(e), self.local(e, KEY));
+        e.f.instruction(&Instruction::LocalGet(key));
+        e.f.instruction(&Instruction::I64Const(d.radix as i64));
+        e.f.instruction(&Instruction::I64Mul);
+        e.f.instruction(&Instruction::I32Const(0));
+        e.f.instruction(&Instruction::I64Load(head));
+        e.f.instruction(&Instruction::I64Const(d.minus as i64));
+        e.f.instruction(&Instruction::I64Sub);
+        e.f.instruction(&Instruction::I64Add);
+        e.f.instruction(&Instruction::LocalSet(key));
+    }
+
+    fn record(&self, e: &mut Emitter, end: PathEnd) {
+        let (key, first, started, took) =
+            (self.local(e, KEY), self.local(e, FIRST), self.local(e, STARTED), self.local(e, TOOK));
+        // The activation's first path.
+        e.f.instruction(&Instruction::LocalGet(started));
+        e.f.instruction(&Instruction::I32Eqz);
+        e.f.instruction(&Instruction::If(BlockType::Empty));
+        e.r_as_i64();
+        e.f.instruction(&Instruction::LocalSet(first));
+        e.f.instruction(&Instruction::I32Const(1));
+        e.f.instruction(&Instruction::LocalSet(started));
+        e.f.instruction(&Instruction::End);
+        if self.digits {
+            // r = key · paths + r; the next path's key starts at 0.
+            e.f.instruction(&Instruction::LocalGet(key));
+            e.f.instruction(&Instruction::I64Const(self.paths as i64));
+            e.f.instruction(&Instruction::I64Mul);
+            e.r_as_i64();
+            e.f.instruction(&Instruction::I64Add);
+            e.f.instruction(&Instruction::LocalSet(e.r));
+            e.f.instruction(&Instruction::I64Const(0));
+            e.f.instruction(&Instruction::LocalSet(key));
+        }
+        self.inner().record(e, end);
+        if end == PathEnd::Exit {
+            let head = Self::head(e);
+            e.f.instruction(&Instruction::LocalGet(took));
+            e.f.instruction(&Instruction::If(BlockType::Empty));
+            e.f.instruction(&Instruction::I32Const(0));
+            e.f.instruction(&Instruction::LocalGet(first));
+            e.f.instruction(&Instruction::I64Const(self.head_offset.wrapping_add(1) as i64));
+            e.f.instruction(&Instruction::I64Add);
+            e.f.instruction(&Instruction::I64Store(head));
+            e.f.instruction(&Instruction::End);
+        }
+    }
+}

@@ -1,0 +1,248 @@
+//! Mode `ippp`: interprocedural path segments of one call counted as paths of supergraphs
+//! [PPP07 §3.4.3–3.4.5]. Where `ips` streams every path end to a thread that pairs calls with
+//! their callees, here each function counts, in an array or a table as `bl` counts its paths, its
+//! *supergraph* path: its Ball–Larus path with, for each call on it, the first path of the
+//! activation the call entered, which the callee hands back when it returns (the instrumenter's
+//! sink `supergraph`; `pathprof_core::supergraph`). Every depth-1 IPS is counted exactly, the
+//! same as `ips:1` counts it; the profile's paths are the exact Ball–Larus counts and its
+//! `mode_facts` the IPSs, in `ips`'s form. With interesting segments (`--interesting`, the `ips`
+//! profiles of a test suite) the others are residual (`report --untested`).
+
+use super::bl::{replay_counted, run_counted};
+use super::ips::{merge_segments, report_segments, segment_facts, to_mode};
+use super::mode::{instrumented, sum, Given, Mode, ModeKind, ModeRun, ProfilingMode, Report, RunFigure, SnapshotSink};
+use super::setting::{whole_number, Setting};
+use crate::inputs::Inputs;
+use crate::mode_identity;
+use crate::profiled::ProfiledModule;
+use anyhow::{bail, Context, Result};
+use pathprof_core::ips::{depth_one, FirstPath, Segments, Step};
+use pathprof_core::profile::{FunctionProfile, Profile, ProfileMode};
+use pathprof_core::regen::{self, PathPoint};
+use pathprof_core::supergraph::{digits, Head, HeadSpace};
+use pathprof_runtime::{Engine, Program, Recorded, RunConfig};
+use pathprof_wasm::map::{FunctionMap, RawCounts};
+use pathprof_wasm::{InstrumentOptions, ProfileMap, SinkKind};
+use std::collections::HashMap;
+use std::fmt;
+use std::io::Write;
+
+/// Mode `ippp`, kind and mode at once: it follows one call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ippp;
+
+impl ModeKind for Ippp {
+    fn name(&self) -> &'static str {
+        "ippp"
+    }
+
+    fn forms(&self) -> &'static [&'static str] {
+        &["ippp[:1]"]
+    }
+
+    fn parse(&self, spec: &str, settings: Option<&str>) -> Option<Result<Mode>> {
+        match settings.map(|k| whole_number(spec, "K", k, pathprof_core::ips::MAX_DEPTH as u64)) {
+            None | Some(Ok(1)) => Some(Ok(Mode::new(Ippp))),
+            Some(Ok(k)) => Some(Err(anyhow::anyhow!(
+                "--mode {spec}: ippp counts segments of one call (K = 1); --mode ips:{k} counts those of {k}"
+            ))),
+            Some(Err(e)) => Some(Err(e)),
+        }
+    }
+
+    fn merge(&self, a: &ProfileMode, b: &ProfileMode) -> Result<ProfileMode> {
+        merge_segments(self, a, b)
+    }
+
+    fn report(&self, out: &mut dyn Write, p: &Profile, top: usize, function: Option<&str>) -> Result<Report> {
+        report_segments(out, p, top, function)
+    }
+}
+
+impl ProfilingMode for Ippp {
+    fn kind(&self) -> &'static dyn ModeKind {
+        &Ippp
+    }
+
+    fn write(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ippp")
+    }
+
+    fn accepts(&self, setting: Setting) -> bool {
+        setting == Setting::Interesting
+    }
+
+    fn sink(&self) -> Option<SinkKind> {
+        Some(SinkKind::Supergraph)
+    }
+
+    /// With `--interesting`, the profiles must count segments of one call.
+    fn instrument(&self, _: &mut InstrumentOptions, profiled: &ProfiledModule, inputs: &Inputs) -> Result<()> {
+        if let Some(interesting) = inputs.interesting {
+            profiled.check_same_core_module("the interesting segments' profile", interesting.core_module.as_ref())?;
+            match &interesting.segments {
+                Some(t) if t.k == 1 => {}
+                Some(t) => bail!("--mode ippp takes interesting segments of one call, not {}", t.k),
+                None => {
+                    bail!("--mode ippp takes ips profiles as --interesting (their segments are the interesting ones)")
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn run(
+        &self,
+        engine: &Engine,
+        program: &Program,
+        map: Option<&ProfileMap>,
+        config: &RunConfig,
+        _: Option<&SnapshotSink>,
+    ) -> Result<ModeRun> {
+        let run = run_counted(engine, program, map, config, None, |_| Box::new(()))?;
+        supergraph_run(instrumented(map)?, run)
+    }
+
+    fn replay(&self, map: &ProfileMap, recorded: Recorded) -> Result<ModeRun> {
+        supergraph_run(map, replay_counted(map, recorded, |_| Box::new(()))?)
+    }
+
+    fn profile_mode(
+        &self,
+        run: &ModeRun,
+        _: &[FunctionProfile],
+        map: Option<&ProfileMap>,
+        given: &Given,
+    ) -> Result<ProfileMode> {
+        let segments = run.facts::<Segments>()?;
+        let facts = segment_facts(segments, 0, 0.0, instrumented(map)?, given)?;
+        to_mode(self.kind(), &facts)
+    }
+
+    mode_identity!();
+}
+
+impl fmt::Display for Ippp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write(f)
+    }
+}
+
+/// A run that counted supergraph paths, as a run of the mode: the Ball–Larus path counts and the
+/// IPSs they hold.
+fn supergraph_run(map: &ProfileMap, run: ModeRun) -> Result<ModeRun> {
+    let open =
+        run.outcome.open_frames.iter().filter(|&&f| map.functions.iter().any(|m| m.index == f && m.probes().is_some()));
+    let open = open.count();
+    let (counts, mut segments) = Decoder::new(map).decode(&run.counts)?;
+    segments.open = open;
+    let figures = vec![RunFigure { key: "segments", label: "IPSs", value: segments.segments.len() as u64 }];
+    Ok(ModeRun { counts, facts: Box::new(segments), figures, ..run })
+}
+
+/// Reads supergraph IDs back into Ball–Larus paths and the IPSs they root.
+struct Decoder<'m> {
+    map: &'m ProfileMap,
+    space: HeadSpace,
+    by_index: HashMap<u32, &'m FunctionMap>,
+    /// The first paths already read: whether each has no calls and ends at its function's exit.
+    returns: HashMap<u64, bool>,
+}
+
+impl<'m> Decoder<'m> {
+    fn new(map: &'m ProfileMap) -> Decoder<'m> {
+        let with = map.functions.iter().filter_map(|f| Some((f, f.probes()?.supergraph.as_ref()?)));
+        let space = HeadSpace::new(with.map(|(f, s)| (f.index, s.head_offset, s.paths)));
+        let by_index = map.functions.iter().map(|f| (f.index, f)).collect();
+        Decoder { map, space, by_index, returns: HashMap::new() }
+    }
+
+    /// The Ball–Larus path counts and the IPSs of supergraph path counts `counts`.
+    fn decode(&mut self, counts: &RawCounts) -> Result<(RawCounts, Segments)> {
+        let mut out = Segments { k: 1, ..Segments::default() };
+        let mut paths = RawCounts::new();
+        for f in &self.map.functions {
+            let Some(list) = counts.get(&f.index) else { continue };
+            let Some(sg) = f.probes().and_then(|p| p.supergraph.as_ref()) else {
+                paths.insert(f.index, list.clone());
+                continue;
+            };
+            // A function whose supergraph IDs would not fit in 64 bits counts its paths alone.
+            let n: usize = f.blocks.iter().map(|b| b.calls as usize).sum();
+            let counted = sg.calls.len() == n;
+            let mut by_path: HashMap<u64, u64> = HashMap::new();
+            for &(id, count) in list {
+                let (path, key) = if counted { sg.split(id) } else { (id, 0) };
+                let c = by_path.entry(path).or_default();
+                *c = sum(*c, count, "a path's counts")?;
+                if !counted {
+                    out.mismatched = sum(out.mismatched, count, "the uncounted path ends")?;
+                    continue;
+                }
+                match self.segments(f, path, key)? {
+                    Some(found) => {
+                        for steps in found {
+                            let c = out.segments.entry(steps).or_default();
+                            *c = c.checked_add(count).unwrap_or_else(|| {
+                                out.saturated = true;
+                                u64::MAX
+                            });
+                        }
+                    }
+                    None => out.mismatched = sum(out.mismatched, count, "the mismatched path ends")?,
+                }
+            }
+            for (&path, &count) in &by_path {
+                out.paths.insert(u64::from(f.index) << 32 | path, count);
+            }
+            paths.insert(f.index, by_path.into_iter().collect());
+        }
+        Ok((paths, out))
+    }
+
+    /// The IPSs that path `path` of `f` roots, its calls' digits `key`; `None` when the digits are
+    /// not those of the path's calls.
+    fn segments(&mut self, f: &FunctionMap, path: u64, key: u64) -> Result<Option<Vec<Vec<Step>>>> {
+        let p = f.probes().context("a supergraph path of a function without probes")?;
+        let sg = p.supergraph.as_ref().context("a supergraph path of a function without a supergraph")?;
+        let regenerated = regen::regenerate(&p.plan.dag, &p.plan.numbering, path)?;
+        // The first of each block's calls, blocks being in the order of their operators.
+        let mut first_call = Vec::with_capacity(f.blocks.len());
+        let mut n = 0usize;
+        for b in &f.blocks {
+            first_call.push(n);
+            n += b.calls as usize;
+        }
+        let calls: Vec<usize> = (regenerated.blocks.iter())
+            .flat_map(|&b| first_call[b as usize]..first_call[b as usize] + f.blocks[b as usize].calls as usize)
+            .collect();
+        let radices: Vec<u64> = calls.iter().map(|&c| sg.calls[c].radix).collect();
+        let Some(ds) = digits(key, &radices) else { return Ok(None) };
+        let mut heads: Vec<FirstPath> = Vec::with_capacity(calls.len());
+        for (&c, d) in calls.iter().zip(ds) {
+            heads.push(match self.space.read(sg.calls[c], d) {
+                None => return Ok(None),
+                Some(Head::None) => None,
+                Some(Head::Path { function, path }) => {
+                    Some((u64::from(function) << 32 | path, self.returns(function, path)?))
+                }
+            });
+        }
+        Ok(Some(depth_one(u64::from(f.index) << 32 | path, &heads)))
+    }
+
+    /// Whether path `path` of `function` has no calls and ends at the function's exit.
+    fn returns(&mut self, function: u32, path: u64) -> Result<bool> {
+        let label = u64::from(function) << 32 | path;
+        if let Some(&r) = self.returns.get(&label) {
+            return Ok(r);
+        }
+        let f = self.by_index.get(&function).context("a head of a function the map does not have")?;
+        let p = f.probes().context("a head of a function without probes")?;
+        let q = regen::regenerate(&p.plan.dag, &p.plan.numbering, path)?;
+        let calls: u32 = q.blocks.iter().map(|&b| f.blocks[b as usize].calls).sum();
+        let r = calls == 0 && q.end == PathPoint::Boundary;
+        self.returns.insert(label, r);
+        Ok(r)
+    }
+}
