@@ -19,18 +19,24 @@
 //! ([`crate::ips::depth_one`]); a function's IDs are fewer than `paths` times the largest product of
 //! radices along one path ([`max_radix_product`]), which must fit in 64 bits.
 //!
-//! Heads are published in one *head space* for the module: function `g`'s path `Q` is
-//! `offset(g) + Q + 1`. A direct call of an instrumented function reads its digit as `head −
-//! offset(g)` (radix: `g`'s paths + 1); any other call (indirect, or of a function that may call
-//! back) reads `head + 1` (radix: the space's size + 2), where 0 means that no instrumented function
-//! took the call and 1 that one did without publishing.
+//! A head is always a path that starts at the function's entry; those are the IDs `base` to
+//! `base + n − 1` of the Ball–Larus numbering ([`entry_paths`]), and only they take room. Heads are
+//! published in one *head space* for the module: function `g`'s entry path `Q` is
+//! `offset(g) + (Q − base(g)) + 1`. A direct call of an instrumented function, which always takes the call and
+//! publishes, reads its digit as `head − offset(g) − 1`, the path less `base(g)` (radix: `g`'s
+//! entry paths; none for a function of one); any other call (indirect, or of a function that may call back)
+//! reads `head + 1` (radix: the size of the part of the space it may reach + 2), where 0 means that
+//! no instrumented function took the call and 1 that one did without publishing. A call of a host
+//! function that never calls back adds no digit: its head is none.
 
 use crate::dag::Dag;
+use crate::numbering::Numbering;
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 
-/// How one call's digit is read: `radix` 1 for a call that adds none (a host function that never
-/// calls back); `callee` for a direct call of an instrumented function (the digit is its head's
-/// path ID plus one); neither for a call whose head is read in the module's head space.
+/// How one call's digit is read: `callee` for a direct call of an instrumented function (the digit
+/// is the path its head is); otherwise `radix` 1 for a call that adds none (a host function that
+/// never calls back: no head) and more for a call whose head is read in the module's head space.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CallDigit {
     pub radix: u64,
@@ -43,6 +49,9 @@ pub struct CallDigit {
 pub struct Supergraph {
     /// The function's Ball–Larus paths.
     pub paths: u64,
+    /// Its paths from the entry, the only ones a head can be: `entry_paths` IDs from `entry_base`.
+    pub entry_base: u64,
+    pub entry_paths: u64,
     /// Its supergraph IDs: `paths` times the largest product of radices along a path.
     pub ids: u64,
     /// Where its heads start in the module's head space.
@@ -119,35 +128,56 @@ pub fn max_radix_product(dag: &Dag, weight: &[u128]) -> u128 {
     best[dag.exit() as usize].max(1)
 }
 
+/// The paths of a function that start at its entry: the first ID and how many (the IDs of the
+/// paths through the entry edge, `s → entry`, which is the DAG's first).
+pub fn entry_paths(dag: &Dag, numbering: &Numbering) -> (u64, u64) {
+    (numbering.val[0], numbering.num_paths[dag.entry_block() as usize])
+}
+
+/// Where a function's heads lie in the head space.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Heads {
+    pub function: u32,
+    pub offset: u64,
+    pub entry_base: u64,
+    pub entry_paths: u64,
+}
+
 /// The module's head space: where each instrumented function's heads start.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct HeadSpace {
-    /// `(offset, function, paths)`, by offset.
-    starts: Vec<(u64, u32, u64)>,
+    /// By offset.
+    starts: Vec<Heads>,
+    /// Each function's `entry_base`.
+    bases: HashMap<u32, u64>,
 }
 
 impl HeadSpace {
-    /// The space of functions `(function, head offset, paths)`.
-    pub fn new(functions: impl IntoIterator<Item = (u32, u64, u64)>) -> HeadSpace {
-        let mut starts: Vec<(u64, u32, u64)> = functions.into_iter().map(|(f, o, n)| (o, f, n)).collect();
-        starts.sort_unstable();
-        HeadSpace { starts }
+    /// The space of `functions`.
+    pub fn new(functions: impl IntoIterator<Item = Heads>) -> HeadSpace {
+        let mut starts: Vec<Heads> = functions.into_iter().collect();
+        starts.sort_unstable_by_key(|h| (h.offset, h.function));
+        let bases = starts.iter().map(|h| (h.function, h.entry_base)).collect();
+        HeadSpace { starts, bases }
     }
 
-    /// The head published as `v` (`offset + path + 1`).
+    /// The head published as `v` (`offset + (path − base) + 1`).
     pub fn head(&self, v: u64) -> Option<Head> {
-        let i = self.starts.partition_point(|&(o, _, _)| o < v);
-        let &(offset, function, paths) = self.starts.get(i.checked_sub(1)?)?;
-        let path = v - offset - 1;
-        (path < paths).then_some(Head::Path { function, path })
+        let i = self.starts.partition_point(|h| h.offset < v);
+        let h = self.starts.get(i.checked_sub(1)?)?;
+        let d = v - h.offset - 1;
+        (d < h.entry_paths).then(|| Head::Path { function: h.function, path: h.entry_base + d })
     }
 
     /// What digit `d` of a call read as `call` says.
     pub fn read(&self, call: CallDigit, d: u64) -> Option<Head> {
         match (call.callee, d) {
             (_, _) if d >= call.radix => None,
-            (Some(_), 0) | (None, 0 | 1) => Some(Head::None),
-            (Some(function), d) => Some(Head::Path { function, path: d - 1 }),
+            (Some(function), d) => {
+                let base = self.bases.get(&function).copied().unwrap_or(0);
+                Some(Head::Path { function, path: base.checked_add(d)? })
+            }
+            (None, 0 | 1) => Some(Head::None),
             (None, d) => self.head(d - 1),
         }
     }
@@ -162,7 +192,8 @@ mod tests {
     #[test]
     fn ids_split_into_the_path_and_the_digits() {
         let calls = vec![CallDigit { radix: 3, callee: Some(7) }, CallDigit { radix: 5, callee: None }];
-        let sg = Supergraph { paths: 4, ids: 4 * 15, head_offset: 0, calls: calls.clone() };
+        let sg =
+            Supergraph { paths: 4, entry_base: 0, entry_paths: 4, ids: 4 * 15, head_offset: 0, calls: calls.clone() };
         let mut seen = std::collections::HashSet::new();
         for p in 0..4 {
             for a in 0..3 {
@@ -193,18 +224,23 @@ mod tests {
 
     #[test]
     fn heads_are_read_from_their_space() {
-        let space = HeadSpace::new([(3, 0, 2), (5, 2, 10), (9, 12, 1)]);
+        let heads = |function, offset, entry_base, entry_paths| Heads { function, offset, entry_base, entry_paths };
+        // Function 5's paths from its entry are 4 to 13.
+        let space = HeadSpace::new([heads(3, 0, 0, 2), heads(5, 2, 4, 10), heads(9, 12, 0, 1)]);
         assert_eq!(space.head(1), Some(Head::Path { function: 3, path: 0 }));
         assert_eq!(space.head(2), Some(Head::Path { function: 3, path: 1 }));
-        assert_eq!(space.head(3), Some(Head::Path { function: 5, path: 0 }));
-        assert_eq!(space.head(12), Some(Head::Path { function: 5, path: 9 }));
+        assert_eq!(space.head(3), Some(Head::Path { function: 5, path: 4 }));
+        assert_eq!(space.head(12), Some(Head::Path { function: 5, path: 13 }));
         assert_eq!(space.head(13), Some(Head::Path { function: 9, path: 0 }));
         assert_eq!(space.head(14), None);
         assert_eq!(space.head(0), None);
         let direct = CallDigit { radix: 3, callee: Some(5) };
         let anywhere = CallDigit { radix: 15, callee: None };
-        assert_eq!(space.read(direct, 2), Some(Head::Path { function: 5, path: 1 }));
+        let host = CallDigit { radix: 1, callee: None };
+        assert_eq!(space.read(direct, 2), Some(Head::Path { function: 5, path: 6 }));
         assert_eq!(space.read(direct, 3), None);
+        assert_eq!(space.read(CallDigit { radix: 1, callee: Some(9) }, 0), Some(Head::Path { function: 9, path: 0 }));
+        assert_eq!(space.read(host, 0), Some(Head::None));
         assert_eq!(space.read(anywhere, 0), Some(Head::None));
         assert_eq!(space.read(anywhere, 1), Some(Head::None));
         assert_eq!(space.read(anywhere, 14), Some(Head::Path { function: 9, path: 0 }));

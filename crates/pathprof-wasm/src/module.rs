@@ -3,8 +3,8 @@
 use std::collections::HashMap;
 use std::ops::Range;
 use wasmparser::{
-    CompositeInnerType, Encoding, FuncToValidate, FuncType, FuncValidator, FunctionBody, KnownCustom, Name, Parser,
-    Payload, TypeRef, ValidPayload, Validator, ValidatorResources, WasmFeatures,
+    CompositeInnerType, ElementItems, Encoding, FuncToValidate, FuncType, FuncValidator, FunctionBody, KnownCustom,
+    Name, Parser, Payload, TypeRef, ValidPayload, Validator, ValidatorResources, WasmFeatures,
 };
 
 /// Why a module cannot be profiled.
@@ -40,6 +40,20 @@ pub struct ModuleInfo {
     /// Byte range of each defined function body, in order.
     pub bodies: Vec<Range<usize>>,
     pub export_names: Vec<String>,
+    /// Functions that element segments and global initializers name (`ref.func`): those a table
+    /// may hold, and `call_indirect` may call, besides the ones code takes a reference to.
+    pub referenced_funcs: Vec<u32>,
+}
+
+/// Adds the functions that `ref.func` operators of `expr` name to `out`.
+fn referenced_by(expr: &wasmparser::ConstExpr, out: &mut Vec<u32>) -> Result<(), wasmparser::BinaryReaderError> {
+    let mut ops = expr.get_operators_reader();
+    while !ops.eof() {
+        if let wasmparser::Operator::RefFunc { function_index } = ops.read()? {
+            out.push(function_index);
+        }
+    }
+    Ok(())
 }
 
 /// Features accepted in input modules and required of instrumented ones.
@@ -124,6 +138,7 @@ impl ModuleInfo {
             code_section: None,
             bodies: Vec::new(),
             export_names: Vec::new(),
+            referenced_funcs: Vec::new(),
         };
         let err = |e: wasmparser::BinaryReaderError| ModuleError::Malformed(e.to_string());
         for payload in Parser::new(0).parse_all(bytes) {
@@ -166,6 +181,27 @@ impl ModuleInfo {
                 Payload::ExportSection(r) => {
                     for e in r {
                         info.export_names.push(e.map_err(err)?.name.to_string());
+                    }
+                }
+                Payload::ElementSection(r) => {
+                    for element in r {
+                        match element.map_err(err)?.items {
+                            ElementItems::Functions(f) => {
+                                for i in f {
+                                    info.referenced_funcs.push(i.map_err(err)?);
+                                }
+                            }
+                            ElementItems::Expressions(_, exprs) => {
+                                for expr in exprs {
+                                    referenced_by(&expr.map_err(err)?, &mut info.referenced_funcs).map_err(err)?;
+                                }
+                            }
+                        }
+                    }
+                }
+                Payload::GlobalSection(r) => {
+                    for g in r {
+                        referenced_by(&g.map_err(err)?.init_expr, &mut info.referenced_funcs).map_err(err)?;
                     }
                 }
                 Payload::CodeSectionStart { range, .. } => info.code_section = Some(range),

@@ -19,7 +19,7 @@ use anyhow::{bail, Context, Result};
 use pathprof_core::ips::{depth_one, FirstPath, Segments, Step};
 use pathprof_core::profile::{FunctionProfile, Profile, ProfileMode};
 use pathprof_core::regen::{self, PathPoint};
-use pathprof_core::supergraph::{digits, Head, HeadSpace};
+use pathprof_core::supergraph::{digits, Head, HeadSpace, Heads};
 use pathprof_runtime::{Engine, Program, Recorded, RunConfig};
 use pathprof_wasm::map::{FunctionMap, RawCounts};
 use pathprof_wasm::{InstrumentOptions, ProfileMap, SinkKind};
@@ -152,7 +152,12 @@ struct Decoder<'m> {
 impl<'m> Decoder<'m> {
     fn new(map: &'m ProfileMap) -> Decoder<'m> {
         let with = map.functions.iter().filter_map(|f| Some((f, f.probes()?.supergraph.as_ref()?)));
-        let space = HeadSpace::new(with.map(|(f, s)| (f.index, s.head_offset, s.paths)));
+        let space = HeadSpace::new(with.map(|(f, s)| Heads {
+            function: f.index,
+            offset: s.head_offset,
+            entry_base: s.entry_base,
+            entry_paths: s.entry_paths,
+        }));
         let by_index = map.functions.iter().map(|f| (f.index, f)).collect();
         Decoder { map, space, by_index, returns: HashMap::new() }
     }

@@ -504,7 +504,8 @@ impl SinkKind {
                     SupergraphCounts::Hash
                 };
                 let digits = s.calls.iter().any(|c| c.radix > 1);
-                Sink::Supergraph(SupergraphSink { counts, paths: s.paths, head_offset: s.head_offset, digits })
+                let publish = s.head_offset.wrapping_sub(s.entry_base).wrapping_add(1);
+                Sink::Supergraph(SupergraphSink { counts, paths: s.paths, publish, digits })
             }
             SinkKind::Count if fits_array => Sink::Array(array(layout)),
             SinkKind::Count => hashed(layout),

@@ -9,7 +9,8 @@
 //!   the callee published and adds it as one more digit to its key (`key = key · radix + digit`).
 //! * At a path end, the activation's first path is kept; the supergraph ID `key · paths + r`
 //!   replaces the register, which the inner sink counts, and the key starts again.
-//! * At the exit, an activation that took its call publishes its first path (`offset + path + 1`).
+//! * At the exit, an activation that took its call publishes its first path (`offset + path −
+//!   entry_base + 1`).
 //!
 //! A function whose supergraph IDs would not fit in 64 bits adds no digits (its segments are not
 //! counted) but still takes its call and publishes its first path.
@@ -22,8 +23,9 @@ use crate::instrument::emit::Emitter;
 use wasm_encoder::{BlockType, Instruction, MemArg, ValType};
 
 /// The digit a call adds: `head − minus` (modulo 2^64), below `radix` — `minus` is the callee's head
-/// offset for a direct call of an instrumented function (its path + 1), and −1 for a call read in the
-/// whole head space (0: no instrumented function took it, 1: one did and has not published).
+/// offset + 1 for a direct call of an instrumented function (the digit is its path), and −1 for a
+/// call read in the head space (0: no instrumented function took it, 1: one did and has not
+/// published).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Digit {
     pub radix: u64,
@@ -44,8 +46,9 @@ pub(crate) struct SupergraphSink {
     pub counts: SupergraphCounts,
     /// The function's Ball–Larus paths.
     pub paths: u64,
-    /// Where its heads start in the module's head space.
-    pub head_offset: u64,
+    /// What its first path's ID becomes in the module's head space: `offset − entry_base + 1`
+    /// (modulo 2^64) is added to it.
+    pub publish: u64,
     /// Whether its calls add digits (its supergraph IDs fit in 64 bits).
     pub digits: bool,
 }
@@ -163,7 +166,7 @@ impl PathSink for SupergraphSink {
             e.f.instruction(&Instruction::If(BlockType::Empty));
             e.f.instruction(&Instruction::I32Const(0));
             e.f.instruction(&Instruction::LocalGet(first));
-            e.f.instruction(&Instruction::I64Const(self.head_offset.wrapping_add(1) as i64));
+            e.f.instruction(&Instruction::I64Const(self.publish as i64));
             e.f.instruction(&Instruction::I64Add);
             e.f.instruction(&Instruction::I64Store(head));
             e.f.instruction(&Instruction::End);
