@@ -9,7 +9,7 @@
 //! profiles of a test suite) the others are residual (`report --untested`).
 
 use super::bl::{replay_counted, run_counted};
-use super::ips::{merge_segments, report_segments, segment_facts, to_mode};
+use super::ips::{merge_segments, report_segments, segment_facts, to_mode, NotCounted};
 use super::mode::{instrumented, sum, Given, Mode, ModeKind, ModeRun, ProfilingMode, Report, RunFigure, SnapshotSink};
 use super::setting::{whole_number, Setting};
 use crate::inputs::Inputs;
@@ -17,7 +17,7 @@ use crate::mode_identity;
 use crate::profiled::ProfiledModule;
 use anyhow::{bail, Context, Result};
 use pathprof_core::ips::{depth_one, FirstPath, Segments, Step};
-use pathprof_core::profile::{FunctionProfile, Profile, ProfileMode};
+use pathprof_core::profile::{FunctionProfile, Profile, ProfileMode, U64};
 use pathprof_core::regen::{self, PathPoint};
 use pathprof_core::supergraph::{digits, Head, HeadSpace, Heads};
 use pathprof_runtime::{Engine, Program, Recorded, RunConfig};
@@ -114,8 +114,12 @@ impl ProfilingMode for Ippp {
         map: Option<&ProfileMap>,
         given: &Given,
     ) -> Result<ProfileMode> {
-        let segments = run.facts::<Segments>()?;
-        let facts = segment_facts(segments, 0, 0.0, instrumented(map)?, given)?;
+        let decoded = run.facts::<Decoded>()?;
+        let mut facts = segment_facts(&decoded.segments, 0, 0.0, instrumented(map)?, given)?;
+        if !decoded.not_counted.is_empty() {
+            facts.not_counted =
+                Some(NotCounted { functions: decoded.not_counted.clone(), path_ends: U64(decoded.not_counted_ends) });
+        }
         to_mode(self.kind(), &facts)
     }
 
@@ -128,16 +132,23 @@ impl fmt::Display for Ippp {
     }
 }
 
+/// What a run's supergraph path counts hold besides the Ball–Larus path counts.
+struct Decoded {
+    segments: Segments,
+    /// The functions whose supergraph IDs would not fit in 64 bits, and their path ends.
+    not_counted: Vec<u32>,
+    not_counted_ends: u64,
+}
+
 /// A run that counted supergraph paths, as a run of the mode: the Ball–Larus path counts and the
 /// IPSs they hold.
 fn supergraph_run(map: &ProfileMap, run: ModeRun) -> Result<ModeRun> {
-    let open =
-        run.outcome.open_frames.iter().filter(|&&f| map.functions.iter().any(|m| m.index == f && m.probes().is_some()));
-    let open = open.count();
-    let (counts, mut segments) = Decoder::new(map).decode(&run.counts)?;
-    segments.open = open;
-    let figures = vec![RunFigure { key: "segments", label: "IPSs", value: segments.segments.len() as u64 }];
-    Ok(ModeRun { counts, facts: Box::new(segments), figures, ..run })
+    let probed = |f: u32| map.functions.iter().any(|m| m.index == f && m.probes().is_some());
+    let open = run.outcome.open_frames.iter().filter(|&&f| probed(f)).count();
+    let (counts, mut decoded) = Decoder::new(map).decode(&run.counts)?;
+    decoded.segments.open = open;
+    let figures = vec![RunFigure { key: "segments", label: "IPSs", value: decoded.segments.segments.len() as u64 }];
+    Ok(ModeRun { counts, facts: Box::new(decoded), figures, ..run })
 }
 
 /// Reads supergraph IDs back into Ball–Larus paths and the IPSs they root.
@@ -163,8 +174,9 @@ impl<'m> Decoder<'m> {
     }
 
     /// The Ball–Larus path counts and the IPSs of supergraph path counts `counts`.
-    fn decode(&mut self, counts: &RawCounts) -> Result<(RawCounts, Segments)> {
+    fn decode(&mut self, counts: &RawCounts) -> Result<(RawCounts, Decoded)> {
         let mut out = Segments { k: 1, ..Segments::default() };
+        let (mut not_counted, mut not_counted_ends) = (Vec::new(), 0u64);
         let mut paths = RawCounts::new();
         for f in &self.map.functions {
             let Some(list) = counts.get(&f.index) else { continue };
@@ -175,13 +187,16 @@ impl<'m> Decoder<'m> {
             // A function whose supergraph IDs would not fit in 64 bits counts its paths alone.
             let n: usize = f.blocks.iter().map(|b| b.calls as usize).sum();
             let counted = sg.calls.len() == n;
+            if !counted {
+                not_counted.push(f.index);
+            }
             let mut by_path: HashMap<u64, u64> = HashMap::new();
             for &(id, count) in list {
                 let (path, key) = if counted { sg.split(id) } else { (id, 0) };
                 let c = by_path.entry(path).or_default();
                 *c = sum(*c, count, "a path's counts")?;
                 if !counted {
-                    out.mismatched = sum(out.mismatched, count, "the uncounted path ends")?;
+                    not_counted_ends = sum(not_counted_ends, count, "the path ends not counted")?;
                     continue;
                 }
                 match self.segments(f, path, key)? {
@@ -202,7 +217,7 @@ impl<'m> Decoder<'m> {
             }
             paths.insert(f.index, by_path.into_iter().collect());
         }
-        Ok((paths, out))
+        Ok((paths, Decoded { segments: out, not_counted, not_counted_ends }))
     }
 
     /// The IPSs that path `path` of `f` roots, its calls' digits `key`; `None` when the digits are

@@ -35,6 +35,10 @@ pub struct IpsFacts {
     /// [PPP07 §3.5.2].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub residual: Option<ResidualSegments>,
+    /// Mode `ippp`: the functions whose supergraph IDs would need more than 64 bits, whose paths
+    /// are counted but not the segments they root.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_counted: Option<NotCounted>,
     /// Every IPS that ran, the most frequent first.
     pub ips: Vec<IpsCount>,
 }
@@ -52,6 +56,13 @@ pub struct ResidualSegments {
     /// Segments that ran and were not interesting, and how often they ran.
     pub segments: U64,
     pub executions: U64,
+}
+
+/// Functions whose segments a run did not count, and how many of their path ends ran.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotCounted {
+    pub functions: Vec<u32>,
+    pub path_ends: U64,
 }
 
 /// An IPS and how often it ran.

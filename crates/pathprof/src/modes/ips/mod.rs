@@ -12,7 +12,7 @@ mod facts;
 mod residual;
 
 pub(crate) use facts::to_mode;
-pub use facts::{counts_segments, facts, IpsCount, IpsFacts, IpsStep, Mark, ResidualSegments, Subpath};
+pub use facts::{counts_segments, facts, IpsCount, IpsFacts, IpsStep, Mark, NotCounted, ResidualSegments, Subpath};
 pub use residual::{untested, TestedSegments, UntestedSegments};
 
 use super::mode::{instrumented, sum, Given, Mode, ModeKind, ModeRun, ProfilingMode, Report, RunFigure, SnapshotSink};
@@ -106,6 +106,14 @@ pub(crate) fn merge_segments(kind: &dyn ModeKind, a: &ProfileMode, b: &ProfileMo
         mismatched: U64(sum(x.mismatched.0, y.mismatched.0, "the mismatched path ends")?),
         open_activations: U64(sum(x.open_activations.0, y.open_activations.0, "the open activations")?),
         residual: x.residual,
+        not_counted: match (x.not_counted, y.not_counted) {
+            (Some(a), Some(b)) if a.functions == b.functions => Some(NotCounted {
+                functions: a.functions,
+                path_ends: U64(sum(a.path_ends.0, b.path_ends.0, "the path ends not counted")?),
+            }),
+            (None, None) => None,
+            _ => bail!("its segments were not counted in the same functions"),
+        },
         ips: Vec::new(),
     };
     merged.set_segments(counts.into_values().collect())?;
@@ -132,6 +140,15 @@ pub(crate) fn report_segments(out: &mut dyn Write, p: &Profile, top: usize, func
             n => format!("; {} activations still open at the end (their segments unfinished)", group(n)),
         },
     )?;
+    if let Some(n) = &facts.not_counted {
+        writeln!(
+            out,
+            "  the segments of {} function{} were not counted (their supergraph IDs would need more than 64 bits): {} path ends",
+            n.functions.len(),
+            if n.functions.len() == 1 { "" } else { "s" },
+            group(n.path_ends.0)
+        )?;
+    }
     if let Some(r) = &facts.residual {
         writeln!(
             out,
@@ -324,6 +341,7 @@ pub(crate) fn segment_facts(
             segments: U64(0),
             executions: U64(0),
         }),
+        not_counted: None,
         ips: Vec::new(),
     };
     facts.set_segments(ips)?;
