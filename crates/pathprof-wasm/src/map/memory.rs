@@ -191,9 +191,11 @@ impl ProfileMap {
             .filter_map(|(f, p)| {
                 let (offset, len, slots) = match p.counters {
                     Counters::Ppp { offset, slots } => (offset, u64::from(slots), true),
-                    counters => {
-                        (counters.array()?, p.supergraph.as_ref().map_or_else(|| p.plan.num_paths(), |s| s.ids), false)
+                    // A supergraph's IDs in an array of their own; below its paths in a split one.
+                    Counters::Array { offset } if p.supergraph.is_some() => {
+                        (offset, p.supergraph.as_ref().map_or(0, |s| s.ids), false)
                     }
+                    counters => (counters.array()?, p.plan.num_paths(), false),
                 };
                 Some(ArrayCounters {
                     function: f.index,
@@ -217,7 +219,9 @@ impl ProfileMap {
     pub fn tables(&self) -> Vec<TableCounters> {
         self.probed()
             .filter_map(|(f, p)| match p.counters {
-                Counters::Table { offset, slots } | Counters::BurstTable { offset, slots } => {
+                Counters::Table { offset, slots }
+                | Counters::BurstTable { offset, slots }
+                | Counters::Split { table_offset: Some(offset), slots, .. } => {
                     Some(TableCounters { function: f.index, offset, slots })
                 }
                 _ => None,

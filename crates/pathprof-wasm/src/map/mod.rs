@@ -60,6 +60,11 @@ pub enum Counters {
     /// byte `offset`, indexed by the path's preferential ID, each with the Ball–Larus ID of its
     /// interesting path and its count; the other paths are counted by the host.
     Ppp { offset: u32, slots: u32 },
+    /// Mode `ippp`: the supergraph IDs below the function's `num_paths` (those of paths whose calls
+    /// add no digit, or only zeros) counted in `num_paths` `u64` counters at byte `offset`; the
+    /// others in a table as in [`Counters::Table`] at `table_offset` (`slots` slots), or by the host
+    /// through the count import when there is none.
+    Split { offset: u32, table_offset: Option<u32>, slots: u32 },
     /// Event counters (modes `events:pd` and `events:dec`): a little-endian `u64` per event of
     /// `mask` (bit `j` for the map's event `j`), in the order of the events, at byte `offset`. With
     /// `decoded`, path ends add their paths' event vectors to them (`pd`); without, the function
@@ -72,7 +77,9 @@ impl Counters {
     pub fn kind(self) -> CounterKind {
         match self {
             Counters::Array { .. } => CounterKind::Array,
-            Counters::Table { .. } | Counters::Hash | Counters::BurstTable { .. } => CounterKind::Hash,
+            Counters::Table { .. } | Counters::Hash | Counters::BurstTable { .. } | Counters::Split { .. } => {
+                CounterKind::Hash
+            }
             Counters::Sampled => CounterKind::Sampled,
             Counters::Stream { .. } => CounterKind::Stream,
             Counters::Burst { .. } => CounterKind::Array,
@@ -85,9 +92,10 @@ impl Counters {
     /// singles too).
     pub fn array(self) -> Option<u32> {
         match self {
-            Counters::Array { offset } | Counters::Stream { singles: Some(offset) } | Counters::Burst { offset } => {
-                Some(offset)
-            }
+            Counters::Array { offset }
+            | Counters::Stream { singles: Some(offset) }
+            | Counters::Burst { offset }
+            | Counters::Split { offset, .. } => Some(offset),
             Counters::Stream { singles: None }
             | Counters::Table { .. }
             | Counters::BurstTable { .. }
@@ -109,6 +117,7 @@ impl Counters {
             | Counters::Stream { .. }
             | Counters::Burst { .. }
             | Counters::BurstTable { .. }
+            | Counters::Split { .. }
             | Counters::Ppp { .. } => true,
         }
     }

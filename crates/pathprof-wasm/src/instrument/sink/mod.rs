@@ -196,6 +196,11 @@ impl Sink {
                 SupergraphCounts::Array(a) => Counters::Array { offset: a.offset },
                 SupergraphCounts::Table(t) => Counters::Table { offset: t.offset, slots: t.slots },
                 SupergraphCounts::Hash => Counters::Hash,
+                SupergraphCounts::Split { array, table } => Counters::Split {
+                    offset: array.offset,
+                    table_offset: table.map(|t| t.offset),
+                    slots: table.map_or(0, |t| t.slots),
+                },
             },
         }
     }
@@ -496,8 +501,14 @@ impl SinkKind {
             }
             SinkKind::Supergraph => {
                 let s = supergraph.expect("supergraph sinks are planned with their supergraph");
+                // The supergraph IDs in an array; else those below the paths (calls that add no
+                // digit, or zeros) in an array and the others in a table; else all in a table.
+                let paths = s.paths;
                 let counts = if fits_array {
                     SupergraphCounts::Array(array(layout))
+                } else if layout.fits_array(paths) {
+                    let array = ArraySink { offset: layout.take(8 * paths) };
+                    SupergraphCounts::Split { array, table: layout.fits(table_bytes).then(|| table(layout)) }
                 } else if layout.fits(table_bytes) {
                     SupergraphCounts::Table(table(layout))
                 } else {

@@ -8,7 +8,9 @@
 //! * Before a call that adds a digit, the head word is armed; after it, the caller reads the head
 //!   the callee published and adds it as one more digit to its key (`key = key · radix + digit`).
 //! * At a path end, the activation's first path is kept; the supergraph ID `key · paths + r`
-//!   replaces the register, which the inner sink counts, and the key starts again.
+//!   replaces the register, which the inner sink counts, and the key starts again. A function whose
+//!   supergraph IDs are too many for an array but its paths are not counts the IDs below its paths
+//!   (its paths whose calls added no digit, or zeros) in an array and the others in a table.
 //! * At the exit, an activation that took its call publishes its first path (`offset + path −
 //!   entry_base + 1`).
 //!
@@ -38,6 +40,11 @@ pub(crate) enum SupergraphCounts {
     Array(ArraySink),
     Table(TableSink),
     Hash,
+    /// The IDs below the function's paths in an array, the others in a table (or the host's).
+    Split {
+        array: ArraySink,
+        table: Option<TableSink>,
+    },
 }
 
 /// A function of a module instrumented for `ippp`.
@@ -67,8 +74,8 @@ impl SupergraphSink {
     fn inner(&self) -> &dyn PathSink {
         match &self.counts {
             SupergraphCounts::Array(a) => a,
-            SupergraphCounts::Table(t) => t,
-            SupergraphCounts::Hash => &super::hash::HashSink,
+            SupergraphCounts::Table(t) | SupergraphCounts::Split { table: Some(t), .. } => t,
+            SupergraphCounts::Hash | SupergraphCounts::Split { table: None, .. } => &super::hash::HashSink,
         }
     }
 
@@ -97,8 +104,8 @@ impl SupergraphSink {
 impl PathSink for SupergraphSink {
     fn locals(&self) -> &'static [ValType] {
         match self.counts {
-            SupergraphCounts::Table(_) => &WITH_TABLE,
-            SupergraphCounts::Array(_) | SupergraphCounts::Hash => &OWN,
+            SupergraphCounts::Table(_) | SupergraphCounts::Split { table: Some(_), .. } => &WITH_TABLE,
+            SupergraphCounts::Array(_) | SupergraphCounts::Hash | SupergraphCounts::Split { table: None, .. } => &OWN,
         }
     }
 
@@ -159,7 +166,20 @@ impl PathSink for SupergraphSink {
             e.f.instruction(&Instruction::I64Const(0));
             e.f.instruction(&Instruction::LocalSet(key));
         }
-        self.inner().record(e, end);
+        match self.counts {
+            SupergraphCounts::Split { array, .. } => {
+                // if r < paths { array } else { table }
+                e.r_as_i64();
+                e.f.instruction(&Instruction::I64Const(self.paths as i64));
+                e.f.instruction(&Instruction::I64LtU);
+                e.f.instruction(&Instruction::If(BlockType::Empty));
+                array.record(e, end);
+                e.f.instruction(&Instruction::Else);
+                self.inner().record(e, end);
+                e.f.instruction(&Instruction::End);
+            }
+            _ => self.inner().record(e, end),
+        }
         if end == PathEnd::Exit {
             let head = Self::head(e);
             e.f.instruction(&Instruction::LocalGet(took));

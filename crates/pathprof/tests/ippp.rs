@@ -1,0 +1,249 @@
+//! Depth-1 interprocedural path segments counted as supergraph paths (`--mode ippp`)
+//! [PPP07 §3.4.3–3.4.5]: the segments are exactly those `ips:1` counts from its stream (the oracle),
+//! on fixtures/c/recursion.c and on a module with direct, indirect and host calls, a callee shared
+//! by two callers ([PPP07 Fig. 3.14]'s `bar`), a callee whose first path ends at a loop header and a
+//! function left without probes between a call and its callee; the Ball–Larus counts are `bl`'s;
+//! interesting segments make the others residual; a function whose supergraph IDs would need more
+//! than 64 bits is named and its segments left out.
+
+mod common;
+
+use common::{check_segment_roots, function, pathprof, run_in};
+use pathprof::modes::ips::{facts, IpsFacts, IpsStep, Mark};
+use pathprof_core::profile::Profile;
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+fn recursion() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/c/recursion.wasm"))
+}
+
+/// Path counts by function and path ID.
+fn counts(p: &Profile) -> BTreeMap<(u32, u64), u64> {
+    p.functions.iter().flat_map(|f| f.paths().iter().map(move |x| ((f.index, x.id.0), x.count.0))).collect()
+}
+
+/// The segments and their counts.
+fn segments(f: &IpsFacts) -> HashMap<Vec<IpsStep>, u64> {
+    f.ips.iter().map(|s| (s.steps.clone(), s.count.0)).collect()
+}
+
+#[test]
+fn recursion_counts_the_segments_of_ips_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let ips = run_in(dir.path(), &["--mode", "ips:1"], recursion(), &[]);
+    let ippp = run_in(dir.path(), &["--mode", "ippp"], recursion(), &[]);
+    let bl = run_in(dir.path(), &[], recursion(), &[]);
+    assert!(ippp.output.status.success(), "{}", String::from_utf8_lossy(&ippp.output.stderr));
+    let want = std::fs::read(recursion().with_extension("stdout.expected")).unwrap();
+    assert_eq!(ippp.output.stdout, want, "the program's output changed");
+    assert_eq!(ippp.profile.mode.name(), "ippp");
+    let (a, b) = (facts(&ips.profile.mode).unwrap(), facts(&ippp.profile.mode).unwrap());
+    assert_eq!(segments(&b), segments(&a));
+    assert_eq!((b.k, b.mismatched.0, b.open_activations.0, b.not_counted.as_ref()), (1, 0, 0, None));
+    assert_eq!(b.segments.0, 25);
+    check_segment_roots(&ippp.profile, &b);
+    assert_eq!(counts(&ippp.profile), counts(&bl.profile), "the Ball–Larus counts are bl's");
+}
+
+/// [PPP07 Fig. 3.14]'s `bar`, called by `foo1` and `foo2`; `baz`, whose first path ends at its
+/// loop's header; `ind`, which calls either through a table; `skip`, left without probes (it makes a
+/// tail call), whose callee takes the call made of `skip`; `clock`, which calls the host.
+const CALLS: &str = r#"
+(module
+  (import "wasi_snapshot_preview1" "clock_time_get" (func $now (param i32 i64 i32) (result i32)))
+  (memory 1)
+  (global $acc (mut i32) (i32.const 0))
+  (type $t (func (param i32)))
+  (table 2 funcref)
+  (elem (i32.const 0) $bar $baz)
+  (func $bar (param $x i32)
+    (if (local.get $x)
+      (then (global.set $acc (i32.add (global.get $acc) (i32.const 1))))
+      (else (global.set $acc (i32.mul (global.get $acc) (i32.const 3))))))
+  (func $baz (param $x i32) (local $i i32)
+    (local.set $i (i32.const 3))
+    (loop $l
+      (global.set $acc (i32.add (global.get $acc) (local.get $i)))
+      (br_if $l (local.tee $i (i32.sub (local.get $i) (i32.const 1))))))
+  (func $foo1 (param $x i32)
+    (call $bar (local.get $x))
+    (if (local.get $x) (then (global.set $acc (i32.xor (global.get $acc) (i32.const 5))))))
+  (func $foo2 (param $x i32)
+    (if (local.get $x) (then (global.set $acc (i32.sub (global.get $acc) (i32.const 2)))))
+    (call $bar (i32.eqz (local.get $x))))
+  (func $skip (param $x i32)
+    (return_call $bar (local.get $x)))
+  (func $ind (param $x i32)
+    (call_indirect (type $t) (local.get $x) (i32.and (local.get $x) (i32.const 1))))
+  (func $clock
+    (drop (call $now (i32.const 1) (i64.const 0) (i32.const 0))))
+  (func (export "run") (param $n i32) (result i32) (local $i i32)
+    (loop $top
+      (call $foo1 (i32.and (local.get $i) (i32.const 1)))
+      (call $foo2 (i32.eqz (i32.rem_u (local.get $i) (i32.const 3))))
+      (call $skip (i32.and (local.get $i) (i32.const 2)))
+      (call $ind (local.get $i))
+      (call $clock)
+      (br_if $top (i32.lt_u (local.tee $i (i32.add (local.get $i) (i32.const 1))) (local.get $n))))
+    (global.get $acc)))
+"#;
+
+/// The steps of a depth-1 segment by function name: the caller's, the callee's (`None` for none)
+/// and whether it went on in the caller.
+fn shape(p: &Profile, steps: &[IpsStep]) -> (String, Option<String>, bool) {
+    let name = |i: u32| p.functions.iter().find(|f| f.index == i).and_then(|f| f.name.clone()).unwrap_or_default();
+    match steps {
+        [IpsStep::Sub(root), IpsStep::Mark(Mark::Call), rest @ ..] => match rest {
+            [IpsStep::Sub(callee)] => (name(root.function), Some(name(callee.function)), false),
+            [IpsStep::Sub(callee), IpsStep::Mark(Mark::Return), IpsStep::Sub(_)] => {
+                (name(root.function), Some(name(callee.function)), true)
+            }
+            [IpsStep::Mark(Mark::Return), IpsStep::Sub(_)] => (name(root.function), None, true),
+            _ => panic!("not a depth-1 segment: {steps:?}"),
+        },
+        _ => panic!("not a segment: {steps:?}"),
+    }
+}
+
+#[test]
+fn direct_indirect_and_host_calls_count_the_segments_of_ips_1() {
+    let (dir, wasm) = common::wat_module(CALLS);
+    let run = |mode: &str| {
+        let r = run_in(dir.path(), &["--mode", mode, "--invoke", "run"], &wasm, &["12"]);
+        assert!(r.output.status.success(), "{mode}: {}", String::from_utf8_lossy(&r.output.stderr));
+        r
+    };
+    let (ips, ippp, bl) = (run("ips:1"), run("ippp"), run("bl"));
+    assert_eq!(ippp.output.stdout, bl.output.stdout, "the program's result is its own");
+    let (a, b) = (facts(&ips.profile.mode).unwrap(), facts(&ippp.profile.mode).unwrap());
+    assert_eq!(segments(&b), segments(&a));
+    assert_eq!((b.mismatched.0, b.open_activations.0, b.not_counted.as_ref()), (0, 0, None));
+    assert_eq!(counts(&ippp.profile), counts(&bl.profile));
+    let p = &ippp.profile;
+    assert!(function(p, "skip").skip_reason().is_some_and(|r| r.contains("tail calls")), "skip has no probes");
+    // Counted from the source, over i = 0..12.
+    let mut by_shape: HashMap<(String, Option<String>, bool), u64> = HashMap::new();
+    let mut bar_paths: HashMap<(String, u64), u64> = HashMap::new();
+    for s in &b.ips {
+        let key = shape(p, &s.steps);
+        *by_shape.entry(key.clone()).or_default() += s.count.0;
+        if let (Some("bar"), IpsStep::Sub(callee)) = (key.1.as_deref(), &s.steps[2]) {
+            *bar_paths.entry((key.0, callee.path.0)).or_default() += s.count.0;
+        }
+    }
+    let of = |caller: &str, callee: Option<&str>, back: bool| {
+        by_shape.get(&(caller.to_string(), callee.map(str::to_string), back)).copied().unwrap_or(0)
+    };
+    assert_eq!(of("foo1", Some("bar"), true), 12);
+    assert_eq!(of("foo2", Some("bar"), true), 12);
+    // `skip` has no probes: run's call of it gets bar's first path, as the stream has it.
+    assert_eq!(of("run", Some("bar"), true), 12);
+    // Through the table: bar for even i, baz (whose first path ends at its header) for odd i.
+    assert_eq!(of("ind", Some("bar"), true), 6);
+    assert_eq!(of("ind", Some("baz"), false), 6);
+    assert_eq!(of("clock", None, true), 12, "a host function has no head");
+    // Fig. 3.14: bar's two paths in each context — foo1 passes i & 1, foo2 i % 3 != 0.
+    let mut contexts: Vec<(String, u64)> =
+        bar_paths.into_iter().filter(|((c, _), _)| c.starts_with("foo")).map(|((c, _), n)| (c, n)).collect();
+    contexts.sort();
+    assert_eq!(contexts, [("foo1".into(), 6), ("foo1".into(), 6), ("foo2".into(), 4), ("foo2".into(), 8)]);
+}
+
+/// A field run in `ippp` with a test run's segments (`ips:1`) as interesting: its residual segments
+/// are exactly the field run's own (profiled alone) that the test run did not take.
+#[test]
+fn interesting_segments_make_the_others_residual() {
+    let (dir, wasm) = common::wat_module(CALLS);
+    let dir = dir.path();
+    let run = |out: &str, extra: &[&str], n: &str| {
+        let output = pathprof()
+            .current_dir(dir)
+            .args(["run", "--quiet", "-o", out, "--invoke", "run"])
+            .args(extra)
+            .arg(&wasm)
+            .arg(n)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{extra:?}: {}", String::from_utf8_lossy(&output.stderr));
+        Profile::from_json(&std::fs::read_to_string(dir.join(out)).unwrap()).unwrap()
+    };
+    let test = run("test.json", &["--mode", "ips:1"], "1");
+    let alone = run("alone.json", &["--mode", "ips:1"], "7");
+    let field = run("field.json", &["--mode", "ippp", "--interesting", "test.json"], "7");
+    let tested = segments(&facts(&test.mode).unwrap());
+    let alone = facts(&alone.mode).unwrap();
+    let want: Vec<_> = alone.ips.iter().filter(|s| !tested.contains_key(&s.steps)).collect();
+    assert!(!want.is_empty() && want.len() < alone.ips.len());
+    let got = facts(&field.mode).unwrap();
+    assert_eq!(segments(&got), segments(&alone), "the field run's segments are its own");
+    let residual = got.residual.as_ref().expect("residual segments");
+    assert_eq!(residual.segments.0, want.len() as u64);
+    assert_eq!(residual.executions.0, want.iter().map(|s| s.count.0).sum::<u64>());
+    for s in &got.ips {
+        assert_eq!(s.interesting, Some(tested.contains_key(&s.steps)), "{s:?}");
+    }
+    let text = pathprof().current_dir(dir).args(["report", "field.json", "--untested"]).output().unwrap();
+    assert!(text.status.success(), "{}", String::from_utf8_lossy(&text.stderr));
+    // Segments of one call only, and from ips profiles.
+    run("two.json", &["--mode", "ips:2"], "1");
+    run("bl.json", &[], "1");
+    for (mode, given, expect) in [
+        ("ippp", "two.json", "--mode ippp takes interesting segments of one call, not 2"),
+        ("ippp", "bl.json", "--mode ippp takes ips profiles as --interesting"),
+        ("ippp:2", "test.json", "ippp counts segments of one call (K = 1)"),
+    ] {
+        let out = pathprof()
+            .current_dir(dir)
+            .args(["run", "--quiet", "-o", "x.json", "--invoke", "run", "--mode", mode, "--interesting", given])
+            .arg(&wasm)
+            .arg("7")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(expect), "{stderr}");
+    }
+    assert!(!dir.join("x.json").exists());
+}
+
+/// `many` calls `bar`, which has two paths from its entry, 70 times on one path: its supergraph
+/// would have 2^70 IDs. Its paths are counted, its segments are not, and the profile says so; the
+/// other functions' segments are `ips:1`'s.
+#[test]
+fn a_supergraph_beyond_64_bits_is_named() {
+    let calls = "(call $bar (local.get $x))\n".repeat(70);
+    let wat = format!(
+        r#"(module
+          (global $acc (mut i32) (i32.const 0))
+          (func $bar (param $x i32)
+            (if (local.get $x)
+              (then (global.set $acc (i32.add (global.get $acc) (i32.const 1))))
+              (else (global.set $acc (i32.mul (global.get $acc) (i32.const 3))))))
+          (func $many (param $x i32) {calls})
+          (func $few (param $x i32) (call $bar (local.get $x)) (call $bar (i32.eqz (local.get $x))))
+          (func (export "run") (result i32)
+            (call $many (i32.const 1)) (call $few (i32.const 0)) (call $few (i32.const 1))
+            (global.get $acc)))"#
+    );
+    let (dir, wasm) = common::wat_module(&wat);
+    let ips = run_in(dir.path(), &["--mode", "ips:1", "--invoke", "run"], &wasm, &[]);
+    let ippp = run_in(dir.path(), &["--mode", "ippp", "--invoke", "run"], &wasm, &[]);
+    assert_eq!(ippp.output.stdout, ips.output.stdout);
+    let p = &ippp.profile;
+    let many = function(p, "many").index;
+    let b = facts(&p.mode).unwrap();
+    let n = b.not_counted.as_ref().expect("a function whose segments were not counted");
+    assert_eq!((n.functions.as_slice(), n.path_ends.0), (&[many][..], 1));
+    let mut want = segments(&facts(&ips.profile.mode).unwrap());
+    want.retain(|steps, _| !matches!(&steps[0], IpsStep::Sub(root) if root.function == many));
+    assert_eq!(want.len(), 5, "run's three calls and few's two");
+    assert_eq!(segments(&b), want);
+    assert_eq!(counts(p), counts(&ips.profile));
+    let written = dir.path().join("ippp.json");
+    std::fs::write(&written, p.to_json()).unwrap();
+    let report = pathprof().arg("report").arg(&written).output().unwrap();
+    let report = String::from_utf8(report.stdout).unwrap();
+    assert!(report.contains("the segments of 1 function were not counted"), "{report}");
+}
