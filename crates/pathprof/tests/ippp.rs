@@ -47,12 +47,11 @@ fn recursion_counts_the_segments_of_ips_1() {
 }
 
 /// [PPP07 Fig. 3.14]'s `bar`, called by `foo1` and `foo2`; `baz`, whose first path ends at its
-/// loop's header; `ind`, which calls either through a table; `skip`, left without probes (it makes a
-/// tail call), whose callee takes the call made of `skip`; `clock`, which calls the host.
+/// loop's header; `ind`, which calls either through a table; `clock`, which calls the host.
 const CALLS: &str = r#"
 (module
   (import "wasi_snapshot_preview1" "clock_time_get" (func $now (param i32 i64 i32) (result i32)))
-  (memory 1)
+  (memory (export "memory") 1)
   (global $acc (mut i32) (i32.const 0))
   (type $t (func (param i32)))
   (table 2 funcref)
@@ -72,8 +71,6 @@ const CALLS: &str = r#"
   (func $foo2 (param $x i32)
     (if (local.get $x) (then (global.set $acc (i32.sub (global.get $acc) (i32.const 2)))))
     (call $bar (i32.eqz (local.get $x))))
-  (func $skip (param $x i32)
-    (return_call $bar (local.get $x)))
   (func $ind (param $x i32)
     (call_indirect (type $t) (local.get $x) (i32.and (local.get $x) (i32.const 1))))
   (func $clock
@@ -82,7 +79,6 @@ const CALLS: &str = r#"
     (loop $top
       (call $foo1 (i32.and (local.get $i) (i32.const 1)))
       (call $foo2 (i32.eqz (i32.rem_u (local.get $i) (i32.const 3))))
-      (call $skip (i32.and (local.get $i) (i32.const 2)))
       (call $ind (local.get $i))
       (call $clock)
       (br_if $top (i32.lt_u (local.tee $i (i32.add (local.get $i) (i32.const 1))) (local.get $n))))
@@ -121,7 +117,6 @@ fn direct_indirect_and_host_calls_count_the_segments_of_ips_1() {
     assert_eq!((b.mismatched.0, b.open_activations.0, b.not_counted.as_ref()), (0, 0, None));
     assert_eq!(counts(&ippp.profile), counts(&bl.profile));
     let p = &ippp.profile;
-    assert!(function(p, "skip").skip_reason().is_some_and(|r| r.contains("tail calls")), "skip has no probes");
     // Counted from the source, over i = 0..12.
     let mut by_shape: HashMap<(String, Option<String>, bool), u64> = HashMap::new();
     let mut bar_paths: HashMap<(String, u64), u64> = HashMap::new();
@@ -137,8 +132,6 @@ fn direct_indirect_and_host_calls_count_the_segments_of_ips_1() {
     };
     assert_eq!(of("foo1", Some("bar"), true), 12);
     assert_eq!(of("foo2", Some("bar"), true), 12);
-    // `skip` has no probes: run's call of it gets bar's first path, as the stream has it.
-    assert_eq!(of("run", Some("bar"), true), 12);
     // Through the table: bar for even i, baz (whose first path ends at its header) for odd i.
     assert_eq!(of("ind", Some("bar"), true), 6);
     assert_eq!(of("ind", Some("baz"), false), 6);
@@ -148,6 +141,45 @@ fn direct_indirect_and_host_calls_count_the_segments_of_ips_1() {
         bar_paths.into_iter().filter(|((c, _), _)| c.starts_with("foo")).map(|((c, _), n)| (c, n)).collect();
     contexts.sort();
     assert_eq!(contexts, [("foo1".into(), 6), ("foo1".into(), 6), ("foo2".into(), 4), ("foo2".into(), 8)]);
+}
+
+/// `skip` makes a tail call, which `ippp` does not follow: it has no probes, and `bar`, which it
+/// tail-calls, takes the call that `run` made of it — the segment from `run` goes through `bar`, as
+/// the stream has it of a callee without probes.
+#[test]
+fn a_function_without_probes_hands_its_call_to_its_callee() {
+    let wat = r#"(module
+      (global $acc (mut i32) (i32.const 0))
+      (func $bar (param $x i32)
+        (if (local.get $x)
+          (then (global.set $acc (i32.add (global.get $acc) (i32.const 1))))
+          (else (global.set $acc (i32.mul (global.get $acc) (i32.const 3))))))
+      (func $skip (param $x i32) (return_call $bar (local.get $x)))
+      (func $run (export "run") (param $n i32) (result i32) (local $i i32)
+        (loop $top
+          (call $skip (i32.and (local.get $i) (i32.const 1)))
+          (br_if $top (i32.lt_u (local.tee $i (i32.add (local.get $i) (i32.const 1))) (local.get $n))))
+        (global.get $acc)))"#;
+    let (dir, wasm) = common::wat_module(wat);
+    let r = run_in(dir.path(), &["--mode", "ippp", "--invoke", "run"], &wasm, &["9"]);
+    assert!(r.output.status.success(), "{}", String::from_utf8_lossy(&r.output.stderr));
+    let p = &r.profile;
+    assert!(function(p, "skip").skip_reason().is_some_and(|r| r.contains("tail calls")), "skip has no probes");
+    let f = facts(&p.mode).unwrap();
+    let bar = function(p, "bar");
+    let mut through: HashMap<u64, u64> = HashMap::new();
+    for s in &f.ips {
+        assert_eq!(shape(p, &s.steps), ("run".to_string(), Some("bar".to_string()), true), "{s:?}");
+        let IpsStep::Sub(callee) = &s.steps[2] else { unreachable!() };
+        *through.entry(callee.path.0).or_default() += s.count.0;
+    }
+    // bar's two paths: x = i & 1 over i = 0..9, and each ran as often in bar's own counts.
+    let mut got: Vec<u64> = through.values().copied().collect();
+    got.sort();
+    assert_eq!(got, [4, 5]);
+    for (path, n) in through {
+        assert_eq!(bar.paths().iter().find(|x| x.id.0 == path).map(|x| x.count.0), Some(n));
+    }
 }
 
 /// A field run in `ippp` with a test run's segments (`ips:1`) as interesting: its residual segments
@@ -238,7 +270,8 @@ fn a_supergraph_beyond_64_bits_is_named() {
     assert_eq!((n.functions.as_slice(), n.path_ends.0), (&[many][..], 1));
     let mut want = segments(&facts(&ips.profile.mode).unwrap());
     want.retain(|steps, _| !matches!(&steps[0], IpsStep::Sub(root) if root.function == many));
-    assert_eq!(want.len(), 5, "run's three calls and few's two");
+    // run's three calls; few's two calls, each of bar's two paths (few runs with 0, then 1).
+    assert_eq!(want.len(), 7);
     assert_eq!(segments(&b), want);
     assert_eq!(counts(p), counts(&ips.profile));
     let written = dir.path().join("ippp.json");

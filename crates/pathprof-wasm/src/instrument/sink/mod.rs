@@ -465,7 +465,7 @@ impl SinkKind {
         let array = |layout: &mut Layout| ArraySink { offset: layout.take(8 * n) };
         // A table for the paths of a function too many for an array (at least two slots, so that
         // the hash keeps at least one bit), when it fits.
-        let slots = n.next_power_of_two().clamp(2, u64::from(TABLE_SLOTS));
+        let slots = n.checked_next_power_of_two().unwrap_or(u64::MAX).clamp(2, u64::from(TABLE_SLOTS));
         let table_bytes = slots * u64::from(TABLE_SLOT_BYTES);
         let table = |layout: &mut Layout| TableSink { offset: layout.take(table_bytes), slots: slots as u32 };
         // The table, or the host's.
