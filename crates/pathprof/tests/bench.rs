@@ -224,8 +224,8 @@ fn bad_mode_lists_are_refused_before_any_run() {
     corpus(dir.path());
     for (modes, message) in [
         ("bl,kbl,kbl:4", "mode kbl is given twice"),
-        ("bl:2", "unknown mode \"bl:2\" (valid modes: none, bl, pep[:S[:T]][:dup], pep:every:N, kbl[:K][:burst], ppp[:slots], events[:STRATEGY[:CUT]], ips[:K])"),
-        ("fast", "unknown mode \"fast\" (valid modes: none, bl, pep[:S[:T]][:dup], pep:every:N, kbl[:K][:burst], ppp[:slots], events[:STRATEGY[:CUT]], ips[:K])"),
+        ("bl:2", "unknown mode \"bl:2\" (valid modes: none, bl, pep[:S[:T]][:dup], pep:every:N, kbl[:K][:burst], ppp[:slots], events[:STRATEGY[:CUT]], ips[:K], ippp[:1])"),
+        ("fast", "unknown mode \"fast\" (valid modes: none, bl, pep[:S[:T]][:dup], pep:every:N, kbl[:K][:burst], ppp[:slots], events[:STRATEGY[:CUT]], ips[:K], ippp[:1])"),
         ("kbl:0", "mode \"kbl:0\": K must be a whole number from 1 to 64"),
         ("kbl:65", "mode \"kbl:65\": K must be a whole number from 1 to 64"),
         ("kbl:8,kbl:08", "mode kbl:8 is given twice"),
