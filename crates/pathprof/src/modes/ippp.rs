@@ -184,8 +184,17 @@ impl<'m> Decoder<'m> {
                 paths.insert(f.index, list.clone());
                 continue;
             };
-            // A function whose supergraph IDs would not fit in 64 bits counts its paths alone.
-            let n: usize = f.blocks.iter().map(|b| b.calls as usize).sum();
+            // The index of each block's first call among the function's (in operator order, as the
+            // blocks' offsets are); a function whose supergraph IDs would not fit in 64 bits has no
+            // digits, and counts its paths alone.
+            let mut by_offset: Vec<usize> = (0..f.blocks.len()).collect();
+            by_offset.sort_by_key(|&b| f.blocks[b].offset);
+            let mut first_call = vec![0; f.blocks.len()];
+            let mut n = 0usize;
+            for b in by_offset {
+                first_call[b] = n;
+                n += f.blocks[b].calls as usize;
+            }
             let counted = sg.calls.len() == n;
             if !counted {
                 not_counted.push(f.index);
@@ -199,7 +208,7 @@ impl<'m> Decoder<'m> {
                     not_counted_ends = sum(not_counted_ends, count, "the path ends not counted")?;
                     continue;
                 }
-                match self.segments(f, path, key)? {
+                match self.segments(f, &first_call, path, key)? {
                     Some(found) => {
                         for steps in found {
                             let c = out.segments.entry(steps).or_default();
@@ -220,19 +229,19 @@ impl<'m> Decoder<'m> {
         Ok((paths, Decoded { segments: out, not_counted, not_counted_ends }))
     }
 
-    /// The IPSs that path `path` of `f` roots, its calls' digits `key`; `None` when the digits are
-    /// not those of the path's calls.
-    fn segments(&mut self, f: &FunctionMap, path: u64, key: u64) -> Result<Option<Vec<Vec<Step>>>> {
+    /// The IPSs that path `path` of `f` roots, its calls' digits `key` (each block's first call
+    /// being `first_call[block]` among `f`'s); `None` when the digits are not those of the path's
+    /// calls.
+    fn segments(
+        &mut self,
+        f: &FunctionMap,
+        first_call: &[usize],
+        path: u64,
+        key: u64,
+    ) -> Result<Option<Vec<Vec<Step>>>> {
         let p = f.probes().context("a supergraph path of a function without probes")?;
         let sg = p.supergraph.as_ref().context("a supergraph path of a function without a supergraph")?;
         let regenerated = regen::regenerate(&p.plan.dag, &p.plan.numbering, path)?;
-        // The first of each block's calls, blocks being in the order of their operators.
-        let mut first_call = Vec::with_capacity(f.blocks.len());
-        let mut n = 0usize;
-        for b in &f.blocks {
-            first_call.push(n);
-            n += b.calls as usize;
-        }
         let calls: Vec<usize> = (regenerated.blocks.iter())
             .flat_map(|&b| first_call[b as usize]..first_call[b as usize] + f.blocks[b as usize].calls as usize)
             .collect();
