@@ -9,13 +9,13 @@
 //! profiles of a test suite) the others are residual (`report --untested`).
 
 use super::bl::{replay_counted, run_counted};
-use super::ips::{merge_segments, report_segments, segment_facts, to_mode, NotCounted};
+use super::ips::{check_interesting, merge_segments, report_segments, segment_facts, to_mode, NotCounted};
 use super::mode::{instrumented, sum, Given, Mode, ModeKind, ModeRun, ProfilingMode, Report, RunFigure, SnapshotSink};
 use super::setting::{whole_number, Setting};
 use crate::inputs::Inputs;
 use crate::mode_identity;
 use crate::profiled::ProfiledModule;
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use pathprof_core::ips::{depth_one, FirstPath, Segments, Step};
 use pathprof_core::profile::{FunctionProfile, Profile, ProfileMode, U64};
 use pathprof_core::regen::{self, PathPoint};
@@ -78,17 +78,7 @@ impl ProfilingMode for Ippp {
 
     /// With `--interesting`, the profiles must count segments of one call.
     fn instrument(&self, _: &mut InstrumentOptions, profiled: &ProfiledModule, inputs: &Inputs) -> Result<()> {
-        if let Some(interesting) = inputs.interesting {
-            profiled.check_same_core_module("the interesting segments' profile", interesting.core_module.as_ref())?;
-            match &interesting.segments {
-                Some(t) if t.k == 1 => {}
-                Some(t) => bail!("--mode ippp takes interesting segments of one call, not {}", t.k),
-                None => {
-                    bail!("--mode ippp takes ips profiles as --interesting (their segments are the interesting ones)")
-                }
-            }
-        }
-        Ok(())
+        check_interesting(&Mode::new(Ippp), 1, profiled, inputs)
     }
 
     fn run(

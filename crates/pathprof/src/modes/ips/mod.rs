@@ -76,6 +76,19 @@ impl ModeKind for Ips {
     }
 }
 
+/// Refuses, for `mode`, whose segments follow up to `k` calls, interesting profiles whose segments
+/// follow another number, or that have none.
+pub(crate) fn check_interesting(mode: &Mode, k: usize, profiled: &ProfiledModule, inputs: &Inputs) -> Result<()> {
+    let Some(interesting) = inputs.interesting else { return Ok(()) };
+    profiled.check_same_core_module("the interesting segments' profile", interesting.core_module.as_ref())?;
+    let calls = |k: usize| if k == 1 { "one call".to_string() } else { format!("up to {k} calls") };
+    match &interesting.segments {
+        Some(t) if t.k == k => Ok(()),
+        Some(t) => bail!("--mode {mode} takes interesting segments of {}, not {}", calls(k), t.k),
+        None => bail!("--mode {mode} takes ips profiles as --interesting (their segments are the interesting ones)"),
+    }
+}
+
 /// The mode of the sum of two profiles of mode `kind` that count IPSs: those of one sequence of
 /// steps add their counts.
 pub(crate) fn merge_segments(kind: &dyn ModeKind, a: &ProfileMode, b: &ProfileMode) -> Result<ProfileMode> {
@@ -239,17 +252,7 @@ impl ProfilingMode for IpsMode {
 
     /// With `--interesting`, the profiles must be `ips` profiles of the same depth.
     fn instrument(&self, _: &mut InstrumentOptions, profiled: &ProfiledModule, inputs: &Inputs) -> Result<()> {
-        if let Some(interesting) = inputs.interesting {
-            profiled.check_same_core_module("the interesting segments' profile", interesting.core_module.as_ref())?;
-            match &interesting.segments {
-                Some(t) if t.k == self.k => {}
-                Some(t) => bail!("--mode {self} takes interesting segments of up to {} calls, not {}", self.k, t.k),
-                None => {
-                    bail!("--mode {self} takes ips profiles as --interesting (their segments are the interesting ones)")
-                }
-            }
-        }
-        Ok(())
+        check_interesting(&Mode::new(*self), self.k, profiled, inputs)
     }
 
     /// The segments are counted on a thread of their own, which a snapshot would have to wait for:
