@@ -4,8 +4,10 @@
 //! [`pathprof_core::supergraph`]).
 //!
 //! Functions a table or a reference may hold come first in the space, so that a `call_indirect` or
-//! `call_ref` reads its digit in their part of it only; a call that may reach any function (a
-//! host function that may call back, a function without probes) reads it in the whole space.
+//! `call_ref` reads its digit in their part of it only — unless one of them has no probes or is a
+//! host function that may call back, which may let any function take the call; a call that may
+//! reach any function (a host function that may call back, a function without probes) reads its
+//! digit in the whole space.
 
 use super::analysis::Analysis;
 use super::sink::Digit;
@@ -71,7 +73,14 @@ impl Heads {
             }
         }
         let radix = |size: u128| size.checked_add(2).and_then(|r| u64::try_from(r).ok()).unwrap_or(0);
-        Heads { functions, referenced_radix: radix(referenced_size), space_radix: radix(next) }
+        // A referenced function without probes, or a host function that may call back, lets any
+        // function take an indirect call: such calls then read the whole space.
+        let any = referenced.iter().any(|&f| match f.checked_sub(info.num_imported_funcs) {
+            None => info.import_modules.get(f as usize).is_some_and(|m| may_call_back(m)),
+            Some(k) => functions.get(k as usize).is_some_and(Option::is_none),
+        });
+        let referenced_radix = if any { radix(next) } else { radix(referenced_size) };
+        Heads { functions, referenced_radix, space_radix: radix(next) }
     }
 
     /// Where defined function `k`'s heads start.
