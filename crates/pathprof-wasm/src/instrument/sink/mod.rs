@@ -345,13 +345,15 @@ impl SinkKind {
     /// path ID`), and more paths are cut, as `bl` cuts beyond 64 bits.
     pub(crate) fn max_paths(self) -> Option<u64> {
         match self {
-            SinkKind::Stream | SinkKind::Bursts | SinkKind::Trace | SinkKind::Segments => Some(STREAM_MAX_PATHS),
+            // A segment's steps name paths as streamed labels do (`ippp` counts `ips:1`'s segments).
+            SinkKind::Stream | SinkKind::Bursts | SinkKind::Trace | SinkKind::Segments | SinkKind::Supergraph => {
+                Some(STREAM_MAX_PATHS)
+            }
             SinkKind::Count
             | SinkKind::Sample { .. }
             | SinkKind::Preferential { .. }
             | SinkKind::Decode
-            | SinkKind::Direct
-            | SinkKind::Supergraph => None,
+            | SinkKind::Direct => None,
         }
     }
 
