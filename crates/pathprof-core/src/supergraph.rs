@@ -25,9 +25,11 @@
 //! `offset(g) + (Q − base(g)) + 1`. A direct call of an instrumented function, which always takes the call and
 //! publishes, reads its digit as `head − offset(g) − 1`, the path less `base(g)` (radix: `g`'s
 //! entry paths; none for a function of one); any other call (indirect, or of a function that may call back)
-//! reads `head + 1` (radix: the size of the part of the space it may reach + 2), where 0 means that
-//! no instrumented function took the call and 1 that one did without publishing. A call of a host
-//! function that never calls back adds no digit: its head is none.
+//! reads `head + 1` (radix: the size of the space it may reach + 2), where 0 means that no
+//! instrumented function took the call and 1 that one did without publishing. The space an indirect
+//! call may reach can be the part of the whole that starts after some `base` (the functions of the
+//! call's type, which alone it can call): a head published there is then read as `head − base + 1`.
+//! A call of a host function that never calls back adds no digit: its head is none.
 
 use crate::dag::Dag;
 use crate::numbering::Numbering;
@@ -36,12 +38,23 @@ use std::collections::HashMap;
 
 /// How one call's digit is read: `callee` for a direct call of an instrumented function (the digit
 /// is the path its head is); otherwise `radix` 1 for a call that adds none (a host function that
-/// never calls back: no head) and more for a call whose head is read in the module's head space.
+/// never calls back: no head) and more for a call whose head is read in the part of the module's
+/// head space that starts after `base` (the digit of a head `v` published there is `v − base + 1`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CallDigit {
     pub radix: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub callee: Option<u32>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub base: u64,
+    /// The call adds no digit, though its callee may publish a head: the function's IDs would not
+    /// fit in 64 bits with it. The segment each of its runs roots is not counted.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dropped: bool,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// The supergraph numbering of one function.
@@ -107,9 +120,16 @@ pub fn digits(mut key: u64, radices: &[u64]) -> Option<Vec<u64>> {
 /// The largest product of `weight` (by block) over the blocks of one path of `dag`, saturating at
 /// `u128::MAX`.
 pub fn max_radix_product(dag: &Dag, weight: &[u128]) -> u128 {
+    heaviest_path(dag, weight).0
+}
+
+/// A path of `dag` with the largest product of `weight` (by block) over its blocks: the product,
+/// saturating at `u128::MAX`, and the blocks, in order.
+pub fn heaviest_path(dag: &Dag, weight: &[u128]) -> (u128, Vec<u32>) {
     let order = dag.topological_order();
     let out = dag.out_edges();
     let mut best = vec![0u128; dag.num_nodes() as usize];
+    let mut from = vec![u32::MAX; dag.num_nodes() as usize];
     best[dag.entry() as usize] = 1;
     for &v in &order {
         let here = best[v as usize];
@@ -122,10 +142,18 @@ pub fn max_radix_product(dag: &Dag, weight: &[u128]) -> u128 {
             let through = here.saturating_mul(times);
             if through > best[w as usize] {
                 best[w as usize] = through;
+                from[w as usize] = v;
             }
         }
     }
-    best[dag.exit() as usize].max(1)
+    let mut blocks = Vec::new();
+    let mut v = from[dag.exit() as usize];
+    while v != u32::MAX && v != dag.entry() {
+        blocks.push(v);
+        v = from[v as usize];
+    }
+    blocks.reverse();
+    (best[dag.exit() as usize].max(1), blocks)
 }
 
 /// The paths of a function that start at its entry: the first ID and how many (the IDs of the
@@ -178,7 +206,7 @@ impl HeadSpace {
                 Some(Head::Path { function, path: base.checked_add(d)? })
             }
             (None, 0 | 1) => Some(Head::None),
-            (None, d) => self.head(d - 1),
+            (None, d) => self.head((d - 1).checked_add(call.base)?),
         }
     }
 }
@@ -191,7 +219,10 @@ mod tests {
 
     #[test]
     fn ids_split_into_the_path_and_the_digits() {
-        let calls = vec![CallDigit { radix: 3, callee: Some(7) }, CallDigit { radix: 5, callee: None }];
+        let calls = vec![
+            CallDigit { radix: 3, callee: Some(7), base: 0, dropped: false },
+            CallDigit { radix: 5, callee: None, base: 0, dropped: false },
+        ];
         let sg =
             Supergraph { paths: 4, entry_base: 0, entry_paths: 4, ids: 4 * 15, head_offset: 0, calls: calls.clone() };
         let mut seen = std::collections::HashSet::new();
@@ -220,6 +251,8 @@ mod tests {
         assert_eq!(max_radix_product(&dag, &[1, 4, 7, 2]), 14);
         assert_eq!(max_radix_product(&dag, &[1, 1, 1, 1]), 1);
         assert_eq!(max_radix_product(&dag, &[1, u128::MAX, 2, 2]), u128::MAX);
+        assert_eq!(heaviest_path(&dag, &[1, 4, 7, 2]), (14, vec![0, 2, 3]));
+        assert_eq!(heaviest_path(&dag, &[1, 9, 7, 2]), (18, vec![0, 1, 3]));
     }
 
     #[test]
@@ -234,15 +267,25 @@ mod tests {
         assert_eq!(space.head(13), Some(Head::Path { function: 9, path: 0 }));
         assert_eq!(space.head(14), None);
         assert_eq!(space.head(0), None);
-        let direct = CallDigit { radix: 3, callee: Some(5) };
-        let anywhere = CallDigit { radix: 15, callee: None };
-        let host = CallDigit { radix: 1, callee: None };
+        let direct = CallDigit { radix: 3, callee: Some(5), base: 0, dropped: false };
+        let anywhere = CallDigit { radix: 15, callee: None, base: 0, dropped: false };
+        let host = CallDigit { radix: 1, callee: None, base: 0, dropped: false };
+        // Function 5's part of the space: heads 3 to 12.
+        let typed = CallDigit { radix: 12, callee: None, base: 2, dropped: false };
         assert_eq!(space.read(direct, 2), Some(Head::Path { function: 5, path: 6 }));
         assert_eq!(space.read(direct, 3), None);
-        assert_eq!(space.read(CallDigit { radix: 1, callee: Some(9) }, 0), Some(Head::Path { function: 9, path: 0 }));
+        assert_eq!(
+            space.read(CallDigit { radix: 1, callee: Some(9), base: 0, dropped: false }, 0),
+            Some(Head::Path { function: 9, path: 0 })
+        );
         assert_eq!(space.read(host, 0), Some(Head::None));
         assert_eq!(space.read(anywhere, 0), Some(Head::None));
         assert_eq!(space.read(anywhere, 1), Some(Head::None));
         assert_eq!(space.read(anywhere, 14), Some(Head::Path { function: 9, path: 0 }));
+        assert_eq!(space.read(typed, 0), Some(Head::None));
+        assert_eq!(space.read(typed, 1), Some(Head::None));
+        assert_eq!(space.read(typed, 2), Some(Head::Path { function: 5, path: 4 }));
+        assert_eq!(space.read(typed, 11), Some(Head::Path { function: 5, path: 13 }));
+        assert_eq!(space.read(typed, 12), None);
     }
 }

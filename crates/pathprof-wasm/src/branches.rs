@@ -139,7 +139,7 @@ pub fn function_branches(body: &FunctionBody, fcfg: &FuncCfg) -> Result<FuncBran
         if touches_memory(op) {
             work.memory += 1;
         }
-        if let Some(Special::Call { callee }) = special {
+        if let Some(Special::Call { callee, .. }) = special {
             let return_to = (body_start + u64::from(fcfg.op_offsets[(i + 1).min(fcfg.num_ops)])) as u32;
             block.calls.push(CallSite { return_to, callee });
             block.work.push(Work::default());

@@ -80,8 +80,9 @@ pub struct Site {
 pub enum Special {
     /// `return`, inside `depth` blocks: it becomes a branch to the end of the body.
     Return { depth: u32 },
-    /// `call`, `call_indirect` or `call_ref` (`callee` for `call`): counters are flushed before it.
-    Call { callee: Option<u32> },
+    /// `call`, `call_indirect` or `call_ref` (`callee` for `call`; `signature`, the type index the
+    /// operator names, for the others): counters are flushed before it.
+    Call { callee: Option<u32>, signature: Option<u32> },
     /// `return_call` of `func`, whose index shifts when the profiler adds an import.
     ReturnCall { func: u32 },
     /// `ref.func` of `func`, whose index shifts too.
@@ -290,8 +291,10 @@ pub fn build(
         }
         let special = match *op {
             Operator::Return => Some(Special::Return { depth: b.frames.len() as u32 }),
-            Operator::Call { function_index } => Some(Special::Call { callee: Some(function_index) }),
-            Operator::CallIndirect { .. } | Operator::CallRef { .. } => Some(Special::Call { callee: None }),
+            Operator::Call { function_index } => Some(Special::Call { callee: Some(function_index), signature: None }),
+            Operator::CallIndirect { type_index, .. } | Operator::CallRef { type_index } => {
+                Some(Special::Call { callee: None, signature: Some(type_index) })
+            }
             Operator::ReturnCall { function_index } => Some(Special::ReturnCall { func: function_index }),
             Operator::RefFunc { function_index } => Some(Special::RefFunc { func: function_index }),
             _ => None,
@@ -312,7 +315,7 @@ pub fn build(
         }
         if let Some(cur) = b.current {
             b.last[cur as usize] = Some(i);
-            if let Some(Special::Call { callee }) = special {
+            if let Some(Special::Call { callee, .. }) = special {
                 b.calls[cur as usize] += 1;
                 num_calls += 1;
                 if throws.call(callee) {

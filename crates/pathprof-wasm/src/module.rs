@@ -25,6 +25,11 @@ pub struct ModuleInfo {
     pub types: Vec<Option<FuncType>>,
     /// Type index of every function, imports first.
     pub func_types: Vec<u32>,
+    /// By type index, for a function type that only functions of an equal type match — final,
+    /// without a supertype, alone in its recursion group and naming no other type: the least type
+    /// index of a type equal to it. A `call_indirect` or `call_ref` of such a type can only call
+    /// functions whose type has the same class. `None` for every other type.
+    pub type_classes: Vec<Option<u32>>,
     pub num_imported_funcs: u32,
     /// The module name of every imported function, in order.
     pub import_modules: Vec<String>,
@@ -54,6 +59,15 @@ fn referenced_by(expr: &wasmparser::ConstExpr, out: &mut Vec<u32>) -> Result<(),
         }
     }
     Ok(())
+}
+
+/// Whether no parameter or result of `f` is a reference to a type of the module (two such types
+/// may be equal without being written alike).
+fn names_no_type(f: &FuncType) -> bool {
+    f.params().iter().chain(f.results()).all(|t| match t {
+        wasmparser::ValType::Ref(r) => !r.is_concrete_type_ref(),
+        _ => true,
+    })
 }
 
 /// Features accepted in input modules and required of instrumented ones.
@@ -129,6 +143,7 @@ impl ModuleInfo {
         let mut info = ModuleInfo {
             types: Vec::new(),
             func_types: Vec::new(),
+            type_classes: Vec::new(),
             num_imported_funcs: 0,
             import_modules: Vec::new(),
             num_memories: 0,
@@ -145,12 +160,28 @@ impl ModuleInfo {
             match payload.map_err(err)? {
                 Payload::Version { encoding: Encoding::Component, .. } => return Err(ModuleError::Component),
                 Payload::TypeSection(r) => {
+                    let mut classes: HashMap<FuncType, u32> = HashMap::new();
                     for group in r {
-                        for sub in group.map_err(err)?.into_types() {
-                            info.types.push(match sub.composite_type.inner {
+                        let group = group.map_err(err)?;
+                        let alone = group.types().len() == 1;
+                        for sub in group.into_types() {
+                            let func = match sub.composite_type.inner {
                                 CompositeInnerType::Func(f) => Some(f),
                                 _ => None,
-                            });
+                            };
+                            let exact = alone
+                                && sub.is_final
+                                && sub.supertype_idx.is_none()
+                                && !sub.composite_type.shared
+                                && sub.composite_type.descriptor_idx.is_none()
+                                && sub.composite_type.describes_idx.is_none();
+                            let index = info.types.len() as u32;
+                            let class = func
+                                .as_ref()
+                                .filter(|f| exact && names_no_type(f))
+                                .map(|f| *classes.entry(f.clone()).or_insert(index));
+                            info.types.push(func);
+                            info.type_classes.push(class);
                         }
                     }
                 }

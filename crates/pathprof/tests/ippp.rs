@@ -4,7 +4,8 @@
 //! by two callers ([PPP07 Fig. 3.14]'s `bar`), a callee whose first path ends at a loop header and a
 //! function left without probes between a call and its callee; the Ball–Larus counts are `bl`'s;
 //! interesting segments make the others residual; a function whose supergraph IDs would need more
-//! than 64 bits is named and its segments left out.
+//! than 64 bits drops calls until they fit, and the segments rooted there are named; an indirect
+//! call reads its digit among the functions of its type.
 
 mod common;
 
@@ -247,10 +248,11 @@ fn interesting_segments_make_the_others_residual() {
 }
 
 /// `many` calls `bar`, which has two paths from its entry, 70 times on one path: its supergraph
-/// would have 2^70 IDs. Its paths are counted, its segments are not, and the profile says so; the
-/// other functions' segments are `ips:1`'s.
+/// would have 2^70 IDs. Seven of its calls (the first, all radices being equal) add no digit, which
+/// brings it to 2^63; the segments rooted there are named as not counted, and every other segment
+/// is `ips:1`'s.
 #[test]
-fn a_supergraph_beyond_64_bits_is_named() {
+fn a_supergraph_beyond_64_bits_drops_calls() {
     let calls = "(call $bar (local.get $x))\n".repeat(70);
     let wat = format!(
         r#"(module
@@ -263,6 +265,7 @@ fn a_supergraph_beyond_64_bits_is_named() {
           (func $few (param $x i32) (call $bar (local.get $x)) (call $bar (i32.eqz (local.get $x))))
           (func (export "run") (result i32)
             (call $many (i32.const 1)) (call $few (i32.const 0)) (call $few (i32.const 1))
+            (call $many (i32.const 0))
             (global.get $acc)))"#
     );
     let (dir, wasm) = common::wat_module(&wat);
@@ -272,17 +275,94 @@ fn a_supergraph_beyond_64_bits_is_named() {
     let p = &ippp.profile;
     let many = function(p, "many").index;
     let b = facts(&p.mode).unwrap();
-    let n = b.not_counted.as_ref().expect("a function whose segments were not counted");
-    assert_eq!((n.functions.as_slice(), n.path_ends.0), (&[many][..], 1));
-    let mut want = segments(&facts(&ips.profile.mode).unwrap());
-    want.retain(|steps, _| !matches!(&steps[0], IpsStep::Sub(root) if root.function == many));
-    // run's three calls; few's two calls, each of bar's two paths (few runs with 0, then 1).
-    assert_eq!(want.len(), 7);
+    let n = b.not_counted.as_ref().expect("segments not counted");
+    let roots: Vec<(u32, u32, u64)> = n.roots.iter().map(|r| (r.function, r.part, r.count.0)).collect();
+    let mut parts: Vec<u32> = roots.iter().map(|r| r.1).collect();
+    parts.sort_unstable();
+    assert_eq!(parts, (0..7).collect::<Vec<_>>());
+    assert!(roots.iter().all(|&(f, _, count)| f == many && count == 2), "{roots:?}");
+    assert_eq!((n.functions.as_slice(), n.path_ends.0, n.executions.0), (&[many][..], 2, 14));
+    let (want, left) = common::without_not_counted(segments(&facts(&ips.profile.mode).unwrap()), &b);
+    assert_eq!(left, 14, "each dropped call, in many's two runs, roots one of bar's two paths");
+    // run's four calls; few's two calls, each of bar's two paths; many's 63 other calls, with x = 1
+    // and with x = 0.
+    assert_eq!(want.len(), 4 + 4 + 2 * 63);
     assert_eq!(segments(&b), want);
+    check_segment_roots(p, &b);
     assert_eq!(counts(p), counts(&ips.profile));
     let written = dir.path().join("ippp.json");
     std::fs::write(&written, p.to_json()).unwrap();
     let report = pathprof().arg("report").arg(&written).output().unwrap();
     let report = String::from_utf8(report.stdout).unwrap();
-    assert!(report.contains("the segments of 1 function were not counted"), "{report}");
+    assert!(report.contains("segments at some calls of 1 function were not counted"), "{report}");
+}
+
+/// `run` calls through a table of functions of two types: `$t` (`bar`, 2 paths from its entry;
+/// `baz`, 4), `$u` (`wide`, 8; `one`, 1), and `$t2`, a type equal to `$t`. Each indirect call reads
+/// its digit among the functions of its type only — radix 2 + 4 + 2 for `$t` and `$t2`, 8 + 1 + 2
+/// for `$u`, not the table's 15 + 2 — and the segments are `ips:1`'s.
+#[test]
+fn an_indirect_call_reads_its_digit_among_the_functions_of_its_type() {
+    let wat = r#"(module
+      (global $acc (mut i32) (i32.const 0))
+      (type $t (func (param i32)))
+      (type $u (func (param i32 i32) (result i32)))
+      (type $t2 (func (param i32)))
+      (table 4 funcref)
+      (elem (i32.const 0) $bar $wide $baz $one)
+      (func $bar (type $t) (param $x i32)
+        (if (local.get $x)
+          (then (global.set $acc (i32.add (global.get $acc) (i32.const 1))))
+          (else (global.set $acc (i32.mul (global.get $acc) (i32.const 3))))))
+      (func $baz (type $t) (param $x i32)
+        (if (i32.and (local.get $x) (i32.const 1))
+          (then (global.set $acc (i32.add (global.get $acc) (i32.const 5)))))
+        (if (i32.and (local.get $x) (i32.const 2))
+          (then (global.set $acc (i32.xor (global.get $acc) (i32.const 7))))))
+      (func $wide (type $u) (param $x i32) (param $y i32) (result i32)
+        (if (i32.and (local.get $x) (i32.const 1)) (then (local.set $y (i32.add (local.get $y) (i32.const 1)))))
+        (if (i32.and (local.get $x) (i32.const 2)) (then (local.set $y (i32.mul (local.get $y) (i32.const 3)))))
+        (if (i32.and (local.get $x) (i32.const 4)) (then (local.set $y (i32.sub (local.get $y) (i32.const 2)))))
+        (local.get $y))
+      (func $one (type $u) (param $x i32) (param $y i32) (result i32) (i32.add (local.get $x) (local.get $y)))
+      (func $run (export "run") (param $n i32) (result i32) (local $i i32)
+        (loop $top
+          (call_indirect (type $t) (local.get $i) (i32.shl (i32.and (local.get $i) (i32.const 1)) (i32.const 1)))
+          (global.set $acc (i32.add (global.get $acc)
+            (call_indirect (type $u) (local.get $i) (global.get $acc)
+              (i32.add (i32.const 1) (i32.shl (i32.and (i32.shr_u (local.get $i) (i32.const 1)) (i32.const 1)) (i32.const 1))))))
+          (call_indirect (type $t2) (local.get $i) (i32.const 2))
+          (br_if $top (i32.lt_u (local.tee $i (i32.add (local.get $i) (i32.const 1))) (local.get $n))))
+        (global.get $acc)))"#;
+    let (dir, wasm) = common::wat_module(wat);
+    let run = |mode: &str| {
+        let r = run_in(dir.path(), &["--mode", mode, "--invoke", "run"], &wasm, &["16"]);
+        assert!(r.output.status.success(), "{mode}: {}", String::from_utf8_lossy(&r.output.stderr));
+        r
+    };
+    let (ips, ippp) = (run("ips:1"), run("ippp"));
+    assert_eq!(ippp.output.stdout, ips.output.stdout);
+    let (a, b) = (facts(&ips.profile.mode).unwrap(), facts(&ippp.profile.mode).unwrap());
+    assert_eq!((b.mismatched.0, b.not_counted.as_ref()), (0, None));
+    assert_eq!(segments(&b), segments(&a));
+    // Every callee of every type ran: bar, baz (twice per round), wide and one.
+    let p = &ippp.profile;
+    let callees: std::collections::BTreeSet<String> = b.ips.iter().filter_map(|s| shape(p, &s.steps).1).collect();
+    assert_eq!(callees.into_iter().collect::<Vec<_>>(), ["bar", "baz", "one", "wide"]);
+    let out = pathprof()
+        .current_dir(dir.path())
+        .args(["instrument", "--mode", "ippp", "-o", "out.wasm"])
+        .arg(&wasm)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let map: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("out.wasm.map.json")).unwrap()).unwrap();
+    let run_index = function(p, "run").index;
+    let run_map = map["functions"].as_array().unwrap().iter().find(|f| f["index"] == run_index).unwrap();
+    let calls = run_map["state"]["supergraph"]["calls"].as_array().expect("run's calls");
+    let radices: Vec<u64> = calls.iter().map(|c| c["radix"].as_u64().unwrap()).collect();
+    assert_eq!(radices, [8, 11, 8]);
+    assert_eq!(calls[0]["base"], calls[2]["base"], "$t and $t2 are one type");
+    assert_ne!(calls[0]["base"], calls[1]["base"]);
 }

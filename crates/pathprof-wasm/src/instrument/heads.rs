@@ -3,19 +3,20 @@
 //! module, and which digit each call adds to its caller's supergraph path (see
 //! [`pathprof_core::supergraph`]).
 //!
-//! Functions a table or a reference may hold come first in the space, so that a `call_indirect` or
-//! `call_ref` reads its digit in their part of it only — unless one of them has no probes or is a
-//! host function that may call back, which may let any function take the call; a call that may
-//! reach any function (a host function that may call back, a function without probes) reads its
-//! digit in the whole space.
+//! Functions a table or a reference may hold come first in the space, grouped by type, so that a
+//! `call_indirect` or `call_ref` reads its digit in their part of it only — in the part of the
+//! functions of its type when only functions of an equal type can match it
+//! ([`ModuleInfo::type_classes`]) — unless one of them has no probes or is a host function that may
+//! call back, which may let any function take the call; a call that may reach any function (a host
+//! function that may call back, a function without probes) reads its digit in the whole space.
 
 use super::analysis::Analysis;
 use super::sink::Digit;
 use crate::cfg::{FuncCfg, Special};
 use crate::module::ModuleInfo;
-use pathprof_core::supergraph::{entry_paths, max_radix_product, CallDigit, Supergraph};
+use pathprof_core::supergraph::{entry_paths, heaviest_path, CallDigit, Supergraph};
 use pathprof_core::FunctionPlan;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use wasmparser::FunctionBody;
 
 /// The head space of a module.
@@ -26,6 +27,9 @@ pub(crate) struct Heads {
     /// whole space (the part's size + 2); 0 when it does not fit in 64 bits.
     referenced_radix: u64,
     space_radix: u64,
+    /// By type class, where its referenced functions' heads start and the radix of a digit read
+    /// among them; `None` when indirect calls read the whole space.
+    classes: Option<HashMap<u32, (u64, u64)>>,
 }
 
 /// Whether the host functions of import module `module` may call back into the program: those
@@ -54,21 +58,35 @@ impl Heads {
             Ok((_, Ok(planned))) => Some(entry_paths(&planned.plan.dag, &planned.plan.numbering).1),
             _ => None,
         };
+        let class = |f: u32| info.func_types.get(f as usize).and_then(|&t| info.type_classes.get(t as usize)).copied();
+        // The referenced functions by type class (those of no class last), then the others, each
+        // in index order.
+        let mut order: Vec<(bool, u32, usize)> = (0..analyses.len())
+            .map(|k| {
+                let index = info.num_imported_funcs + k as u32;
+                match referenced.contains(&index) {
+                    true => (false, class(index).flatten().unwrap_or(u32::MAX), k),
+                    false => (true, 0, k),
+                }
+            })
+            .collect();
+        order.sort_unstable();
         let mut functions = vec![None; analyses.len()];
         let mut next = 0u128;
         let mut referenced_size = 0u128;
-        for first in [true, false] {
-            for (k, a) in analyses.iter().enumerate() {
-                let index = info.num_imported_funcs + k as u32;
-                if referenced.contains(&index) != first {
-                    continue;
+        let mut class_spans: HashMap<u32, (u128, u128)> = HashMap::new();
+        for &(unreferenced, _, k) in &order {
+            let index = info.num_imported_funcs + k as u32;
+            if let Some(n) = paths(&analyses[k]) {
+                if !unreferenced {
+                    if let Some(c) = class(index).flatten() {
+                        class_spans.entry(c).or_insert((next, 0)).1 += u128::from(n);
+                    }
                 }
-                if let Some(n) = paths(a) {
-                    functions[k] = u64::try_from(next).ok().map(|o| (o, n));
-                    next += u128::from(n);
-                }
+                functions[k] = u64::try_from(next).ok().map(|o| (o, n));
+                next += u128::from(n);
             }
-            if first {
+            if !unreferenced {
                 referenced_size = next;
             }
         }
@@ -80,7 +98,13 @@ impl Heads {
             Some(k) => functions.get(k as usize).is_some_and(Option::is_none),
         });
         let referenced_radix = if any { radix(next) } else { radix(referenced_size) };
-        Heads { functions, referenced_radix, space_radix: radix(next) }
+        let classes = (!any).then(|| {
+            class_spans
+                .into_iter()
+                .filter_map(|(c, (start, size))| Some((c, (u64::try_from(start).ok()?, radix(size)))))
+                .collect()
+        });
+        Heads { functions, referenced_radix, space_radix: radix(next), classes }
     }
 
     /// Where defined function `k`'s heads start.
@@ -89,8 +113,9 @@ impl Heads {
     }
 
     /// The supergraph of defined function `k`, planned as `plan`, and the digit of each of its calls
-    /// in operator order (`None`: it adds none). A function whose supergraph IDs would not fit in 64
-    /// bits gets no digits.
+    /// in operator order (`None`: it adds none). Where its supergraph IDs would not fit in 64 bits,
+    /// calls are dropped (they add no digit) until they do, each the call of the largest radix on
+    /// the path whose radices have the largest product.
     pub fn supergraph(
         &self,
         info: &ModuleInfo,
@@ -103,49 +128,68 @@ impl Heads {
         let (entry_base, entry_paths) = entry_paths(&plan.dag, &plan.numbering);
         let head_offset = self.offset(k);
         let body_start = body.range().start as u64;
-        let mut calls = Vec::new();
+        // Each reachable call: its digit's index, its block, and how it is read.
+        let mut sites: Vec<(usize, usize, Digit, CallDigit)> = Vec::new();
         let mut digits = Vec::new();
-        let mut weight = vec![1u128; plan.dag.num_nodes() as usize];
         for &(op, special) in &fcfg.specials {
-            let Special::Call { callee } = special else { continue };
+            let Special::Call { callee, signature } = special else { continue };
             let at = body_start + u64::from(fcfg.op_offsets[op]);
             let b = fcfg.blocks.partition_point(|b| b.offset <= at);
-            let Some(block) = b.checked_sub(1).filter(|&b| at < fcfg.blocks[b].end) else {
-                // Unreachable: it never runs.
-                digits.push(None);
-                continue;
-            };
-            let (digit, call) = self.digit(info, callee);
-            weight[block] = weight[block].saturating_mul(u128::from(call.radix));
-            digits.push((digit.radix > 1).then_some(digit));
-            calls.push(call);
-        }
-        let ids = u128::from(paths).saturating_mul(max_radix_product(&plan.dag, &weight));
-        match u64::try_from(ids) {
-            Ok(ids) if calls.iter().all(|c| c.radix > 0) => {
-                (Supergraph { paths, entry_base, entry_paths, ids, head_offset, calls }, digits)
+            if let Some(block) = b.checked_sub(1).filter(|&b| at < fcfg.blocks[b].end) {
+                let (digit, call) = self.digit(info, callee, signature);
+                sites.push((digits.len(), block, digit, call));
             }
-            _ => {
-                let calls = Vec::new();
-                (
-                    Supergraph { paths, entry_base, entry_paths, ids: paths, head_offset, calls },
-                    vec![None; digits.len()],
-                )
-            }
+            // An unreachable call never runs.
+            digits.push(None);
         }
+        // A call whose space is too large to read it in is dropped; so is, while the IDs would not fit
+        // in 64 bits, the call of the largest radix on the path of the largest product.
+        let drop = |site: &mut (usize, usize, Digit, CallDigit)| {
+            site.3 = CallDigit { radix: 1, dropped: true, ..site.3 };
+        };
+        sites.iter_mut().filter(|s| s.3.radix == 0).for_each(drop);
+        let ids = loop {
+            let mut weight = vec![1u128; plan.dag.num_nodes() as usize];
+            for &(_, block, _, call) in &sites {
+                weight[block] = weight[block].saturating_mul(u128::from(call.radix));
+            }
+            let (product, path) = heaviest_path(&plan.dag, &weight);
+            if let Ok(ids) = u64::try_from(u128::from(paths).saturating_mul(product)) {
+                break ids;
+            }
+            let on_path: HashSet<usize> = path.iter().map(|&b| b as usize).collect();
+            let victim = (sites.iter_mut())
+                .filter(|s| !s.3.dropped && on_path.contains(&s.1))
+                .max_by_key(|s| (s.3.radix, std::cmp::Reverse(s.0)));
+            match victim {
+                Some(site) => drop(site),
+                // The paths alone are too many for 64 bits (a plan never has so many).
+                None => break paths,
+            }
+        };
+        for &(i, _, digit, call) in &sites {
+            digits[i] = (call.radix > 1).then_some(digit);
+        }
+        let calls = sites.into_iter().map(|s| s.3).collect();
+        (Supergraph { paths, entry_base, entry_paths, ids, head_offset, calls }, digits)
     }
 
-    /// How a call of `callee` (`None`: indirect) is read, for the instrumenter and for the map; a
-    /// radix of 0 when its space is too large to read it in.
-    fn digit(&self, info: &ModuleInfo, callee: Option<u32>) -> (Digit, CallDigit) {
-        // The head + 1 (see `Supergraph`).
-        let anywhere = |radix| (Digit { radix, minus: u64::MAX }, CallDigit { radix, callee: None });
+    /// How a call of `callee` (`None`: indirect, of type `signature`) is read, for the instrumenter
+    /// and for the map; a radix of 0 when its space is too large to read it in.
+    fn digit(&self, info: &ModuleInfo, callee: Option<u32>, signature: Option<u32>) -> (Digit, CallDigit) {
+        // The head + 1, less `base` when published (see `Supergraph`).
+        let within = |radix, base| {
+            (Digit { radix, minus: u64::MAX, rebase: base }, CallDigit { radix, callee: None, base, dropped: false })
+        };
         match callee {
             Some(c) if c < info.num_imported_funcs => {
                 if may_call_back(&info.import_modules[c as usize]) {
-                    anywhere(self.space_radix)
+                    within(self.space_radix, 0)
                 } else {
-                    (Digit { radix: 1, minus: 0 }, CallDigit { radix: 1, callee: None })
+                    (
+                        Digit { radix: 1, minus: 0, rebase: 0 },
+                        CallDigit { radix: 1, callee: None, base: 0, dropped: false },
+                    )
                 }
             }
             // An instrumented callee always takes the call and publishes one of its paths: the
@@ -153,11 +197,23 @@ impl Heads {
             Some(c) => match self.functions[(c - info.num_imported_funcs) as usize] {
                 Some((offset, paths)) => {
                     let radix = paths.max(1);
-                    (Digit { radix, minus: offset.wrapping_add(1) }, CallDigit { radix, callee: Some(c) })
+                    let digit = Digit { radix, minus: offset.wrapping_add(1), rebase: 0 };
+                    (digit, CallDigit { radix, callee: Some(c), base: 0, dropped: false })
                 }
-                None => anywhere(self.space_radix),
+                None => within(self.space_radix, 0),
             },
-            None => anywhere(self.referenced_radix),
+            None => {
+                let class = signature.and_then(|t| info.type_classes.get(t as usize).copied().flatten());
+                match (class, &self.classes) {
+                    // No instrumented function of the call's type is in a table: the call traps or
+                    // calls a host function that does not call back.
+                    (Some(c), Some(classes)) => {
+                        let (base, radix) = classes.get(&c).copied().unwrap_or((0, 2));
+                        within(radix, base)
+                    }
+                    _ => within(self.referenced_radix, 0),
+                }
+            }
         }
     }
 }

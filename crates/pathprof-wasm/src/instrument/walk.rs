@@ -269,7 +269,7 @@ impl BodyContext<'_> {
                     Some(Relabel::Return(d)) => *d,
                     _ => depth,
                 })),
-                Some(Special::Call { callee }) => {
+                Some(Special::Call { callee, .. }) => {
                     // A callee may re-enter this function, whose activations share the slots; the
                     // host functions of an import cannot, and a trap or exit there leaves the slots
                     // as they are.

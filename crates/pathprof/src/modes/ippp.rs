@@ -9,13 +9,15 @@
 //! profiles of a test suite) the others are residual (`report --untested`).
 
 use super::bl::{replay_counted, run_counted};
-use super::ips::{check_interesting, merge_segments, report_segments, segment_facts, to_mode, NotCounted};
+use super::ips::{
+    check_interesting, merge_segments, report_segments, segment_facts, sorted_roots, to_mode, NotCounted,
+};
 use super::mode::{instrumented, sum, Given, Mode, ModeKind, ModeRun, ProfilingMode, Report, RunFigure, SnapshotSink};
 use super::setting::{whole_number, Setting};
 use crate::inputs::Inputs;
 use crate::mode_identity;
 use crate::profiled::ProfiledModule;
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use pathprof_core::ips::{depth_one, FirstPath, Segments, Step};
 use pathprof_core::profile::{FunctionProfile, Profile, ProfileMode, U64};
 use pathprof_core::regen::{self, PathPoint};
@@ -106,9 +108,18 @@ impl ProfilingMode for Ippp {
     ) -> Result<ProfileMode> {
         let decoded = run.facts::<Decoded>()?;
         let mut facts = segment_facts(&decoded.segments, 0, 0.0, instrumented(map)?, given)?;
-        if !decoded.not_counted.is_empty() {
-            facts.not_counted =
-                Some(NotCounted { functions: decoded.not_counted.clone(), path_ends: U64(decoded.not_counted_ends) });
+        if !decoded.roots.is_empty() {
+            let roots = sorted_roots(decoded.roots.clone());
+            let executions = roots.iter().try_fold(0, |n, r| sum(n, r.count.0, "the segments not counted"))?;
+            let mut functions: Vec<u32> = roots.iter().map(|r| r.function).collect();
+            functions.sort_unstable();
+            functions.dedup();
+            facts.not_counted = Some(NotCounted {
+                functions,
+                path_ends: U64(decoded.not_counted_ends),
+                executions: U64(executions),
+                roots,
+            });
         }
         to_mode(self.kind(), &facts)
     }
@@ -125,9 +136,11 @@ impl fmt::Display for Ippp {
 /// What a run's supergraph path counts hold besides the Ball–Larus path counts.
 struct Decoded {
     segments: Segments,
-    /// The functions whose supergraph IDs would not fit in 64 bits, and their path ends.
-    not_counted: Vec<u32>,
+    /// The path ends that rooted segments not counted (at calls dropped so that their function's
+    /// supergraph IDs fit in 64 bits), and how often each subpath ending at such a call ran, by
+    /// `(function, path, part)`.
     not_counted_ends: u64,
+    roots: HashMap<(u32, u64, u32), u64>,
 }
 
 /// A run that counted supergraph paths, as a run of the mode: the Ball–Larus path counts and the
@@ -140,6 +153,10 @@ fn supergraph_run(map: &ProfileMap, run: ModeRun) -> Result<ModeRun> {
     let figures = vec![RunFigure { key: "segments", label: "IPSs", value: decoded.segments.segments.len() as u64 }];
     Ok(ModeRun { counts, facts: Box::new(decoded), figures, ..run })
 }
+
+/// The IPSs a path roots, and the parts of it (the indices of its calls) at which the segments it
+/// roots are not counted.
+type Rooted = (Vec<Vec<Step>>, Vec<u32>);
 
 /// Reads supergraph IDs back into Ball–Larus paths and the IPSs they root.
 struct Decoder<'m> {
@@ -166,7 +183,7 @@ impl<'m> Decoder<'m> {
     /// The Ball–Larus path counts and the IPSs of supergraph path counts `counts`.
     fn decode(&mut self, counts: &RawCounts) -> Result<(RawCounts, Decoded)> {
         let mut out = Segments { k: 1, ..Segments::default() };
-        let (mut not_counted, mut not_counted_ends) = (Vec::new(), 0u64);
+        let (mut not_counted_ends, mut roots) = (0u64, HashMap::new());
         let mut paths = RawCounts::new();
         for f in &self.map.functions {
             let Some(list) = counts.get(&f.index) else { continue };
@@ -175,8 +192,7 @@ impl<'m> Decoder<'m> {
                 continue;
             };
             // The index of each block's first call among the function's (in operator order, as the
-            // blocks' offsets are); a function whose supergraph IDs would not fit in 64 bits has no
-            // digits, and counts its paths alone.
+            // blocks' offsets are).
             let mut by_offset: Vec<usize> = (0..f.blocks.len()).collect();
             by_offset.sort_by_key(|&b| f.blocks[b].offset);
             let mut first_call = vec![0; f.blocks.len()];
@@ -185,21 +201,23 @@ impl<'m> Decoder<'m> {
                 first_call[b] = n;
                 n += f.blocks[b].calls as usize;
             }
-            let counted = sg.calls.len() == n;
-            if !counted {
-                not_counted.push(f.index);
+            if sg.calls.len() != n {
+                bail!("the map of function {} has {} calls for its blocks' {n}", f.index, sg.calls.len());
             }
             let mut by_path: HashMap<u64, u64> = HashMap::new();
             for &(id, count) in list {
-                let (path, key) = if counted { sg.split(id) } else { (id, 0) };
+                let (path, key) = sg.split(id);
                 let c = by_path.entry(path).or_default();
                 *c = sum(*c, count, "a path's counts")?;
-                if !counted {
-                    not_counted_ends = sum(not_counted_ends, count, "the path ends not counted")?;
-                    continue;
-                }
                 match self.segments(f, &first_call, path, key)? {
-                    Some(found) => {
+                    Some((found, dropped)) => {
+                        if !dropped.is_empty() {
+                            not_counted_ends = sum(not_counted_ends, count, "the path ends not counted")?;
+                        }
+                        for part in dropped {
+                            let c = roots.entry((f.index, path, part)).or_default();
+                            *c = sum(*c, count, "a subpath's count")?;
+                        }
                         for steps in found {
                             let c = out.segments.entry(steps).or_default();
                             *c = c.checked_add(count).unwrap_or_else(|| {
@@ -216,19 +234,14 @@ impl<'m> Decoder<'m> {
             }
             paths.insert(f.index, by_path.into_iter().collect());
         }
-        Ok((paths, Decoded { segments: out, not_counted, not_counted_ends }))
+        Ok((paths, Decoded { segments: out, not_counted_ends, roots }))
     }
 
     /// The IPSs that path `path` of `f` roots, its calls' digits `key` (each block's first call
-    /// being `first_call[block]` among `f`'s); `None` when the digits are not those of the path's
-    /// calls.
-    fn segments(
-        &mut self,
-        f: &FunctionMap,
-        first_call: &[usize],
-        path: u64,
-        key: u64,
-    ) -> Result<Option<Vec<Vec<Step>>>> {
+    /// being `first_call[block]` among `f`'s), but those rooted at dropped calls, whose parts (the
+    /// indices of the calls on the path) come second; `None` when the digits are not those of the
+    /// path's calls.
+    fn segments(&mut self, f: &FunctionMap, first_call: &[usize], path: u64, key: u64) -> Result<Option<Rooted>> {
         let p = f.probes().context("a supergraph path of a function without probes")?;
         let sg = p.supergraph.as_ref().context("a supergraph path of a function without a supergraph")?;
         let regenerated = regen::regenerate(&p.plan.dag, &p.plan.numbering, path)?;
@@ -247,7 +260,16 @@ impl<'m> Decoder<'m> {
                 }
             });
         }
-        Ok(Some(depth_one(u64::from(f.index) << 32 | path, &heads)))
+        let mut dropped = Vec::new();
+        let mut found = depth_one(u64::from(f.index) << 32 | path, &heads);
+        for (j, &c) in calls.iter().enumerate().rev() {
+            if sg.calls[c].dropped {
+                found.remove(j);
+                dropped.push(j as u32);
+            }
+        }
+        dropped.reverse();
+        Ok(Some((found, dropped)))
     }
 
     /// Whether path `path` of `function` has no calls and ends at the function's exit.

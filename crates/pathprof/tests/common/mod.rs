@@ -374,13 +374,17 @@ pub fn path_calls(f: &FunctionProfile) -> HashMap<u64, u32> {
 }
 
 /// Every path that ran roots one segment at each of its calls: the segments starting with part `j`
-/// of a path ran as often as the path, for every `j` below its calls.
+/// of a path ran as often as the path, for every `j` below its calls — those counted, with those the
+/// profile names as not counted.
 pub fn check_segment_roots(p: &Profile, facts: &IpsFacts) {
     let mut roots: HashMap<(u32, u64, u32), u64> = HashMap::new();
     for s in &facts.ips {
         let IpsStep::Sub(first) = &s.steps[0] else { panic!("a segment starts with a subpath") };
         assert_eq!(s.steps[1], IpsStep::Mark(Mark::Call), "a segment starts with a subpath that ends at a call");
         *roots.entry((first.function, first.path.0, first.part)).or_default() += s.count.0;
+    }
+    for r in facts.not_counted.iter().flat_map(|n| &n.roots) {
+        *roots.entry((r.function, r.path.0, r.part)).or_default() += r.count.0;
     }
     let mut want = HashMap::new();
     for f in &p.functions {
@@ -392,4 +396,33 @@ pub fn check_segment_roots(p: &Profile, facts: &IpsFacts) {
         }
     }
     assert_eq!(roots, want, "segments rooted at each part of each path");
+}
+
+/// `want`, the segments of an oracle (`ips:1`), less those rooted at the subpaths `facts` (of an
+/// `ippp` run of the same program) names as not counted; they must have run exactly as often as it
+/// says. Returns how many segments were left out.
+pub fn without_not_counted(
+    mut want: HashMap<Vec<IpsStep>, u64>,
+    facts: &IpsFacts,
+) -> (HashMap<Vec<IpsStep>, u64>, usize) {
+    let Some(n) = &facts.not_counted else { return (want, 0) };
+    let roots: HashMap<(u32, u64, u32), u64> =
+        n.roots.iter().map(|r| ((r.function, r.path.0, r.part), r.count.0)).collect();
+    let mut left_out: HashMap<(u32, u64, u32), u64> = HashMap::new();
+    let before = want.len();
+    want.retain(|steps, count| match &steps[0] {
+        IpsStep::Sub(root) if roots.contains_key(&(root.function, root.path.0, root.part)) => {
+            *left_out.entry((root.function, root.path.0, root.part)).or_default() += *count;
+            false
+        }
+        _ => true,
+    });
+    assert_eq!(left_out, roots, "the segments left out ran as often as the subpaths named not counted");
+    assert_eq!(n.executions.0, roots.values().sum::<u64>());
+    let mut functions: Vec<u32> = roots.keys().map(|r| r.0).collect();
+    functions.sort_unstable();
+    functions.dedup();
+    assert_eq!(n.functions, functions);
+    let left = before - want.len();
+    (want, left)
 }

@@ -24,14 +24,16 @@ use crate::abi::{HEAD_ARMED, HEAD_EMPTY, HEAD_WORD};
 use crate::instrument::emit::Emitter;
 use wasm_encoder::{BlockType, Instruction, MemArg, ValType};
 
-/// The digit a call adds: `head − minus` (modulo 2^64), below `radix` — `minus` is the callee's head
-/// offset + 1 for a direct call of an instrumented function (the digit is its path), and −1 for a
-/// call read in the head space (0: no instrumented function took it, 1: one did and has not
-/// published).
+/// The digit a call adds: `head − minus` (modulo 2^64), less `rebase` when the head is published
+/// (above 0), below `radix` — `minus` is the callee's head offset + 1 for a direct call of an
+/// instrumented function (the digit is its path), and −1 for a call read in the head space (0: no
+/// instrumented function took it, 1: one did and has not published), whose part of the space starts
+/// after `rebase`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Digit {
     pub radix: u64,
     pub minus: u64,
+    pub rebase: u64,
 }
 
 /// Where a function's supergraph paths are counted.
@@ -139,6 +141,17 @@ impl PathSink for SupergraphSink {
         e.f.instruction(&Instruction::I64Load(head));
         e.f.instruction(&Instruction::I64Const(d.minus as i64));
         e.f.instruction(&Instruction::I64Sub);
+        if d.rebase != 0 {
+            // − (head > 0 ? rebase : 0)
+            e.f.instruction(&Instruction::I64Const(d.rebase as i64));
+            e.f.instruction(&Instruction::I64Const(0));
+            e.f.instruction(&Instruction::I32Const(0));
+            e.f.instruction(&Instruction::I64Load(head));
+            e.f.instruction(&Instruction::I64Const(0));
+            e.f.instruction(&Instruction::I64GtS);
+            e.f.instruction(&Instruction::Select);
+            e.f.instruction(&Instruction::I64Sub);
+        }
         e.f.instruction(&Instruction::I64Add);
         e.f.instruction(&Instruction::LocalSet(key));
     }

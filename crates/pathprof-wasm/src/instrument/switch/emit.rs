@@ -231,7 +231,7 @@ impl Emitter<'_> {
                 _ => None,
             };
             let rewritten = relabeled.or_else(|| match special {
-                Some(Special::Call { callee: Some(c) }) => shift.moved(c).map(Instruction::Call),
+                Some(Special::Call { callee: Some(c), .. }) => shift.moved(c).map(Instruction::Call),
                 Some(Special::ReturnCall { func }) => shift.moved(func).map(Instruction::ReturnCall),
                 Some(Special::RefFunc { func }) => shift.moved(func).map(Instruction::RefFunc),
                 _ => None,

@@ -58,11 +58,29 @@ pub struct ResidualSegments {
     pub executions: U64,
 }
 
-/// Functions whose segments a run did not count, and how many of their path ends ran.
+/// The segments a run did not count, at calls whose heads their functions do not add to their
+/// supergraph paths (whose IDs would need more than 64 bits with them): the functions where such
+/// calls ran, how many path ends rooted such segments, and, by subpath ending at such a call (a
+/// segment's first step), how often it ran.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NotCounted {
     pub functions: Vec<u32>,
     pub path_ends: U64,
+    /// The executions of the segments not counted (the sum of the roots' counts).
+    #[serde(default)]
+    pub executions: U64,
+    /// The most frequent first.
+    #[serde(default)]
+    pub roots: Vec<NotCountedRoot>,
+}
+
+/// A subpath ending at a call whose segments were not counted, and how often it ran.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotCountedRoot {
+    pub function: u32,
+    pub path: U64,
+    pub part: u32,
+    pub count: U64,
 }
 
 /// An IPS and how often it ran.

@@ -12,7 +12,9 @@ mod facts;
 mod residual;
 
 pub(crate) use facts::to_mode;
-pub use facts::{counts_segments, facts, IpsCount, IpsFacts, IpsStep, Mark, NotCounted, ResidualSegments, Subpath};
+pub use facts::{
+    counts_segments, facts, IpsCount, IpsFacts, IpsStep, Mark, NotCounted, NotCountedRoot, ResidualSegments, Subpath,
+};
 pub use residual::{untested, TestedSegments, UntestedSegments};
 
 use super::mode::{instrumented, sum, Given, Mode, ModeKind, ModeRun, ProfilingMode, Report, RunFigure, SnapshotSink};
@@ -120,17 +122,42 @@ pub(crate) fn merge_segments(kind: &dyn ModeKind, a: &ProfileMode, b: &ProfileMo
         open_activations: U64(sum(x.open_activations.0, y.open_activations.0, "the open activations")?),
         residual: x.residual,
         not_counted: match (x.not_counted, y.not_counted) {
-            (Some(a), Some(b)) if a.functions == b.functions => Some(NotCounted {
-                functions: a.functions,
-                path_ends: U64(sum(a.path_ends.0, b.path_ends.0, "the path ends not counted")?),
-            }),
-            (None, None) => None,
-            _ => bail!("its segments were not counted in the same functions"),
+            (Some(mut a), Some(b)) => {
+                a.functions.extend(b.functions);
+                a.functions.sort_unstable();
+                a.functions.dedup();
+                Some(NotCounted {
+                    functions: a.functions,
+                    path_ends: U64(sum(a.path_ends.0, b.path_ends.0, "the path ends not counted")?),
+                    executions: U64(sum(a.executions.0, b.executions.0, "the segments not counted")?),
+                    roots: merge_roots(a.roots, b.roots)?,
+                })
+            }
+            (a, b) => a.or(b),
         },
         ips: Vec::new(),
     };
     merged.set_segments(counts.into_values().collect())?;
     to_mode(kind, &merged)
+}
+
+/// The roots of segments not counted of two runs, added up, the most frequent first.
+pub(crate) fn merge_roots(a: Vec<NotCountedRoot>, b: Vec<NotCountedRoot>) -> Result<Vec<NotCountedRoot>> {
+    let mut counts: HashMap<(u32, u64, u32), u64> = HashMap::new();
+    for r in a.into_iter().chain(b) {
+        let c = counts.entry((r.function, r.path.0, r.part)).or_default();
+        *c = sum(*c, r.count.0, "a subpath's count")?;
+    }
+    Ok(sorted_roots(counts))
+}
+
+/// Roots by `(function, path, part)`, the most frequent first.
+pub(crate) fn sorted_roots(counts: HashMap<(u32, u64, u32), u64>) -> Vec<NotCountedRoot> {
+    let mut roots: Vec<NotCountedRoot> = (counts.into_iter())
+        .map(|((function, path, part), count)| NotCountedRoot { function, path: U64(path), part, count: U64(count) })
+        .collect();
+    roots.sort_by(|a, b| (b.count, a.function, a.path, a.part).cmp(&(a.count, b.function, b.path, b.part)));
+    roots
 }
 
 /// The report of a profile that counts IPSs: the totals, and the most frequent IPSs (those through
@@ -156,9 +183,10 @@ pub(crate) fn report_segments(out: &mut dyn Write, p: &Profile, top: usize, func
     if let Some(n) = &facts.not_counted {
         writeln!(
             out,
-            "  the segments of {} function{} were not counted (their supergraph IDs would need more than 64 bits): {} path ends",
+            "  segments at some calls of {} function{} were not counted (their supergraph IDs would need more than 64 bits): {} executions, rooted at {} path ends",
             n.functions.len(),
             if n.functions.len() == 1 { "" } else { "s" },
+            group(n.executions.0),
             group(n.path_ends.0)
         )?;
     }
