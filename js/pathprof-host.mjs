@@ -10,13 +10,13 @@
 //   ... run the program; on a trap: host.trapped(error) ...
 //   const dump = await host.dump({ exitCode });              // a Uint8Array
 //
-// Modes: bl, ppp, events (every strategy), pep:every:N and kbl. Timer sampling (`pep`, `pep:S:T`)
+// Modes: bl, ppp, events (every strategy), pep:every:N, kbl, ips and ippp. Timer sampling (`pep`, `pep:S:T`)
 // needs pathprof's own host. The dump format is documented in docs/profile-format.md ("Dumps").
 // No dependencies, no build step: an ES module for Node 22+ and browsers whose engine has
 // multi-memory (the profiler's counters live in a memory of their own).
 
 export const MAP_FORMAT = 'pathprof-map';
-export const MAP_VERSION = 7;
+export const MAP_VERSION = 8;
 export const DUMP_MAGIC = 'pathprof-dump';
 export const DUMP_VERSION = 1;
 

@@ -154,7 +154,7 @@ fn bad_dumps_are_refused_in_one_line() {
     decode_fails(&m.map, &small, "bytes of profiler memory");
     let not_a_dump = m.write("not.dump", b"\0asm\x01\0\0\0");
     decode_fails(&m.map, &not_a_dump, "not a pathprof dump");
-    let header = m.write("header.dump", b"pathprof-dump 1\n{\"map_version\": 7}\n");
+    let header = m.write("header.dump", b"pathprof-dump 1\n{\"map_version\": 8}\n");
     decode_fails(&m.map, &header, "the dump's header");
 
     // A map of another version, and a map `pathprof run` would keep to itself (no origin).

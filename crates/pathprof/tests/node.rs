@@ -1,8 +1,9 @@
 //! Profiling under Node: programs of ../shared/corpus whose paths are the same in every run,
 //! instrumented with `pathprof instrument`, run under Node's WASI with pathprof's JavaScript host
 //! (`js/pathprof-node.mjs`), and decoded with `pathprof decode`, give the profile `pathprof run`
-//! gives — the same paths, counts, edges, events, k-iteration path forests and open activations —
-//! in every mode the host runs; the programs print what they should.
+//! gives — the same paths, counts, edges, events, k-iteration path forests, interprocedural path
+//! segments and open activations — in every mode the host runs; the programs print what they
+//! should.
 //!
 //! Needs a Node whose V8 has multi-memory (Node 22 or later): `PATHPROF_NODE`, else `node` on the
 //! path. Skipped, with a message, when there is none or the corpus is absent — unless
@@ -89,7 +90,7 @@ fn node_profiles_equal_embedded_ones() {
     for program in PROGRAMS {
         let wasm = corpus.join(program);
         same_profile_under_node(&node, &wasm, "bl", None);
-        for mode in ["kbl:4", "events", "events:pd", "events:dec", "pep:every:7"] {
+        for mode in ["kbl:4", "events", "events:pd", "events:dec", "pep:every:7", "ippp", "ips:2"] {
             same_profile_under_node(&node, &wasm, mode, None);
         }
         // Half the paths interesting: the others are residual, counted by the host's import.

@@ -145,5 +145,8 @@ fn comparable(p: &Profile) -> (Vec<FunctionProfile>, Value) {
         kbl.remove("stream_handovers");
         kbl.remove("stream_wait_seconds");
     }
+    if let Some(facts) = object.get_mut("mode_facts").and_then(Value::as_object_mut) {
+        facts.remove("stream_wait_seconds");
+    }
     (p.functions.clone(), json)
 }
