@@ -366,3 +366,50 @@ fn an_indirect_call_reads_its_digit_among_the_functions_of_its_type() {
     assert_eq!(calls[0]["base"], calls[2]["base"], "$t and $t2 are one type");
     assert_ne!(calls[0]["base"], calls[1]["base"]);
 }
+
+/// A table holds `a` of type `$base` and `b` of `$derived`, a subtype of it (its result narrower):
+/// a `call_indirect` of `$base` may call either, so it reads its digit among every function a table
+/// holds, and its segments are `ips:1`'s (a type class of `$base`'s own would not hold `b`).
+#[test]
+fn an_indirect_call_of_a_type_with_subtypes_reads_among_all_referenced_functions() {
+    let wat = r#"(module
+      (global $acc (mut i32) (i32.const 0))
+      (type $base (sub (func (param i32) (result anyref))))
+      (type $derived (sub $base (func (param i32) (result eqref))))
+      (table 2 funcref)
+      (elem (i32.const 0) $a $b)
+      (func $a (type $base) (param $x i32) (result anyref)
+        (if (local.get $x)
+          (then (global.set $acc (i32.add (global.get $acc) (i32.const 1))))
+          (else (global.set $acc (i32.mul (global.get $acc) (i32.const 3)))))
+        (ref.null any))
+      (func $b (type $derived) (param $x i32) (result eqref)
+        (if (i32.and (local.get $x) (i32.const 2))
+          (then (global.set $acc (i32.xor (global.get $acc) (i32.const 5))))
+          (else (global.set $acc (i32.sub (global.get $acc) (i32.const 7)))))
+        (ref.null eq))
+      (func $run (export "run") (param $n i32) (result i32) (local $i i32)
+        (loop $top
+          (drop (call_indirect (type $base) (local.get $i) (i32.and (local.get $i) (i32.const 1))))
+          (br_if $top (i32.lt_u (local.tee $i (i32.add (local.get $i) (i32.const 1))) (local.get $n))))
+        (global.get $acc)))"#;
+    let (dir, wasm) = common::wat_module(wat);
+    let run = |mode: &str| {
+        let r = run_in(dir.path(), &["--mode", mode, "--invoke", "run"], &wasm, &["12"]);
+        assert!(r.output.status.success(), "{mode}: {}", String::from_utf8_lossy(&r.output.stderr));
+        r
+    };
+    let (ips, ippp) = (run("ips:1"), run("ippp"));
+    assert_eq!(ippp.output.stdout, ips.output.stdout);
+    let (a, b) = (facts(&ips.profile.mode).unwrap(), facts(&ippp.profile.mode).unwrap());
+    assert_eq!((b.mismatched.0, b.not_counted.as_ref()), (0, None));
+    assert_eq!(segments(&b), segments(&a));
+    let p = &ippp.profile;
+    let mut through: HashMap<String, u64> = HashMap::new();
+    for s in &b.ips {
+        if let (_, Some(callee), _) = shape(p, &s.steps) {
+            *through.entry(callee).or_default() += s.count.0;
+        }
+    }
+    assert_eq!((through.get("a"), through.get("b")), (Some(&6), Some(&6)), "{through:?}");
+}
