@@ -413,3 +413,64 @@ fn an_indirect_call_of_a_type_with_subtypes_reads_among_all_referenced_functions
     }
     assert_eq!((through.get("a"), through.get("b")), (Some(&6), Some(&6)), "{through:?}");
 }
+
+/// `u` makes a tail call and has no probes: `run`'s call of it is taken by `f`, the first function
+/// with probes it calls. `u` then calls `g`, whose own call of `h` arms and uses the head word after
+/// `f` has published its head: `g` must put the word back, so that `run` reads `f`'s head (as the
+/// stream has it of a callee without probes), not `h`'s.
+#[test]
+fn a_head_published_for_a_function_without_probes_outlives_the_calls_after_it() {
+    let wat = r#"(module
+      (global $acc (mut i32) (i32.const 0))
+      (func $f (param $x i32)
+        (if (local.get $x)
+          (then (global.set $acc (i32.add (global.get $acc) (i32.const 1))))
+          (else (global.set $acc (i32.mul (global.get $acc) (i32.const 3))))))
+      (func $h (param $x i32)
+        (if (i32.and (local.get $x) (i32.const 2))
+          (then (global.set $acc (i32.xor (global.get $acc) (i32.const 5))))
+          (else (global.set $acc (i32.sub (global.get $acc) (i32.const 7))))))
+      (func $g (param $x i32) (call $h (local.get $x)))
+      (func $last (param $x i32) (global.set $acc (i32.add (global.get $acc) (local.get $x))))
+      (func $u (param $x i32)
+        (call $f (i32.and (local.get $x) (i32.const 1)))
+        (call $g (local.get $x))
+        (return_call $last (local.get $x)))
+      (func $run (export "run") (param $n i32) (result i32) (local $i i32)
+        (loop $top
+          (call $u (local.get $i))
+          (br_if $top (i32.lt_u (local.tee $i (i32.add (local.get $i) (i32.const 1))) (local.get $n))))
+        (global.get $acc)))"#;
+    let (dir, wasm) = common::wat_module(wat);
+    let run = |mode: &str| {
+        let r = run_in(dir.path(), &["--mode", mode, "--invoke", "run"], &wasm, &["8"]);
+        assert!(r.output.status.success(), "{mode}: {}", String::from_utf8_lossy(&r.output.stderr));
+        r
+    };
+    let (ips, ippp) = (run("ips:1"), run("ippp"));
+    assert_eq!(ippp.output.stdout, ips.output.stdout);
+    let p = &ippp.profile;
+    assert!(function(p, "u").skip_reason().is_some_and(|r| r.contains("tail calls")), "u has no probes");
+    let (a, b) = (facts(&ips.profile.mode).unwrap(), facts(&ippp.profile.mode).unwrap());
+    assert_eq!((b.mismatched.0, b.not_counted.as_ref()), (0, None));
+    // The segments rooted in functions with probes in both modes (`ips` gives `u` probes).
+    let u = function(p, "u").index;
+    let mut want = segments(&a);
+    want.retain(|steps, _| !matches!(&steps[0], IpsStep::Sub(root) if root.function == u));
+    let mut got = segments(&b);
+    let mut from_run: HashMap<u64, u64> = HashMap::new();
+    got.retain(|steps, count| {
+        let (caller, callee, _) = shape(p, steps);
+        if caller != "run" {
+            return true;
+        }
+        assert_eq!(callee.as_deref(), Some("f"), "run's call of u is taken by f: {steps:?}");
+        let IpsStep::Sub(head) = &steps[2] else { unreachable!() };
+        *from_run.entry(head.path.0).or_default() += *count;
+        false
+    });
+    want.retain(|steps, _| shape(&ips.profile, steps).0 != "run");
+    assert_eq!(got, want, "the other segments are ips:1's");
+    // f's two paths, x = i & 1 over i = 0..8.
+    assert_eq!(from_run.into_values().collect::<Vec<_>>(), [4, 4]);
+}

@@ -9,6 +9,11 @@
 //! ([`ModuleInfo::type_classes`]) — unless one of them has no probes or is a host function that may
 //! call back, which may let any function take the call; a call that may reach any function (a host
 //! function that may call back, a function without probes) reads its digit in the whole space.
+//!
+//! Where a function without probes or a host function that may call back can stand between a call
+//! and the function that takes it, it may go on to run other functions once the taker has published
+//! its head, whose own calls use the head word: every call that arms the word then puts back what
+//! the word held before it, so that a published head outlives the calls that follow it.
 
 use super::analysis::Analysis;
 use super::sink::Digit;
@@ -30,6 +35,9 @@ pub(crate) struct Heads {
     /// By type class, where its referenced functions' heads start and the radix of a digit read
     /// among them; `None` when indirect calls read the whole space.
     classes: Option<HashMap<u32, (u64, u64)>>,
+    /// Whether a function without probes or a host function that may call back is in the module:
+    /// calls that arm the head word then restore it.
+    interposed: bool,
 }
 
 /// Whether the host functions of import module `module` may call back into the program: those
@@ -98,13 +106,14 @@ impl Heads {
             Some(k) => functions.get(k as usize).is_some_and(Option::is_none),
         });
         let referenced_radix = if any { radix(next) } else { radix(referenced_size) };
+        let interposed = info.import_modules.iter().any(|m| may_call_back(m)) || functions.iter().any(Option::is_none);
         let classes = (!any).then(|| {
             class_spans
                 .into_iter()
                 .filter_map(|(c, (start, size))| Some((c, (u64::try_from(start).ok()?, radix(size)))))
                 .collect()
         });
-        Heads { functions, referenced_radix, space_radix: radix(next), classes }
+        Heads { functions, referenced_radix, space_radix: radix(next), classes, interposed }
     }
 
     /// Where defined function `k`'s heads start.
@@ -179,7 +188,8 @@ impl Heads {
     fn digit(&self, info: &ModuleInfo, callee: Option<u32>, signature: Option<u32>) -> (Digit, CallDigit) {
         // The head + 1, less `base` when published (see `Supergraph`).
         let within = |radix, base| {
-            (Digit { radix, minus: u64::MAX, rebase: base }, CallDigit { radix, callee: None, base, dropped: false })
+            let digit = Digit { radix, minus: u64::MAX, rebase: base, restore: self.interposed };
+            (digit, CallDigit { radix, callee: None, base, dropped: false })
         };
         match callee {
             Some(c) if c < info.num_imported_funcs => {
@@ -187,7 +197,7 @@ impl Heads {
                     within(self.space_radix, 0)
                 } else {
                     (
-                        Digit { radix: 1, minus: 0, rebase: 0 },
+                        Digit { radix: 1, minus: 0, rebase: 0, restore: false },
                         CallDigit { radix: 1, callee: None, base: 0, dropped: false },
                     )
                 }
@@ -197,7 +207,7 @@ impl Heads {
             Some(c) => match self.functions[(c - info.num_imported_funcs) as usize] {
                 Some((offset, paths)) => {
                     let radix = paths.max(1);
-                    let digit = Digit { radix, minus: offset.wrapping_add(1), rebase: 0 };
+                    let digit = Digit { radix, minus: offset.wrapping_add(1), rebase: 0, restore: self.interposed };
                     (digit, CallDigit { radix, callee: Some(c), base: 0, dropped: false })
                 }
                 None => within(self.space_radix, 0),

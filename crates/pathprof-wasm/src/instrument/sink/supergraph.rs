@@ -7,6 +7,8 @@
 //!   ([`HEAD_ARMED`]), clearing it, so that its own callees do not take it.
 //! * Before a call that adds a digit, the head word is armed; after it, the caller reads the head
 //!   the callee published and adds it as one more digit to its key (`key = key · radix + digit`).
+//!   In a module where a function without probes may stand between a call and its taker, the call
+//!   then puts back what the word held before it was armed.
 //! * At a path end, the activation's first path is kept; the supergraph ID `key · paths + r`
 //!   replaces the register, which the inner sink counts, and the key starts again. A function whose
 //!   supergraph IDs are too many for an array but its paths are not counts the IDs below its paths
@@ -14,8 +16,9 @@
 //! * At the exit, an activation that took its call publishes its first path (`offset + path −
 //!   entry_base + 1`).
 //!
-//! A function whose supergraph IDs would not fit in 64 bits adds no digits (its segments are not
-//! counted) but still takes its call and publishes its first path.
+//! Calls that add no digit (a callee of one path from its entry, a host function that never calls
+//! back, a call dropped so that the IDs fit in 64 bits) neither arm nor read the word; a function
+//! none of whose calls adds one still takes its call and publishes its first path.
 
 use super::array::ArraySink;
 use super::path_sink::{PathEnd, PathSink};
@@ -28,12 +31,14 @@ use wasm_encoder::{BlockType, Instruction, MemArg, ValType};
 /// (above 0), below `radix` — `minus` is the callee's head offset + 1 for a direct call of an
 /// instrumented function (the digit is its path), and −1 for a call read in the head space (0: no
 /// instrumented function took it, 1: one did and has not published), whose part of the space starts
-/// after `rebase`.
+/// after `rebase`. With `restore`, the call puts back what the head word held before it armed it (a
+/// head published for a caller of a function without probes that is still running).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Digit {
     pub radix: u64,
     pub minus: u64,
     pub rebase: u64,
+    pub restore: bool,
 }
 
 /// Where a function's supergraph paths are counted.
@@ -63,14 +68,16 @@ pub(crate) struct SupergraphSink {
 }
 
 /// The sink's own locals after the inner sink's: the key of the digits so far (`i64`), the first
-/// path (`i64`), whether it has ended (`i32`), and whether the activation took its caller's call
-/// (`i32`).
-const OWN: [ValType; 4] = [ValType::I64, ValType::I64, ValType::I32, ValType::I32];
-const WITH_TABLE: [ValType; 6] = [ValType::I64, ValType::I32, ValType::I64, ValType::I64, ValType::I32, ValType::I32];
+/// path (`i64`), whether it has ended (`i32`), whether the activation took its caller's call
+/// (`i32`), and what the head word held before the current call armed it (`i64`).
+const OWN: [ValType; 5] = [ValType::I64, ValType::I64, ValType::I32, ValType::I32, ValType::I64];
+const WITH_TABLE: [ValType; 7] =
+    [ValType::I64, ValType::I32, ValType::I64, ValType::I64, ValType::I32, ValType::I32, ValType::I64];
 const KEY: u32 = 0;
 const FIRST: u32 = 1;
 const STARTED: u32 = 2;
 const TOOK: u32 = 3;
+const SAVED: u32 = 4;
 
 impl SupergraphSink {
     fn inner(&self) -> &dyn PathSink {
@@ -125,7 +132,13 @@ impl PathSink for SupergraphSink {
     }
 
     fn call(&self, e: &mut Emitter, digit: Option<Digit>) {
-        if self.adds(digit).is_some() {
+        if let Some(d) = self.adds(digit) {
+            if d.restore {
+                let (head, saved) = (Self::head(e), self.local(e, SAVED));
+                e.f.instruction(&Instruction::I32Const(0));
+                e.f.instruction(&Instruction::I64Load(head));
+                e.f.instruction(&Instruction::LocalSet(saved));
+            }
             Self::store_head(e, HEAD_ARMED);
         }
     }
@@ -154,6 +167,11 @@ impl PathSink for SupergraphSink {
         }
         e.f.instruction(&Instruction::I64Add);
         e.f.instruction(&Instruction::LocalSet(key));
+        if d.restore {
+            e.f.instruction(&Instruction::I32Const(0));
+            e.f.instruction(&Instruction::LocalGet(self.local(e, SAVED)));
+            e.f.instruction(&Instruction::I64Store(head));
+        }
     }
 
     fn record(&self, e: &mut Emitter, end: PathEnd) {
