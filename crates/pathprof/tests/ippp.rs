@@ -9,11 +9,11 @@
 
 mod common;
 
-use common::{check_segment_roots, function, pathprof, run_in};
+use common::{check_segment_roots, function, pathprof, run_in, Run};
 use pathprof::modes::ips::{facts, IpsFacts, IpsStep, Mark};
 use pathprof_core::profile::Profile;
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 fn recursion() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/c/recursion.wasm"))
@@ -27,6 +27,25 @@ fn counts(p: &Profile) -> BTreeMap<(u32, u64), u64> {
 /// The segments and their counts.
 fn segments(f: &IpsFacts) -> HashMap<Vec<IpsStep>, u64> {
     f.ips.iter().map(|s| (s.steps.clone(), s.count.0)).collect()
+}
+
+/// Runs `run` of the module in `dir` with argument `n` in each of `modes`, each run succeeding.
+fn runs<const N: usize>(dir: &Path, wasm: &Path, n: &str, modes: [&str; N]) -> [Run; N] {
+    modes.map(|mode| {
+        let r = run_in(dir, &["--mode", mode, "--invoke", "run"], wasm, &[n]);
+        assert!(r.output.status.success(), "{mode}: {}", String::from_utf8_lossy(&r.output.stderr));
+        r
+    })
+}
+
+/// The module `wat`'s `run` with argument `n` in `ips:1` and in `ippp`, which print the same and
+/// count segments with nothing mismatched; with the module's folder and file.
+fn ips_and_ippp(wat: &str, n: &str) -> (tempfile::TempDir, PathBuf, Run, Run) {
+    let (dir, wasm) = common::wat_module(wat);
+    let [ips, ippp] = runs(dir.path(), &wasm, n, ["ips:1", "ippp"]);
+    assert_eq!(ippp.output.stdout, ips.output.stdout);
+    assert_eq!(facts(&ippp.profile.mode).unwrap().mismatched.0, 0);
+    (dir, wasm, ips, ippp)
 }
 
 #[test]
@@ -106,12 +125,7 @@ fn shape(p: &Profile, steps: &[IpsStep]) -> (String, Option<String>, bool) {
 #[test]
 fn direct_indirect_and_host_calls_count_the_segments_of_ips_1() {
     let (dir, wasm) = common::wat_module(CALLS);
-    let run = |mode: &str| {
-        let r = run_in(dir.path(), &["--mode", mode, "--invoke", "run"], &wasm, &["12"]);
-        assert!(r.output.status.success(), "{mode}: {}", String::from_utf8_lossy(&r.output.stderr));
-        r
-    };
-    let (ips, ippp, bl) = (run("ips:1"), run("ippp"), run("bl"));
+    let [ips, ippp, bl] = runs(dir.path(), &wasm, "12", ["ips:1", "ippp", "bl"]);
     assert_eq!(ippp.output.stdout, bl.output.stdout, "the program's result is its own");
     let (a, b) = (facts(&ips.profile.mode).unwrap(), facts(&ippp.profile.mode).unwrap());
     assert_eq!(segments(&b), segments(&a));
@@ -334,14 +348,7 @@ fn an_indirect_call_reads_its_digit_among_the_functions_of_its_type() {
           (call_indirect (type $t2) (local.get $i) (i32.const 2))
           (br_if $top (i32.lt_u (local.tee $i (i32.add (local.get $i) (i32.const 1))) (local.get $n))))
         (global.get $acc)))"#;
-    let (dir, wasm) = common::wat_module(wat);
-    let run = |mode: &str| {
-        let r = run_in(dir.path(), &["--mode", mode, "--invoke", "run"], &wasm, &["16"]);
-        assert!(r.output.status.success(), "{mode}: {}", String::from_utf8_lossy(&r.output.stderr));
-        r
-    };
-    let (ips, ippp) = (run("ips:1"), run("ippp"));
-    assert_eq!(ippp.output.stdout, ips.output.stdout);
+    let (dir, wasm, ips, ippp) = ips_and_ippp(wat, "16");
     let (a, b) = (facts(&ips.profile.mode).unwrap(), facts(&ippp.profile.mode).unwrap());
     assert_eq!((b.mismatched.0, b.not_counted.as_ref()), (0, None));
     assert_eq!(segments(&b), segments(&a));
@@ -393,14 +400,7 @@ fn an_indirect_call_of_a_type_with_subtypes_reads_among_all_referenced_functions
           (drop (call_indirect (type $base) (local.get $i) (i32.and (local.get $i) (i32.const 1))))
           (br_if $top (i32.lt_u (local.tee $i (i32.add (local.get $i) (i32.const 1))) (local.get $n))))
         (global.get $acc)))"#;
-    let (dir, wasm) = common::wat_module(wat);
-    let run = |mode: &str| {
-        let r = run_in(dir.path(), &["--mode", mode, "--invoke", "run"], &wasm, &["12"]);
-        assert!(r.output.status.success(), "{mode}: {}", String::from_utf8_lossy(&r.output.stderr));
-        r
-    };
-    let (ips, ippp) = (run("ips:1"), run("ippp"));
-    assert_eq!(ippp.output.stdout, ips.output.stdout);
+    let (_dir, _, ips, ippp) = ips_and_ippp(wat, "12");
     let (a, b) = (facts(&ips.profile.mode).unwrap(), facts(&ippp.profile.mode).unwrap());
     assert_eq!((b.mismatched.0, b.not_counted.as_ref()), (0, None));
     assert_eq!(segments(&b), segments(&a));
@@ -441,14 +441,7 @@ fn a_head_published_for_a_function_without_probes_outlives_the_calls_after_it() 
           (call $u (local.get $i))
           (br_if $top (i32.lt_u (local.tee $i (i32.add (local.get $i) (i32.const 1))) (local.get $n))))
         (global.get $acc)))"#;
-    let (dir, wasm) = common::wat_module(wat);
-    let run = |mode: &str| {
-        let r = run_in(dir.path(), &["--mode", mode, "--invoke", "run"], &wasm, &["8"]);
-        assert!(r.output.status.success(), "{mode}: {}", String::from_utf8_lossy(&r.output.stderr));
-        r
-    };
-    let (ips, ippp) = (run("ips:1"), run("ippp"));
-    assert_eq!(ippp.output.stdout, ips.output.stdout);
+    let (_dir, _, ips, ippp) = ips_and_ippp(wat, "8");
     let p = &ippp.profile;
     assert!(function(p, "u").skip_reason().is_some_and(|r| r.contains("tail calls")), "u has no probes");
     let (a, b) = (facts(&ips.profile.mode).unwrap(), facts(&ippp.profile.mode).unwrap());
