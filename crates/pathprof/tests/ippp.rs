@@ -309,6 +309,21 @@ fn a_supergraph_beyond_64_bits_drops_calls() {
     let report = pathprof().arg("report").arg(&written).output().unwrap();
     let report = String::from_utf8(report.stdout).unwrap();
     assert!(report.contains("segments at some calls of 1 function were not counted"), "{report}");
+    // Residual profiling against the ips:1 run: every counted segment was tested, and the report
+    // says how many executions it could not judge.
+    std::fs::write(dir.path().join("test.json"), ips.profile.to_json()).unwrap();
+    let field = run_in(dir.path(), &["--mode", "ippp", "--interesting", "test.json", "--invoke", "run"], &wasm, &[]);
+    std::fs::write(&written, field.profile.to_json()).unwrap();
+    let untested = |json: bool| {
+        let out =
+            pathprof().args(["report", "--untested"]).args(json.then_some("--json")).arg(&written).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let json: serde_json::Value = serde_json::from_str(&untested(true)).unwrap();
+    assert_eq!((json["paths"].as_u64(), json["not_counted_executions"].as_u64()), (Some(0), Some(14)));
+    let text = untested(false);
+    assert!(text.lines().any(|l| l.contains("executions of segments not counted") && l.ends_with(" 14")), "{text}");
 }
 
 /// `run` calls through a table of functions of two types: `$t` (`bar`, 2 paths from its entry;

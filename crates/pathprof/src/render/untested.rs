@@ -94,6 +94,10 @@ pub fn segments_text(out: &mut impl Write, p: &Profile, u: &UntestedSegments, to
     for (what, value) in rows {
         writeln!(out, "  {what:<52} {value:>12}")?;
     }
+    if u.not_counted_executions > 0 {
+        let what = "executions of segments not counted (left out above)";
+        writeln!(out, "  {what:<52} {:>12}", group(u.not_counted_executions))?;
+    }
     if u.list.is_empty() {
         writeln!(out, "  no untested segment ran")?;
         return Ok(());

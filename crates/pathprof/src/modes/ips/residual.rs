@@ -84,6 +84,9 @@ pub struct UntestedSegments {
     /// Untested segments all of whose Ball–Larus paths were tested: intraprocedural residual path
     /// profiling on the same runs would miss them.
     pub missed_by_intraprocedural: u64,
+    /// Executions of segments the run did not count (`ippp`: rooted at calls dropped so that
+    /// supergraph IDs fit in 64 bits), tested or not: the figures above leave them out.
+    pub not_counted_executions: u64,
     /// The untested segments, by decreasing count.
     #[serde(skip)]
     pub list: Vec<IpsCount>,
@@ -108,6 +111,7 @@ pub fn untested(p: &Profile) -> Option<UntestedSegments> {
         executions_share: share(executions, facts.executions.0),
         functions_involved: functions.len() as u64,
         missed_by_intraprocedural: list.iter().filter(|s| !s.untested_path).count() as u64,
+        not_counted_executions: facts.not_counted.as_ref().map_or(0, |n| n.executions.0),
         list,
     })
 }
