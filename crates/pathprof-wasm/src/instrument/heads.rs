@@ -51,7 +51,7 @@ fn may_call_back(module: &str) -> bool {
 
 impl Heads {
     /// The head space of the functions `analyses` instrument: those that `info` or their code
-    /// reference first, then the others, each in index order.
+    /// reference first, by type class, then the others, each in index order.
     pub fn new(info: &ModuleInfo, analyses: &[Analysis]) -> Heads {
         let mut referenced: HashSet<u32> = info.referenced_funcs.iter().copied().collect();
         for (fcfg, _) in analyses.iter().flatten() {
@@ -66,30 +66,25 @@ impl Heads {
             Ok((_, Ok(planned))) => Some(entry_paths(&planned.plan.dag, &planned.plan.numbering).1),
             _ => None,
         };
-        let class = |f: u32| info.func_types.get(f as usize).and_then(|&t| info.type_classes.get(t as usize)).copied();
+        let class = |f: u32| info.func_types.get(f as usize).and_then(|&t| info.type_classes.get(t as usize)?.as_ref());
         // The referenced functions by type class (those of no class last), then the others, each
-        // in index order.
-        let mut order: Vec<(bool, u32, usize)> = (0..analyses.len())
+        // in index order: `(unreferenced, class, k)`.
+        let mut order: Vec<(bool, Option<u32>, usize)> = (0..analyses.len())
             .map(|k| {
                 let index = info.num_imported_funcs + k as u32;
-                match referenced.contains(&index) {
-                    true => (false, class(index).flatten().unwrap_or(u32::MAX), k),
-                    false => (true, 0, k),
-                }
+                let referenced = referenced.contains(&index);
+                (!referenced, class(index).copied().filter(|_| referenced), k)
             })
             .collect();
-        order.sort_unstable();
+        order.sort_unstable_by_key(|&(unreferenced, class, k)| (unreferenced, class.is_none(), class, k));
         let mut functions = vec![None; analyses.len()];
         let mut next = 0u128;
         let mut referenced_size = 0u128;
         let mut class_spans: HashMap<u32, (u128, u128)> = HashMap::new();
-        for &(unreferenced, _, k) in &order {
-            let index = info.num_imported_funcs + k as u32;
+        for &(unreferenced, class, k) in &order {
             if let Some(n) = paths(&analyses[k]) {
-                if !unreferenced {
-                    if let Some(c) = class(index).flatten() {
-                        class_spans.entry(c).or_insert((next, 0)).1 += u128::from(n);
-                    }
+                if let Some(c) = class {
+                    class_spans.entry(c).or_insert((next, 0)).1 += u128::from(n);
                 }
                 functions[k] = u64::try_from(next).ok().map(|o| (o, n));
                 next += u128::from(n);

@@ -189,13 +189,11 @@ impl ProfileMap {
     pub fn arrays(&self) -> Vec<ArrayCounters> {
         self.probed()
             .filter_map(|(f, p)| {
-                let (offset, len, slots) = match p.counters {
-                    Counters::Ppp { offset, slots } => (offset, u64::from(slots), true),
+                let (offset, len, slots) = match (p.counters, &p.supergraph) {
+                    (Counters::Ppp { offset, slots }, _) => (offset, u64::from(slots), true),
                     // A supergraph's IDs in an array of their own; below its paths in a split one.
-                    Counters::Array { offset } if p.supergraph.is_some() => {
-                        (offset, p.supergraph.as_ref().map_or(0, |s| s.ids), false)
-                    }
-                    counters => (counters.array()?, p.plan.num_paths(), false),
+                    (Counters::Array { offset }, Some(s)) => (offset, s.ids, false),
+                    (counters, _) => (counters.array()?, p.plan.num_paths(), false),
                 };
                 Some(ArrayCounters {
                     function: f.index,

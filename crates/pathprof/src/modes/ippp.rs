@@ -9,9 +9,7 @@
 //! profiles of a test suite) the others are residual (`report --untested`).
 
 use super::bl::{replay_counted, run_counted};
-use super::ips::{
-    check_interesting, merge_segments, report_segments, segment_facts, sorted_roots, to_mode, NotCounted,
-};
+use super::ips::{check_interesting, merge_segments, report_segments, segment_facts, to_mode, NotCounted};
 use super::mode::{instrumented, sum, Given, Mode, ModeKind, ModeRun, ProfilingMode, Report, RunFigure, SnapshotSink};
 use super::setting::{whole_number, Setting};
 use crate::inputs::Inputs;
@@ -19,7 +17,7 @@ use crate::mode_identity;
 use crate::profiled::ProfiledModule;
 use anyhow::{bail, Context, Result};
 use pathprof_core::ips::{depth_one, FirstPath, Segments, Step};
-use pathprof_core::profile::{FunctionProfile, Profile, ProfileMode, U64};
+use pathprof_core::profile::{FunctionProfile, Profile, ProfileMode};
 use pathprof_core::regen::{self, PathPoint};
 use pathprof_core::supergraph::{digits, Head, HeadSpace, Heads};
 use pathprof_runtime::{Engine, Program, Recorded, RunConfig};
@@ -108,19 +106,7 @@ impl ProfilingMode for Ippp {
     ) -> Result<ProfileMode> {
         let decoded = run.facts::<Decoded>()?;
         let mut facts = segment_facts(&decoded.segments, 0, 0.0, instrumented(map)?, given)?;
-        if !decoded.roots.is_empty() {
-            let roots = sorted_roots(decoded.roots.clone());
-            let executions = roots.iter().try_fold(0, |n, r| sum(n, r.count.0, "the segments not counted"))?;
-            let mut functions: Vec<u32> = roots.iter().map(|r| r.function).collect();
-            functions.sort_unstable();
-            functions.dedup();
-            facts.not_counted = Some(NotCounted {
-                functions,
-                path_ends: U64(decoded.not_counted_ends),
-                executions: U64(executions),
-                roots,
-            });
-        }
+        facts.not_counted = NotCounted::from_roots(decoded.roots.clone(), decoded.not_counted_ends)?;
         to_mode(self.kind(), &facts)
     }
 
@@ -250,8 +236,15 @@ impl<'m> Decoder<'m> {
             .collect();
         let radices: Vec<u64> = calls.iter().map(|&c| sg.calls[c].radix).collect();
         let Some(ds) = digits(key, &radices) else { return Ok(None) };
+        // A dropped call's head is not known: its segment is left out.
         let mut heads: Vec<FirstPath> = Vec::with_capacity(calls.len());
-        for (&c, d) in calls.iter().zip(ds) {
+        let mut dropped = Vec::new();
+        for (j, (&c, d)) in calls.iter().zip(ds).enumerate() {
+            if sg.calls[c].dropped {
+                dropped.push(j as u32);
+                heads.push(None);
+                continue;
+            }
             heads.push(match self.space.read(sg.calls[c], d) {
                 None => return Ok(None),
                 Some(Head::None) => None,
@@ -260,15 +253,10 @@ impl<'m> Decoder<'m> {
                 }
             });
         }
-        let mut dropped = Vec::new();
-        let mut found = depth_one(u64::from(f.index) << 32 | path, &heads);
-        for (j, &c) in calls.iter().enumerate().rev() {
-            if sg.calls[c].dropped {
-                found.remove(j);
-                dropped.push(j as u32);
-            }
-        }
-        dropped.reverse();
+        let found = (depth_one(u64::from(f.index) << 32 | path, &heads).into_iter())
+            .zip(&calls)
+            .filter_map(|(steps, &c)| (!sg.calls[c].dropped).then_some(steps))
+            .collect();
         Ok(Some((found, dropped)))
     }
 

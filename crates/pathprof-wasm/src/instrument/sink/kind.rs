@@ -284,11 +284,10 @@ impl SinkKind {
                 let s = supergraph.expect("supergraph sinks are planned with their supergraph");
                 // The supergraph IDs in an array; else those below the paths (calls that add no
                 // digit, or zeros) in an array and the others in a table; else all in a table.
-                let paths = s.paths;
                 let counts = if fits_array {
                     SupergraphCounts::Array(array(layout))
-                } else if layout.fits_array(paths) {
-                    let array = ArraySink { offset: layout.take(8 * paths) };
+                } else if layout.fits_array(s.paths) {
+                    let array = ArraySink { offset: layout.take(8 * s.paths) };
                     SupergraphCounts::Split { array, table: layout.fits(table_bytes).then(|| table(layout)) }
                 } else if layout.fits(table_bytes) {
                     SupergraphCounts::Table(table(layout))

@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 use pathprof_core::ips::MAX_DEPTH;
 use pathprof_core::profile::{Extension, InterestingRule, ProfileMode, U64};
 use serde::{Deserialize, Serialize};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// What an `ips` profile records besides its paths (its `mode_facts`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -72,6 +72,30 @@ pub struct NotCounted {
     /// The most frequent first.
     #[serde(default)]
     pub roots: Vec<NotCountedRoot>,
+}
+
+impl NotCounted {
+    /// The segments not counted at `roots` (how often each subpath ending at a dropped call ran, by
+    /// `(function, path, part)`), rooted at `path_ends` path ends; `None` when there are none.
+    pub fn from_roots(roots: HashMap<(u32, u64, u32), u64>, path_ends: u64) -> Result<Option<NotCounted>> {
+        if roots.is_empty() {
+            return Ok(None);
+        }
+        let executions = roots.values().try_fold(0, |n, &c| sum(n, c, "the segments not counted"))?;
+        let mut functions: Vec<u32> = roots.keys().map(|r| r.0).collect();
+        functions.sort_unstable();
+        functions.dedup();
+        let mut roots: Vec<NotCountedRoot> = (roots.into_iter())
+            .map(|((function, path, part), count)| NotCountedRoot {
+                function,
+                path: U64(path),
+                part,
+                count: U64(count),
+            })
+            .collect();
+        roots.sort_by(|a, b| (b.count, a.function, a.path, a.part).cmp(&(a.count, b.function, b.path, b.part)));
+        Ok(Some(NotCounted { functions, path_ends: U64(path_ends), executions: U64(executions), roots }))
+    }
 }
 
 /// A subpath ending at a call whose segments were not counted, and how often it ran.

@@ -122,16 +122,13 @@ pub(crate) fn merge_segments(kind: &dyn ModeKind, a: &ProfileMode, b: &ProfileMo
         open_activations: U64(sum(x.open_activations.0, y.open_activations.0, "the open activations")?),
         residual: x.residual,
         not_counted: match (x.not_counted, y.not_counted) {
-            (Some(mut a), Some(b)) => {
-                a.functions.extend(b.functions);
-                a.functions.sort_unstable();
-                a.functions.dedup();
-                Some(NotCounted {
-                    functions: a.functions,
-                    path_ends: U64(sum(a.path_ends.0, b.path_ends.0, "the path ends not counted")?),
-                    executions: U64(sum(a.executions.0, b.executions.0, "the segments not counted")?),
-                    roots: merge_roots(a.roots, b.roots)?,
-                })
+            (Some(a), Some(b)) => {
+                let mut roots: HashMap<(u32, u64, u32), u64> = HashMap::new();
+                for r in a.roots.into_iter().chain(b.roots) {
+                    let c = roots.entry((r.function, r.path.0, r.part)).or_default();
+                    *c = sum(*c, r.count.0, "a subpath's count")?;
+                }
+                NotCounted::from_roots(roots, sum(a.path_ends.0, b.path_ends.0, "the path ends not counted")?)?
             }
             (a, b) => a.or(b),
         },
@@ -139,25 +136,6 @@ pub(crate) fn merge_segments(kind: &dyn ModeKind, a: &ProfileMode, b: &ProfileMo
     };
     merged.set_segments(counts.into_values().collect())?;
     to_mode(kind, &merged)
-}
-
-/// The roots of segments not counted of two runs, added up, the most frequent first.
-pub(crate) fn merge_roots(a: Vec<NotCountedRoot>, b: Vec<NotCountedRoot>) -> Result<Vec<NotCountedRoot>> {
-    let mut counts: HashMap<(u32, u64, u32), u64> = HashMap::new();
-    for r in a.into_iter().chain(b) {
-        let c = counts.entry((r.function, r.path.0, r.part)).or_default();
-        *c = sum(*c, r.count.0, "a subpath's count")?;
-    }
-    Ok(sorted_roots(counts))
-}
-
-/// Roots by `(function, path, part)`, the most frequent first.
-pub(crate) fn sorted_roots(counts: HashMap<(u32, u64, u32), u64>) -> Vec<NotCountedRoot> {
-    let mut roots: Vec<NotCountedRoot> = (counts.into_iter())
-        .map(|((function, path, part), count)| NotCountedRoot { function, path: U64(path), part, count: U64(count) })
-        .collect();
-    roots.sort_by(|a, b| (b.count, a.function, a.path, a.part).cmp(&(a.count, b.function, b.path, b.part)));
-    roots
 }
 
 /// The report of a profile that counts IPSs: the totals, and the most frequent IPSs (those through
