@@ -3,8 +3,8 @@
 //! the PPP ID counts them.
 //!
 //! In reverse topological order, the out-edges `e` of every node `v` get weights `W(e)`: the
-//! interesting paths through `e` are grouped by their prefix up to `v` (the nodes from `s` to `v`,
-//! keyed by the prefix's Ball–Larus sum), each path carrying its partial ID `pid(p)`, the sum of the
+//! interesting paths through `e` are grouped by their prefix up to `v` (the edges from `s` to `v`),
+//! each path carrying its partial ID `pid(p)`, the sum of the
 //! weights of its suffix after `v`; each group `q` asks for the weight that moves its smallest partial
 //! ID to its next free ID `cis(q)`, and the edge takes the largest request, leaving holes for the
 //! others. Then every path through `e` adds `W(e)` to its partial ID, and each group's next free ID
@@ -59,62 +59,13 @@ impl PppNumbering {
         let mut ids: Vec<u64> = interesting.to_vec();
         ids.sort_unstable();
         ids.dedup();
-        // Every interesting path's edges, and at every edge the paths through it with the Ball–Larus
-        // sum of their prefix before it.
-        let mut through: Vec<Vec<(u32, u64)>> = vec![Vec::new(); dag.edges.len()];
-        for (p, &id) in ids.iter().enumerate() {
-            let path = regen::regenerate(dag, numbering, id)?;
-            let mut prefix = 0u64;
-            for &e in &path.edges {
-                through[e as usize].push((p as u32, prefix));
-                prefix = prefix.wrapping_add(numbering.val[e as usize]);
-            }
-        }
-        let mut pid = vec![0i128; ids.len()];
-        let mut val = vec![0u64; dag.edges.len()];
-        // The next free ID of every prefix, keyed by its node and its Ball–Larus sum.
-        let mut cis: HashMap<(u32, u64), i128> = HashMap::new();
-        let mut groups: HashMap<u64, (i128, i128)> = HashMap::new();
-        for &v in dag.topological_order().iter().rev() {
-            for &e in &numbering.order[v as usize] {
-                let paths = &through[e as usize];
-                if paths.is_empty() {
-                    continue;
-                }
-                // Per prefix: the smallest and largest partial ID of its paths through `e`.
-                groups.clear();
-                for &(p, key) in paths {
-                    let g = groups.entry(key).or_insert((i128::MAX, i128::MIN));
-                    g.0 = g.0.min(pid[p as usize]);
-                    g.1 = g.1.max(pid[p as usize]);
-                }
-                let w = groups
-                    .iter()
-                    .map(|(&key, &(min, _))| cis.get(&(v, key)).copied().unwrap_or(0) - min)
-                    .max()
-                    .expect("an edge with paths has a group");
-                for &(p, _) in paths {
-                    pid[p as usize] += w;
-                }
-                for (&key, &(_, max)) in &groups {
-                    cis.insert((v, key), max + w + 1);
-                }
-                if w.unsigned_abs() > u128::from(max_slots) {
-                    return Err(PppError::TooWide(max_slots));
-                }
-                val[e as usize] = w as i64 as u64;
-            }
-        }
-        let width = pid.iter().map(|&p| p + 1).max().unwrap_or(0);
-        if width > i128::from(max_slots) || pid.iter().any(|&p| p < 0) {
-            return Err(PppError::TooWide(max_slots));
-        }
-        let mut slots = vec![None; width as usize];
-        for (p, &id) in pid.iter().zip(&ids) {
-            debug_assert!(slots[*p as usize].is_none(), "interesting paths have unique PPP IDs");
-            slots[*p as usize] = Some(id);
-        }
-        Ok(PppNumbering { val, slots })
+        let paths = (ids.iter())
+            .map(|&id| Ok(regen::regenerate(dag, numbering, id)?.edges))
+            .collect::<Result<Vec<_>, BadPathId>>()?;
+        let order = dag.topological_order();
+        let nodes = order.iter().rev().map(|&v| &numbering.order[v as usize][..]);
+        let (val, pid) = weights(dag.edges.len(), nodes, &paths, max_slots)?;
+        Ok(PppNumbering { val, slots: slots(&pid, &ids) })
     }
 
     /// Number of interesting paths.
@@ -139,6 +90,82 @@ impl PppNumbering {
     pub fn is_interesting(&self, ppp: u64, bl: u64) -> bool {
         usize::try_from(ppp).ok().and_then(|i| self.slots.get(i)).is_some_and(|s| *s == Some(bl))
     }
+}
+
+/// The weights `W(e)` of [PPP07 Fig. 3.10] for the interesting paths `paths` (each the list of its
+/// edges from `s` to `t`, all distinct) of a DAG of `num_edges` edges whose nodes are given in
+/// reverse topological order by their out-edges in numbering order (`nodes`), and each path's PPP
+/// ID. A path's prefix up to a node is told apart from the others by the edges it took.
+pub fn weights<'a>(
+    num_edges: usize,
+    nodes: impl Iterator<Item = &'a [DagEdgeId]>,
+    paths: &[Vec<DagEdgeId>],
+    max_slots: u64,
+) -> Result<(Vec<u64>, Vec<u64>), PppError> {
+    // At every edge, the paths through it with the prefix before it (interned: equal prefixes,
+    // equal keys).
+    let mut through: Vec<Vec<(u32, u32)>> = vec![Vec::new(); num_edges];
+    let mut prefixes: HashMap<(u32, DagEdgeId), u32> = HashMap::new();
+    for (p, path) in paths.iter().enumerate() {
+        let mut prefix = 0u32;
+        for &e in path {
+            through[e as usize].push((p as u32, prefix));
+            let next = prefixes.len() as u32 + 1;
+            prefix = *prefixes.entry((prefix, e)).or_insert(next);
+        }
+    }
+    let mut pid = vec![0i128; paths.len()];
+    let mut val = vec![0u64; num_edges];
+    // The next free ID of every prefix.
+    let mut cis: HashMap<u32, i128> = HashMap::new();
+    let mut groups: HashMap<u32, (i128, i128)> = HashMap::new();
+    for out in nodes {
+        for &e in out {
+            let paths = &through[e as usize];
+            if paths.is_empty() {
+                continue;
+            }
+            // Per prefix: the smallest and largest partial ID of its paths through `e`.
+            groups.clear();
+            for &(p, key) in paths {
+                let g = groups.entry(key).or_insert((i128::MAX, i128::MIN));
+                g.0 = g.0.min(pid[p as usize]);
+                g.1 = g.1.max(pid[p as usize]);
+            }
+            let w = groups
+                .iter()
+                .map(|(key, &(min, _))| cis.get(key).copied().unwrap_or(0) - min)
+                .max()
+                .expect("an edge with paths has a group");
+            for &(p, _) in paths {
+                pid[p as usize] += w;
+            }
+            for (&key, &(_, max)) in &groups {
+                cis.insert(key, max + w + 1);
+            }
+            if w.unsigned_abs() > u128::from(max_slots) {
+                return Err(PppError::TooWide(max_slots));
+            }
+            val[e as usize] = w as i64 as u64;
+        }
+    }
+    let width = pid.iter().map(|&p| p + 1).max().unwrap_or(0);
+    if width > i128::from(max_slots) || pid.iter().any(|&p| p < 0) {
+        return Err(PppError::TooWide(max_slots));
+    }
+    Ok((val, pid.into_iter().map(|p| p as u64).collect()))
+}
+
+/// The slots of paths labelled `labels` whose PPP IDs are `pid`: slot `i` holds the label of the
+/// path whose ID is `i`, `None` for a hole.
+pub fn slots(pid: &[u64], labels: &[u64]) -> Vec<Option<u64>> {
+    let width = pid.iter().map(|&p| p + 1).max().unwrap_or(0);
+    let mut slots = vec![None; width as usize];
+    for (&p, &label) in pid.iter().zip(labels) {
+        debug_assert!(slots[p as usize].is_none(), "interesting paths have unique PPP IDs");
+        slots[p as usize] = Some(label);
+    }
+    slots
 }
 
 /// A function's interesting paths, their preferential numbering, and its increments on the chords of

@@ -31,6 +31,10 @@
 //! call's type, which alone it can call): a head published there is then read as `head − base + 1`.
 //! A call of a host function that never calls back adds no digit: its head is none.
 
+mod preferential;
+
+pub use preferential::{InterestingPath, SupergraphPpp};
+
 use crate::dag::Dag;
 use crate::numbering::Numbering;
 use serde::{Deserialize, Serialize};
@@ -74,7 +78,7 @@ pub struct Supergraph {
 }
 
 /// What a call's digit says of the callee's first path.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Head {
     /// No instrumented function published a path for the call.
     None,
@@ -176,8 +180,8 @@ pub struct Heads {
 pub struct HeadSpace {
     /// By offset.
     starts: Vec<Heads>,
-    /// Each function's `entry_base`.
-    bases: HashMap<u32, u64>,
+    /// By function.
+    functions: HashMap<u32, Heads>,
 }
 
 impl HeadSpace {
@@ -185,8 +189,8 @@ impl HeadSpace {
     pub fn new(functions: impl IntoIterator<Item = Heads>) -> HeadSpace {
         let mut starts: Vec<Heads> = functions.into_iter().collect();
         starts.sort_unstable_by_key(|h| (h.offset, h.function));
-        let bases = starts.iter().map(|h| (h.function, h.entry_base)).collect();
-        HeadSpace { starts, bases }
+        let functions = starts.iter().map(|h| (h.function, *h)).collect();
+        HeadSpace { starts, functions }
     }
 
     /// The head published as `v` (`offset + (path − base) + 1`).
@@ -202,12 +206,34 @@ impl HeadSpace {
         match (call.callee, d) {
             (_, _) if d >= call.radix => None,
             (Some(function), d) => {
-                let base = self.bases.get(&function).copied().unwrap_or(0);
+                let base = self.functions.get(&function).map_or(0, |h| h.entry_base);
                 Some(Head::Path { function, path: base.checked_add(d)? })
             }
             (None, 0 | 1) => Some(Head::None),
             (None, d) => self.head((d - 1).checked_add(call.base)?),
         }
+    }
+
+    /// The digits of a call read as `call` that say `head` ([`HeadSpace::read`] backwards): none,
+    /// one, or for a call read in the space and no head, both 0 and 1.
+    pub fn digits_of(&self, call: CallDigit, head: Head) -> Vec<u64> {
+        let found: Vec<u64> = match (call.callee, head) {
+            (Some(f), Head::Path { function, path }) if f == function => {
+                let base = self.functions.get(&function).map_or(0, |h| h.entry_base);
+                path.checked_sub(base).into_iter().collect()
+            }
+            (Some(_), _) => Vec::new(),
+            (None, Head::None) => vec![0, 1],
+            (None, Head::Path { function, path }) => (self.functions.get(&function))
+                .and_then(|h| {
+                    let d = path.checked_sub(h.entry_base).filter(|&d| d < h.entry_paths)?;
+                    // Published as `offset + d + 1`, read as that − base + 1.
+                    (h.offset + d + 1).checked_sub(call.base)?.checked_add(1)
+                })
+                .into_iter()
+                .collect(),
+        };
+        found.into_iter().filter(|&d| d < call.radix && self.read(call, d) == Some(head)).collect()
     }
 }
 
@@ -287,5 +313,17 @@ mod tests {
         assert_eq!(space.read(typed, 2), Some(Head::Path { function: 5, path: 4 }));
         assert_eq!(space.read(typed, 11), Some(Head::Path { function: 5, path: 13 }));
         assert_eq!(space.read(typed, 12), None);
+        // Every digit of every call is found again from the head it says, and only it.
+        for call in [direct, anywhere, host, typed] {
+            for d in 0..call.radix {
+                let head = space.read(call, d).expect("a digit below the radix says something");
+                let found = space.digits_of(call, head);
+                assert!(found.contains(&d), "{call:?} {d} {head:?} {found:?}");
+                assert!(found.iter().all(|&e| space.read(call, e) == Some(head)));
+            }
+        }
+        assert_eq!(space.digits_of(anywhere, Head::None), vec![0, 1]);
+        assert_eq!(space.digits_of(direct, Head::Path { function: 3, path: 0 }), Vec::<u64>::new());
+        assert_eq!(space.digits_of(typed, Head::Path { function: 3, path: 0 }), Vec::<u64>::new());
     }
 }

@@ -1,0 +1,321 @@
+//! Preferential numbering of a function's supergraph paths [PPP07 §3.4.5 with §3.3]: the
+//! supergraph paths whose segments are all interesting get compact IDs, so that slots indexed by
+//! them count those paths, and every other supergraph path is residual.
+//!
+//! The supergraph of [`super`] is the function's DAG with each call that adds a digit made a node
+//! of its own, joined to the call before it (or to its block's start) by `radix` parallel edges,
+//! one per digit, in digit order; a block's out-edges leave from its last call. [`weights`] numbers
+//! the interesting paths of that DAG as [PPP07 Fig. 3.10] numbers any DAG's. The weights of the
+//! function's own edges go on the chords of its Ball–Larus spanning tree, as `ppp`'s do; the weight
+//! of a call's digit `d` is read from a table of the call's (`digits[c][d]`), added to the
+//! preferential register when the call returns. A supergraph path's preferential ID is the sum of
+//! its edges' weights and its digits' weights.
+//!
+//! A Ball–Larus path is interesting when the test runs took it and, at each of its calls, at least
+//! one interesting segment rooted there: its interesting supergraph paths are those whose every
+//! digit names a head of an interesting segment ([`SupergraphPpp::interesting_ids`]).
+
+use super::{digits, Head, HeadSpace, Supergraph};
+use crate::dag::DagEdgeId;
+use crate::placement::Placement;
+use crate::plan::FunctionPlan;
+use crate::ppp::{slots, weights, PppError, PppNumbering, PppPlan};
+use crate::regen::{self, BadPathId};
+use std::collections::BTreeSet;
+
+/// A Ball–Larus path of a function with the heads its calls took in interesting segments: one set
+/// per call on the path, in order (none for a path without calls).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InterestingPath {
+    pub path: u64,
+    pub heads: Vec<BTreeSet<Head>>,
+}
+
+/// The preferential numbering of a function's supergraph paths.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SupergraphPpp {
+    /// The interesting supergraph IDs, the numbering of the function's own edges (its slots hold
+    /// supergraph IDs) and its increments on the chords of the Ball–Larus spanning tree.
+    pub plan: PppPlan,
+    /// For every call of the supergraph, in operator order, the weight of each of its digits
+    /// (none for a call that adds no digit).
+    pub digits: Vec<Vec<u64>>,
+}
+
+/// Whether call `c` of `sg` adds a digit.
+fn adds_digit(sg: &Supergraph, c: usize) -> bool {
+    sg.calls[c].radix > 1 && !sg.calls[c].dropped
+}
+
+/// The calls of `sg` on the blocks `blocks`, in order, for calls in `call_blocks` (the block of
+/// each call of `sg`, in operator order).
+fn calls_on(call_blocks: &[u32], blocks: &[u32]) -> Vec<usize> {
+    blocks.iter().flat_map(|&b| (0..call_blocks.len()).filter(move |&c| call_blocks[c] == b)).collect()
+}
+
+impl SupergraphPpp {
+    /// The supergraph IDs of the interesting paths `paths` of a function planned as `plan` with
+    /// supergraph `sg` (its calls in blocks `call_blocks`), its heads read in `space`: each path with
+    /// every combination of the digits its calls' interesting heads give, paths whose combinations
+    /// would pass `max` IDs in all left out, in order.
+    pub fn interesting_ids(
+        sg: &Supergraph,
+        plan: &FunctionPlan,
+        call_blocks: &[u32],
+        space: &HeadSpace,
+        paths: &[InterestingPath],
+        max: usize,
+    ) -> Vec<u64> {
+        let mut ids = Vec::new();
+        for p in paths {
+            let Ok(path) = regen::regenerate(&plan.dag, &plan.numbering, p.path) else { continue };
+            let calls = calls_on(call_blocks, &path.blocks);
+            if calls.len() != p.heads.len() {
+                continue;
+            }
+            // Each call's digits: 0 for a call that adds none.
+            let choices: Vec<Vec<u64>> = (calls.iter().zip(&p.heads))
+                .map(|(&c, heads)| {
+                    if !adds_digit(sg, c) {
+                        return vec![0];
+                    }
+                    let mut ds: Vec<u64> = heads.iter().flat_map(|&h| space.digits_of(sg.calls[c], h)).collect();
+                    ds.sort_unstable();
+                    ds.dedup();
+                    ds
+                })
+                .collect();
+            let combinations = choices.iter().try_fold(1usize, |n, c| n.checked_mul(c.len()));
+            let Some(n) = combinations.filter(|&n| n > 0 && ids.len() + n <= max) else { continue };
+            let radices: Vec<_> = calls.iter().map(|&c| sg.calls[c]).collect();
+            for mut i in 0..n {
+                let mut ds = Vec::with_capacity(choices.len());
+                for c in choices.iter().rev() {
+                    ds.push(c[i % c.len()]);
+                    i /= c.len();
+                }
+                ds.reverse();
+                let digits: Vec<_> = ds.into_iter().zip(radices.iter().copied()).collect();
+                ids.extend(sg.id(p.path, &digits));
+            }
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+
+    /// The preferential numbering of supergraph IDs `ids` of a function planned as `plan` with
+    /// supergraph `sg` (its calls in blocks `call_blocks`), within `max_slots` slots; `None` when
+    /// they would span more.
+    pub fn build(
+        plan: &FunctionPlan,
+        sg: &Supergraph,
+        call_blocks: &[u32],
+        mut ids: Vec<u64>,
+        max_slots: u64,
+    ) -> Result<Option<SupergraphPpp>, BadPathId> {
+        ids.sort_unstable();
+        ids.dedup();
+        let dag = &plan.dag;
+        let num_edges = dag.edges.len();
+        // Each digit call's first parallel edge, after the function's own edges.
+        let mut first_edge = vec![usize::MAX; sg.calls.len()];
+        let mut next = num_edges;
+        for c in (0..sg.calls.len()).filter(|&c| adds_digit(sg, c)) {
+            first_edge[c] = next;
+            next += sg.calls[c].radix as usize;
+        }
+        let chain_edges = |c: usize| (first_edge[c]..first_edge[c] + sg.calls[c].radix as usize).map(|e| e as u32);
+        // The paths as edge lists of the supergraph.
+        let mut paths: Vec<Vec<DagEdgeId>> = Vec::with_capacity(ids.len());
+        for &id in &ids {
+            let (p, key) = sg.split(id);
+            let path = regen::regenerate(dag, &plan.numbering, p)?;
+            let calls = calls_on(call_blocks, &path.blocks);
+            let radices: Vec<u64> = calls.iter().map(|&c| sg.calls[c].radix).collect();
+            let ds = digits(key, &radices).ok_or(BadPathId(id))?;
+            let mut edges = Vec::with_capacity(path.edges.len() + calls.len());
+            let mut at = 0;
+            for &e in &path.edges {
+                edges.push(e);
+                let to = dag.edges[e as usize].to;
+                while at < calls.len() && call_blocks[calls[at]] == to {
+                    if adds_digit(sg, calls[at]) {
+                        edges.push((first_edge[calls[at]] + ds[at] as usize) as u32);
+                    }
+                    at += 1;
+                }
+            }
+            paths.push(edges);
+        }
+        // Nodes in reverse topological order, each with its out-edges: a block's calls after it,
+        // the last of them with the block's own out-edges.
+        let order = dag.topological_order();
+        let mut by_block: Vec<Vec<usize>> = vec![Vec::new(); dag.num_nodes() as usize];
+        for c in (0..sg.calls.len()).filter(|&c| adds_digit(sg, c)) {
+            by_block[call_blocks[c] as usize].push(c);
+        }
+        let mut nodes: Vec<Vec<DagEdgeId>> = Vec::new();
+        for &v in order.iter().rev() {
+            let calls = &by_block[v as usize];
+            nodes.push(plan.numbering.order[v as usize].to_vec());
+            for w in calls.windows(2).rev() {
+                nodes.push(chain_edges(w[1]).collect());
+            }
+            if let Some(&c) = calls.first() {
+                nodes.push(chain_edges(c).collect());
+            }
+        }
+        let (val, pid) = match weights(next, nodes.iter().map(Vec::as_slice), &paths, max_slots) {
+            Ok(w) => w,
+            Err(PppError::TooWide(_)) => return Ok(None),
+            Err(PppError::BadPathId(e)) => return Err(e),
+        };
+        let own = val[..num_edges].to_vec();
+        let inc = Placement::with_tree(dag, &plan.placement.in_tree, &own).inc;
+        let digits = (0..sg.calls.len())
+            .map(|c| if adds_digit(sg, c) { chain_edges(c).map(|e| val[e as usize]).collect() } else { Vec::new() })
+            .collect();
+        let numbering = PppNumbering { val: own, slots: slots(&pid, &ids) };
+        Ok(Some(SupergraphPpp { plan: PppPlan { interesting: ids, numbering: Some(numbering), inc }, digits }))
+    }
+
+    /// The preferential ID of the supergraph path made of the function's edges `edges` and the
+    /// calls `calls` (indices in operator order) with digits `ds`, modulo 2^64.
+    pub fn id_of(&self, edges: &[DagEdgeId], calls: &[usize], ds: &[u64]) -> u64 {
+        let numbering = self.plan.numbering.as_ref().expect("built with a numbering");
+        let own = numbering.id_of(edges);
+        let digits = calls.iter().zip(ds).filter_map(|(&c, &d)| self.digits[c].get(d as usize));
+        digits.fold(own, |sum, &w| sum.wrapping_add(w))
+    }
+
+    /// The calls of `sg` on the path of blocks `blocks` (see [`SupergraphPpp::build`]).
+    pub fn calls_on(call_blocks: &[u32], blocks: &[u32]) -> Vec<usize> {
+        calls_on(call_blocks, blocks)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cfg::{Cfg, CfgEdge, Succ};
+    use crate::plan::PlanOptions;
+    use crate::supergraph::{CallDigit, Heads};
+
+    /// A function of a loop: 0 → 1 (header) → {2, 3} → 4 → {1, exit}; calls: two in block 2 (of
+    /// radices 3 and 2), one in 3 (radix 4), one in 4 (radix 1, adds none), one in 0 (radix 2).
+    fn function() -> (FunctionPlan, Supergraph, Vec<u32>) {
+        let edges = [
+            (0, Succ::Block(1)),
+            (1, Succ::Block(2)),
+            (1, Succ::Block(3)),
+            (2, Succ::Block(4)),
+            (3, Succ::Block(4)),
+            (4, Succ::Block(1)),
+            (4, Succ::Exit),
+        ];
+        let cfg = Cfg::from_edges(5, 0, edges.iter().map(|&(from, to)| CfgEdge { from, to }).collect());
+        let plan = FunctionPlan::build(&cfg, &PlanOptions::default()).expect("few paths");
+        let call = |radix| CallDigit { radix, callee: None, base: 0, dropped: false };
+        let calls = vec![call(2), call(3), call(2), call(4), call(1)];
+        let call_blocks = vec![0, 2, 2, 3, 4];
+        let paths = plan.num_paths();
+        let product: u64 = 2 * 3 * 2 * 4;
+        let sg = Supergraph { paths, entry_base: 0, entry_paths: 1, ids: paths * product, head_offset: 0, calls };
+        (plan, sg, call_blocks)
+    }
+
+    /// Every supergraph ID of the function with its path's edges, calls and digits.
+    fn every_id(plan: &FunctionPlan, sg: &Supergraph, call_blocks: &[u32]) -> Vec<(u64, Vec<u32>, Vec<usize>, Vec<u64>)> {
+        let mut out = Vec::new();
+        for p in 0..plan.num_paths() {
+            let path = regen::regenerate(&plan.dag, &plan.numbering, p).expect("a path");
+            let calls = calls_on(call_blocks, &path.blocks);
+            let radices: Vec<u64> = calls.iter().map(|&c| sg.calls[c].radix).collect();
+            for key in 0..radices.iter().product::<u64>() {
+                let ds = digits(key, &radices).expect("below the product");
+                let with: Vec<_> = ds.iter().copied().zip(calls.iter().map(|&c| sg.calls[c])).collect();
+                let id = sg.id(p, &with).expect("in range");
+                out.push((id, path.edges.clone(), calls.clone(), ds));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn interesting_supergraph_paths_get_compact_ids_and_the_others_miss_their_slots() {
+        let (plan, sg, call_blocks) = function();
+        let all = every_id(&plan, &sg, &call_blocks);
+        // Paths (loops cut at header 1): 0 (2 digits), 1 → 2 → 4 to the header or the exit (6 each),
+        // 1 → 3 → 4 likewise (4 each).
+        assert_eq!(all.len(), 2 + 2 * 6 + 2 * 4);
+        // Every subset of a sample of sizes, by a fixed pseudo-random choice.
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for round in 0..200 {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let keep = 1 + (state >> 33) % all.len() as u64;
+            let chosen: Vec<u64> = (all.iter())
+                .enumerate()
+                .filter(|&(i, _)| (state.rotate_left(i as u32) ^ (i as u64 * 0x2545_f491)) % all.len() as u64 <= keep)
+                .map(|(_, a)| a.0)
+                .collect();
+            let sp = SupergraphPpp::build(&plan, &sg, &call_blocks, chosen.clone(), 1 << 20)
+                .expect("valid IDs")
+                .expect("fits");
+            let numbering = sp.plan.numbering.as_ref().expect("numbered");
+            assert_eq!(numbering.interesting(), chosen.len(), "round {round}");
+            for (id, edges, calls, ds) in &all {
+                let q = sp.id_of(edges, calls, ds);
+                let hit = usize::try_from(q).ok().and_then(|i| numbering.slots.get(i)).is_some_and(|s| *s == Some(*id));
+                assert_eq!(hit, chosen.contains(id), "round {round}: ID {id} has preferential ID {q}");
+                // The increments on chords add up to the weights along every path.
+                let by_inc = edges.iter().fold(0u64, |s, &e| s.wrapping_add(sp.plan.inc[e as usize]));
+                assert_eq!(by_inc, numbering.id_of(edges));
+            }
+        }
+        // With every supergraph path interesting, no slot is a hole.
+        let ids: Vec<u64> = all.iter().map(|a| a.0).collect();
+        let sp = SupergraphPpp::build(&plan, &sg, &call_blocks, ids, 1 << 20).unwrap().unwrap();
+        assert_eq!(sp.plan.numbering.as_ref().unwrap().delta(), Some(1.0));
+        assert_eq!(sp.digits.iter().map(Vec::len).collect::<Vec<_>>(), vec![2, 3, 2, 4, 0]);
+        // Too few slots.
+        let ids: Vec<u64> = all.iter().map(|a| a.0).collect();
+        assert_eq!(SupergraphPpp::build(&plan, &sg, &call_blocks, ids, 10), Ok(None));
+    }
+
+    #[test]
+    fn interesting_ids_combine_the_heads_of_every_call() {
+        let (plan, mut sg, call_blocks) = function();
+        let space = HeadSpace::new([Heads { function: 7, offset: 0, entry_base: 0, entry_paths: 2 }]);
+        // Calls read in the whole space: digit 0 or 1 for no head, 2 and 3 for function 7's paths.
+        for c in &mut sg.calls {
+            if c.radix > 1 {
+                c.radix = 4;
+            }
+        }
+        sg.ids = sg.paths * 4 * 4 * 4 * 4;
+        let all = every_id(&plan, &sg, &call_blocks);
+        let path = |blocks: &[u32]| {
+            (all.iter())
+                .map(|a| a.0 % sg.paths)
+                .find(|&p| regen::regenerate(&plan.dag, &plan.numbering, p).unwrap().blocks == blocks)
+                .unwrap()
+        };
+        let h = |p| Head::Path { function: 7, path: p };
+        let set = |heads: &[Head]| heads.iter().copied().collect::<BTreeSet<_>>();
+        let paths = [
+            // 1 → 2 → 4: three calls (the last adds no digit).
+            InterestingPath { path: path(&[1, 2, 4]), heads: vec![set(&[h(1), Head::None]), set(&[h(0)]), set(&[])] },
+            // 1 → 3 → 4: a call of no interesting head.
+            InterestingPath { path: path(&[1, 3, 4]), heads: vec![set(&[]), set(&[Head::None])] },
+            // A path given with the wrong number of calls.
+            InterestingPath { path: path(&[0]), heads: vec![set(&[h(0)]), set(&[h(0)])] },
+        ];
+        let ids = SupergraphPpp::interesting_ids(&sg, &plan, &call_blocks, &space, &paths, 100);
+        let digits_of = |id: u64| all.iter().find(|a| a.0 == id).map(|a| a.3.clone()).unwrap();
+        let mut found: Vec<Vec<u64>> = ids.iter().map(|&id| digits_of(id)).collect();
+        found.sort();
+        assert_eq!(found, vec![vec![0, 2, 0], vec![1, 2, 0], vec![3, 2, 0]]);
+        assert!(SupergraphPpp::interesting_ids(&sg, &plan, &call_blocks, &space, &paths, 2).is_empty());
+    }
+}
