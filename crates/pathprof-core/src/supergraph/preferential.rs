@@ -23,8 +23,8 @@ use crate::ppp::{slots, weights, PppError, PppNumbering, PppPlan};
 use crate::regen::{self, BadPathId};
 use std::collections::BTreeSet;
 
-/// A Ball–Larus path of a function with the heads its calls took in interesting segments: one set
-/// per call on the path, in order (none for a path without calls).
+/// A Ball–Larus path of a function with the heads its calls took in interesting segments: a set per
+/// call on the path, in order (a call past the last set, or with an empty set, took none).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InterestingPath {
     pub path: u64,
@@ -70,15 +70,17 @@ impl SupergraphPpp {
         for p in paths {
             let Ok(path) = regen::regenerate(&plan.dag, &plan.numbering, p.path) else { continue };
             let calls = calls_on(call_blocks, &path.blocks);
-            if calls.len() != p.heads.len() {
+            if p.heads.len() > calls.len() {
                 continue;
             }
             // Each call's digits: 0 for a call that adds none.
-            let choices: Vec<Vec<u64>> = (calls.iter().zip(&p.heads))
-                .map(|(&c, heads)| {
+            let none = BTreeSet::new();
+            let choices: Vec<Vec<u64>> = (calls.iter().enumerate())
+                .map(|(j, &c)| {
                     if !adds_digit(sg, c) {
                         return vec![0];
                     }
+                    let heads = p.heads.get(j).unwrap_or(&none);
                     let mut ds: Vec<u64> = heads.iter().flat_map(|&h| space.digits_of(sg.calls[c], h)).collect();
                     ds.sort_unstable();
                     ds.dedup();
@@ -301,6 +303,12 @@ mod tests {
                 .find(|&p| regen::regenerate(&plan.dag, &plan.numbering, p).unwrap().blocks == blocks)
                 .unwrap()
         };
+        let other = |blocks: &[u32]| {
+            (0..sg.paths)
+                .filter(|&p| regen::regenerate(&plan.dag, &plan.numbering, p).unwrap().blocks == blocks)
+                .nth(1)
+                .unwrap()
+        };
         let h = |p| Head::Path { function: 7, path: p };
         let set = |heads: &[Head]| heads.iter().copied().collect::<BTreeSet<_>>();
         let paths = [
@@ -308,8 +316,10 @@ mod tests {
             InterestingPath { path: path(&[1, 2, 4]), heads: vec![set(&[h(1), Head::None]), set(&[h(0)]), set(&[])] },
             // 1 → 3 → 4: a call of no interesting head.
             InterestingPath { path: path(&[1, 3, 4]), heads: vec![set(&[]), set(&[Head::None])] },
-            // A path given with the wrong number of calls.
+            // A path given with more calls than it has.
             InterestingPath { path: path(&[0]), heads: vec![set(&[h(0)]), set(&[h(0)])] },
+            // The other path to 1 → 2 → 4 with its last calls not given: they took no head.
+            InterestingPath { path: other(&[1, 2, 4]), heads: vec![set(&[h(0)])] },
         ];
         let ids = SupergraphPpp::interesting_ids(&sg, &plan, &call_blocks, &space, &paths, 100);
         let digits_of = |id: u64| all.iter().find(|a| a.0 == id).map(|a| a.3.clone()).unwrap();

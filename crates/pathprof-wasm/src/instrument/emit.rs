@@ -163,7 +163,7 @@ impl Emitter<'_> {
 
     /// `register += table[min(index in s, n)]`, for a register of `bits` and a table of entries of
     /// that width at `offset` from the tables' base.
-    fn add_table_entry(&mut self, offset: u32, n: u32, register: u32, bits: u32) {
+    pub fn add_table_entry(&mut self, offset: u32, n: u32, register: u32, bits: u32) {
         let width = if bits == 32 { 2 } else { 3 };
         self.f.instruction(&Instruction::LocalGet(self.s));
         self.f.instruction(&Instruction::I32Const(n as i32));

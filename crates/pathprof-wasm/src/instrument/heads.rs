@@ -19,7 +19,9 @@ use super::analysis::Analysis;
 use super::sink::Digit;
 use crate::cfg::{FuncCfg, Special};
 use crate::module::ModuleInfo;
-use pathprof_core::supergraph::{entry_paths, heaviest_path, CallDigit, Supergraph};
+use pathprof_core::supergraph::{
+    entry_paths, heaviest_path, CallDigit, HeadSpace, InterestingPath, Supergraph, SupergraphPpp,
+};
 use pathprof_core::FunctionPlan;
 use std::collections::{HashMap, HashSet};
 use wasmparser::FunctionBody;
@@ -38,6 +40,21 @@ pub(crate) struct Heads {
     /// Whether a function without probes or a host function that may call back is in the module:
     /// calls that arm the head word then restore it.
     interposed: bool,
+    /// The space, to read heads in.
+    space: HeadSpace,
+}
+
+/// Most digits of all the calls of one function whose weights a preferential numbering of its
+/// supergraph paths may take (a table of weights per call).
+const MAX_DIGIT_WEIGHTS: u64 = 1 << 18;
+
+/// A function's supergraph, with what the instrumenter needs of its calls.
+pub(crate) struct FunctionSupergraph {
+    pub supergraph: Supergraph,
+    /// The digit of every call in operator order (`None`: it adds none).
+    pub digits: Vec<Option<Digit>>,
+    /// For each call of the supergraph, its index among `digits` and its block.
+    pub sites: Vec<(usize, u32)>,
 }
 
 /// Whether the host functions of import module `module` may call back into the program: those
@@ -62,10 +79,11 @@ impl Heads {
             }
         }
         // Only paths from the entry are heads.
-        let paths = |a: &Analysis| match a {
-            Ok((_, Ok(planned))) => Some(entry_paths(&planned.plan.dag, &planned.plan.numbering).1),
+        let entries = |a: &Analysis| match a {
+            Ok((_, Ok(planned))) => Some(entry_paths(&planned.plan.dag, &planned.plan.numbering)),
             _ => None,
         };
+        let paths = |a: &Analysis| entries(a).map(|e| e.1);
         let class = |f: u32| info.func_types.get(f as usize).and_then(|&t| info.type_classes.get(t as usize)?.as_ref());
         // The referenced functions by type class (those of no class last), then the others, each
         // in index order: `(unreferenced, class, k)`.
@@ -108,7 +126,36 @@ impl Heads {
                 .filter_map(|(c, (start, size))| Some((c, (u64::try_from(start).ok()?, radix(size)))))
                 .collect()
         });
-        Heads { functions, referenced_radix, space_radix: radix(next), classes, interposed }
+        let space = HeadSpace::new(functions.iter().enumerate().filter_map(|(k, f)| {
+            let (offset, entry_paths) = (*f)?;
+            let (entry_base, _) = entries(&analyses[k])?;
+            let function = info.num_imported_funcs + k as u32;
+            Some(pathprof_core::supergraph::Heads { function, offset, entry_base, entry_paths })
+        }));
+        Heads { functions, referenced_radix, space_radix: radix(next), classes, interposed, space }
+    }
+
+    /// The preferential numbering of the supergraph paths of a function planned as `plan` with
+    /// supergraph `s` whose `paths` are interesting, within `max_slots` slots; `None` without
+    /// interesting supergraph paths, or when they would take too many slots or weights.
+    pub fn preferential(
+        &self,
+        s: &FunctionSupergraph,
+        plan: &FunctionPlan,
+        paths: Option<&Vec<InterestingPath>>,
+        max_slots: u64,
+    ) -> Option<SupergraphPpp> {
+        let sg = &s.supergraph;
+        let weights: u64 = sg.calls.iter().filter(|c| c.radix > 1 && !c.dropped).map(|c| c.radix).sum();
+        if weights > MAX_DIGIT_WEIGHTS {
+            return None;
+        }
+        let blocks: Vec<u32> = s.sites.iter().map(|&(_, b)| b).collect();
+        let ids = SupergraphPpp::interesting_ids(sg, plan, &blocks, &self.space, paths?, max_slots as usize);
+        if ids.is_empty() {
+            return None;
+        }
+        SupergraphPpp::build(plan, sg, &blocks, ids, max_slots).ok().flatten()
     }
 
     /// Where defined function `k`'s heads start.
@@ -127,7 +174,7 @@ impl Heads {
         fcfg: &FuncCfg,
         body: &FunctionBody,
         plan: &FunctionPlan,
-    ) -> (Supergraph, Vec<Option<Digit>>) {
+    ) -> FunctionSupergraph {
         let paths = plan.num_paths();
         let (entry_base, entry_paths) = entry_paths(&plan.dag, &plan.numbering);
         let head_offset = self.offset(k);
@@ -174,8 +221,13 @@ impl Heads {
         for &(i, _, digit, call) in &sites {
             digits[i] = (call.radix > 1).then_some(digit);
         }
+        let at = sites.iter().map(|s| (s.0, s.1 as u32)).collect();
         let calls = sites.into_iter().map(|s| s.3).collect();
-        (Supergraph { paths, entry_base, entry_paths, ids, head_offset, calls }, digits)
+        FunctionSupergraph {
+            supergraph: Supergraph { paths, entry_base, entry_paths, ids, head_offset, calls },
+            digits,
+            sites: at,
+        }
     }
 
     /// How a call of `callee` (`None`: indirect, of type `signature`) is read, for the instrumenter
@@ -183,7 +235,7 @@ impl Heads {
     fn digit(&self, info: &ModuleInfo, callee: Option<u32>, signature: Option<u32>) -> (Digit, CallDigit) {
         // The head + 1, less `base` when published (see `Supergraph`).
         let within = |radix, base| {
-            let digit = Digit { radix, minus: u64::MAX, rebase: base, restore: self.interposed };
+            let digit = Digit { radix, minus: u64::MAX, rebase: base, restore: self.interposed, weights: None };
             (digit, CallDigit { radix, callee: None, base, dropped: false })
         };
         match callee {
@@ -192,7 +244,7 @@ impl Heads {
                     within(self.space_radix, 0)
                 } else {
                     (
-                        Digit { radix: 1, minus: 0, rebase: 0, restore: false },
+                        Digit { radix: 1, minus: 0, rebase: 0, restore: false, weights: None },
                         CallDigit { radix: 1, callee: None, base: 0, dropped: false },
                     )
                 }
@@ -202,7 +254,7 @@ impl Heads {
             Some(c) => match self.functions[(c - info.num_imported_funcs) as usize] {
                 Some((offset, paths)) => {
                     let radix = paths.max(1);
-                    let digit = Digit { radix, minus: offset.wrapping_add(1), rebase: 0, restore: self.interposed };
+                    let digit = Digit { radix, minus: offset.wrapping_add(1), rebase: 0, restore: self.interposed, weights: None };
                     (digit, CallDigit { radix, callee: Some(c), base: 0, dropped: false })
                 }
                 None => within(self.space_radix, 0),

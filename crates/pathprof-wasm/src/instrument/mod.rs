@@ -68,7 +68,7 @@ pub use sink::SinkKind;
 use crate::abi::HostCalls;
 use crate::branches::FuncBranches;
 use crate::cfg::FuncCfg;
-use crate::map::{FunctionMap, LoopBursts, ProbeState, Probes, ProfileMap, MAP_FORMAT, MAP_VERSION};
+use crate::map::{FunctionMap, LoopBursts, ProbeState, Probes, ProfileMap, SupergraphSlots, MAP_FORMAT, MAP_VERSION};
 use crate::module::{Bodies, ModuleError, ModuleInfo};
 use crate::parallel::{parallel_map, parallel_map_owned};
 use crate::throws::Throws;
@@ -90,7 +90,7 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
     let (info, bodies) = ModuleInfo::read_sections(bytes)?;
     let analyses = analyse_all(&info, &bodies, options)?;
     let mut layout = Layout::new(options.sink.header_bytes(), options.array_max_paths, options.array_max_bytes);
-    let heads = (options.sink == SinkKind::Supergraph).then(|| heads::Heads::new(&info, &analyses));
+    let heads = matches!(options.sink, SinkKind::Supergraph { .. }).then(|| heads::Heads::new(&info, &analyses));
     let mut functions = Functions::default();
     for (k, analysis) in analyses.into_iter().enumerate() {
         let heads = heads.as_ref().map(|h| (h, k));
@@ -209,16 +209,20 @@ impl Functions {
         };
         let assigned = planned.and_then(|(fcfg, planned)| {
             let supergraph = heads.map(|(h, k)| h.supergraph(info, k, &fcfg, body, &planned.plan));
+            // The preferential numbering of its interesting supergraph paths.
+            let preferential = heads.zip(supergraph.as_ref()).and_then(|((h, _), s)| {
+                h.preferential(s, &planned.plan, options.interesting_segments.get(&index), options.array_max_paths)
+            });
             let sink = options.sink.assign(
                 &planned.plan,
-                planned.ppp.as_ref(),
+                preferential.as_ref().map(|p| &p.plan).or(planned.ppp.as_ref()),
                 planned.events.as_ref(),
-                supergraph.as_ref().map(|s| &s.0),
+                supergraph.as_ref().map(|s| &s.supergraph),
                 layout,
             )?;
-            Ok((fcfg, planned, sink, supergraph))
+            Ok((fcfg, planned, sink, supergraph, preferential))
         });
-        let (fcfg, Planned { plan, loops, ppp, events, branches }, sink, supergraph) = match assigned {
+        let (fcfg, Planned { plan, loops, ppp, events, branches }, sink, supergraph, preferential) = match assigned {
             Ok(assigned) => assigned,
             Err(reason) => {
                 self.maps.push(FunctionMap { index, name, blocks, state: ProbeState::Skipped { reason } });
@@ -233,9 +237,21 @@ impl Functions {
             }
         }
         let wrapper = self.wrapper(info, index);
-        let (supergraph, digits) = supergraph.unzip();
-        let mut probe = FuncProbe::new(fcfg, &plan, ppp.as_ref(), sink, wrapper, loops, layout);
-        probe.digits = digits.unwrap_or_default();
+        // A function whose supergraph paths count in slots reads its preferential register.
+        let register = preferential.as_ref().map(|p| &p.plan).or(ppp.as_ref());
+        let mut probe = FuncProbe::new(fcfg, &plan, register, sink, wrapper, loops, layout);
+        let supergraph = supergraph.map(|s| {
+            probe.digits = s.digits;
+            if let Some(p) = preferential.as_ref().filter(|_| probe.sink.reads_preferential_register()) {
+                // Each call's weights, in a table of its own.
+                for (&(i, _), weights) in s.sites.iter().zip(&p.digits) {
+                    if let Some(d) = probe.digits[i].as_mut().filter(|_| !weights.is_empty()) {
+                        d.weights = Some(layout.table(32, weights.iter().copied().chain([0])));
+                    }
+                }
+            }
+            s.supergraph
+        });
         if let Some(events) = events {
             probe.count_stretches(events.body);
         }
@@ -248,6 +264,11 @@ impl Functions {
             probe.resumed = switch::Resumed::of(info, index, body).map_err(ModuleError::from_validation)?;
         }
         let loop_bursts = probe.copies.iter().map(|c| LoopBursts { path: c.path, slot: c.slot }).collect();
+        let supergraph_slots = sink.supergraph_slots().zip(preferential).map(|(s, p)| SupergraphSlots {
+            offset: s.offset,
+            slots: s.slots,
+            ids: p.plan.interesting,
+        });
         let probes = Probes {
             plan,
             counters: sink.counters(),
@@ -257,6 +278,7 @@ impl Functions {
             loop_bursts,
             ppp,
             supergraph,
+            supergraph_slots,
         };
         self.maps.push(FunctionMap { index, name, blocks, state: ProbeState::Instrumented(Box::new(probes)) });
         self.probes.push(Some(probe));
@@ -301,6 +323,9 @@ fn place_slots(
         if let (Some(p), ProbeState::Instrumented(map)) = (p, &mut f.state) {
             if p.sink.place_slots(base) {
                 map.counters = p.sink.counters();
+                if let (Some(m), Some(s)) = (&mut map.supergraph_slots, p.sink.supergraph_slots()) {
+                    m.offset = s.offset;
+                }
             }
         }
     }

@@ -7,6 +7,7 @@ use crate::branches::FuncBranches;
 use crate::events::EventSet;
 use crate::map::ProfileMap;
 use pathprof_core::profile::PathCount;
+use pathprof_core::supergraph::InterestingPath;
 use pathprof_core::PlanOptions;
 use std::collections::{HashMap, HashSet};
 
@@ -33,6 +34,10 @@ pub struct InstrumentOptions {
     /// paths of every function (by index), as a profile describes them; their Ball–Larus IDs are
     /// found from their endpoints and blocks.
     pub interesting: HashMap<u32, Vec<PathCount>>,
+    /// For the supergraph sink (mode `ippp`): the paths of every function (by index) that the
+    /// interesting segments take, with the heads of their calls in those segments; their
+    /// supergraph paths count in compact slots.
+    pub interesting_segments: HashMap<u32, Vec<InterestingPath>>,
     /// The events to count [EVT23]: every block of the map gets its event vector, and the event
     /// sinks (path decoding, direct counting) count them. Required by those sinks.
     pub events: Option<EventSet>,
@@ -65,6 +70,7 @@ impl Default for InstrumentOptions {
             edge_profile: HashMap::new(),
             loop_counters: true,
             interesting: HashMap::new(),
+            interesting_segments: HashMap::new(),
             events: None,
             function_copies: false,
             host_calls: HostCalls::Import,

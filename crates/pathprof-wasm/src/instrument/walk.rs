@@ -101,8 +101,7 @@ impl BodyContext<'_> {
         let mut e = Emitter {
             f: &mut f,
             r,
-            // The preferential register is the preferential sink's first local.
-            q: p.sink.reads_preferential_register().then_some(first_sink_local),
+            q: p.sink.preferential_local().map(|i| first_sink_local + i),
             s,
             a,
             bits: p.registers.bits,

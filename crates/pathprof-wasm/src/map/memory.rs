@@ -188,21 +188,31 @@ impl ProfileMap {
     /// singles too).
     pub fn arrays(&self) -> Vec<ArrayCounters> {
         self.probed()
-            .filter_map(|(f, p)| {
+            .flat_map(|(f, p)| {
                 let (offset, len, slots) = match (p.counters, &p.supergraph) {
-                    (Counters::Ppp { offset, slots }, _) => (offset, u64::from(slots), true),
+                    (Counters::Ppp { offset, slots }, _) => (Some(offset), u64::from(slots), true),
                     // A supergraph's IDs in an array of their own; below its paths in a split one.
-                    (Counters::Array { offset }, Some(s)) => (offset, s.ids, false),
-                    (counters, _) => (counters.array()?, p.plan.num_paths(), false),
+                    (Counters::Array { offset }, Some(s)) => (Some(offset), s.ids, false),
+                    (counters, _) => (counters.array(), p.plan.num_paths(), false),
                 };
-                Some(ArrayCounters {
+                let array = offset.map(|offset| ArrayCounters {
                     function: f.index,
                     offset,
                     len,
                     loop_counters: p.loop_counters.clone(),
                     run_counters: p.run_counters.clone(),
                     slots,
-                })
+                });
+                // The interesting supergraph paths' slots besides.
+                let interesting = p.supergraph_slots.as_ref().map(|s| ArrayCounters {
+                    function: f.index,
+                    offset: s.offset,
+                    len: u64::from(s.slots),
+                    loop_counters: Vec::new(),
+                    run_counters: Vec::new(),
+                    slots: true,
+                });
+                array.into_iter().chain(interesting)
             })
             .collect()
     }

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 /// Value of the map's `format` field.
 pub const MAP_FORMAT: &str = "pathprof-map";
 /// Version of the map format.
-pub const MAP_VERSION: u32 = 8;
+pub const MAP_VERSION: u32 = 9;
 
 /// Where a function's path counters live.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -148,6 +148,20 @@ pub struct Probes {
     /// Mode `ippp`: the supergraph numbering whose IDs its counters hold.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub supergraph: Option<pathprof_core::supergraph::Supergraph>,
+    /// Mode `ippp` with interesting segments: the slots of the interesting supergraph paths, which
+    /// `counters` does not count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supergraph_slots: Option<SupergraphSlots>,
+}
+
+/// The preferential slots of a function's interesting supergraph paths [PPP07 §3.4.5 with §3.3]:
+/// `slots` slots as [`Counters::Ppp`] lays them out at byte `offset`, each with the supergraph ID of
+/// its path (or a hole) and its count, for the interesting supergraph paths `ids` (sorted).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SupergraphSlots {
+    pub offset: u32,
+    pub slots: u32,
+    pub ids: Vec<u64>,
 }
 
 /// A loop's only path around, counted in a local; `slot` holds the count not yet in the array.

@@ -6,10 +6,16 @@
 //! sink `supergraph`; `pathprof_core::supergraph`). Every depth-1 IPS is counted exactly, the
 //! same as `ips:1` counts it; the profile's paths are the exact Ball–Larus counts and its
 //! `mode_facts` the IPSs, in `ips`'s form. With interesting segments (`--interesting`, the `ips`
-//! profiles of a test suite) the others are residual (`report --untested`).
+//! profiles of a test suite) the others are residual (`report --untested`), and the supergraph
+//! paths whose segments are all interesting get compact preferential IDs [PPP07 §3.4.5 with §3.3]:
+//! they count in slots in the functions whose supergraph paths are too many for an array, or with
+//! `ippp:slots` in every function, as `ppp` and `ppp:slots` count interesting paths.
 
 use super::bl::{replay_counted, run_counted};
-use super::ips::{check_interesting, merge_segments, report_segments, segment_facts, to_mode, NotCounted};
+use super::ips::{
+    check_interesting, merge_segments, report_segments, segment_facts, to_mode, FunctionSlots, IpsStep, Mark,
+    NotCounted, SlotFacts, TestedSegments,
+};
 use super::mode::{instrumented, sum, Given, Mode, ModeKind, ModeRun, ProfilingMode, Report, RunFigure, SnapshotSink};
 use super::setting::{whole_number, Setting};
 use crate::inputs::Inputs;
@@ -19,17 +25,25 @@ use anyhow::{bail, Context, Result};
 use pathprof_core::ips::{depth_one, FirstPath, Segments, Step};
 use pathprof_core::profile::{FunctionProfile, Profile, ProfileMode};
 use pathprof_core::regen::{self, PathPoint};
-use pathprof_core::supergraph::{digits, Head, HeadSpace, Heads};
+use pathprof_core::profile::U64;
+use pathprof_core::supergraph::{digits, Head, HeadSpace, Heads, InterestingPath};
 use pathprof_runtime::{Engine, Program, Recorded, RunConfig};
 use pathprof_wasm::map::{FunctionMap, RawCounts};
 use pathprof_wasm::{InstrumentOptions, ProfileMap, SinkKind};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::io::Write;
 
-/// Mode `ippp`, kind and mode at once: it follows one call.
+/// Mode `ippp`'s kind: it follows one call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ippp;
+
+/// An `ippp` mode: with `slots_everywhere`, the interesting supergraph paths of every function count
+/// in slots, not only those of functions whose supergraph paths are too many for an array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IpppMode {
+    pub slots_everywhere: bool,
+}
 
 impl ModeKind for Ippp {
     fn name(&self) -> &'static str {
@@ -37,12 +51,15 @@ impl ModeKind for Ippp {
     }
 
     fn forms(&self) -> &'static [&'static str] {
-        &["ippp[:1]"]
+        &["ippp[:1]", "ippp:slots"]
     }
 
     fn parse(&self, spec: &str, settings: Option<&str>) -> Option<Result<Mode>> {
+        if settings == Some("slots") {
+            return Some(Ok(Mode::new(IpppMode { slots_everywhere: true })));
+        }
         match settings.map(|k| whole_number(spec, "K", k, pathprof_core::ips::MAX_DEPTH as u64)) {
-            None | Some(Ok(1)) => Some(Ok(Mode::new(Ippp))),
+            None | Some(Ok(1)) => Some(Ok(Mode::new(IpppMode { slots_everywhere: false }))),
             Some(Ok(k)) => Some(Err(anyhow::anyhow!(
                 "--mode {spec}: ippp counts segments of one call (K = 1); --mode ips:{k} counts those of {k}"
             ))),
@@ -59,13 +76,13 @@ impl ModeKind for Ippp {
     }
 }
 
-impl ProfilingMode for Ippp {
+impl ProfilingMode for IpppMode {
     fn kind(&self) -> &'static dyn ModeKind {
         &Ippp
     }
 
     fn write(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("ippp")
+        f.write_str(if self.slots_everywhere { "ippp:slots" } else { "ippp" })
     }
 
     fn accepts(&self, setting: Setting) -> bool {
@@ -73,12 +90,17 @@ impl ProfilingMode for Ippp {
     }
 
     fn sink(&self) -> Option<SinkKind> {
-        Some(SinkKind::Supergraph)
+        Some(SinkKind::Supergraph { slots_everywhere: self.slots_everywhere })
     }
 
-    /// With `--interesting`, the profiles must count segments of one call.
-    fn instrument(&self, _: &mut InstrumentOptions, profiled: &ProfiledModule, inputs: &Inputs) -> Result<()> {
-        check_interesting(&Mode::new(Ippp), 1, profiled, inputs)
+    /// With `--interesting`, the profiles must count segments of one call: the paths their
+    /// segments take, with the heads of their calls, are the interesting ones.
+    fn instrument(&self, options: &mut InstrumentOptions, profiled: &ProfiledModule, inputs: &Inputs) -> Result<()> {
+        check_interesting(&Mode::new(*self), 1, profiled, inputs)?;
+        if let Some(tested) = inputs.interesting.and_then(|i| i.segments.as_ref()) {
+            options.interesting_segments = interesting_paths(tested);
+        }
+        Ok(())
     }
 
     fn run(
@@ -105,18 +127,52 @@ impl ProfilingMode for Ippp {
         given: &Given,
     ) -> Result<ProfileMode> {
         let decoded = run.facts::<Decoded>()?;
-        let mut facts = segment_facts(&decoded.segments, 0, 0.0, instrumented(map)?, given)?;
+        let map = instrumented(map)?;
+        let mut facts = segment_facts(&decoded.segments, 0, 0.0, map, given)?;
         facts.not_counted = NotCounted::from_roots(decoded.roots.clone(), decoded.not_counted_ends)?;
+        let slotted = map.functions.iter().filter_map(|f| {
+            let s = f.probes()?.supergraph_slots.as_ref()?;
+            Some(FunctionSlots { function: f.index, interesting: U64(s.ids.len() as u64), slots: U64(u64::from(s.slots)) })
+        });
+        facts.slots = SlotFacts::new(slotted.collect(), decoded.in_slots)?;
         to_mode(self.kind(), &facts)
     }
 
     mode_identity!();
 }
 
-impl fmt::Display for Ippp {
+impl fmt::Display for IpppMode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.write(f)
     }
+}
+
+/// The paths that the depth-1 segments `tested` take, by function, with the heads their calls took
+/// there: each of the chosen Ball–Larus paths, and at its call `j` the first path of every callee
+/// an interesting segment rooted there entered.
+fn interesting_paths(tested: &TestedSegments) -> HashMap<u32, Vec<InterestingPath>> {
+    let mut heads: HashMap<(u32, u64), Vec<BTreeSet<Head>>> = tested.paths.iter().map(|&p| (p, Vec::new())).collect();
+    for steps in &tested.segments {
+        let [IpsStep::Sub(root), IpsStep::Mark(Mark::Call), rest @ ..] = steps.as_slice() else { continue };
+        let Some(calls) = heads.get_mut(&(root.function, root.path.0)) else { continue };
+        let head = match rest.first() {
+            Some(IpsStep::Sub(callee)) => Head::Path { function: callee.function, path: callee.path.0 },
+            _ => Head::None,
+        };
+        let j = root.part as usize;
+        if calls.len() <= j {
+            calls.resize(j + 1, BTreeSet::new());
+        }
+        calls[j].insert(head);
+    }
+    let mut out: HashMap<u32, Vec<InterestingPath>> = HashMap::new();
+    for ((function, path), heads) in heads {
+        out.entry(function).or_default().push(InterestingPath { path, heads });
+    }
+    for paths in out.values_mut() {
+        paths.sort_unstable_by_key(|p| p.path);
+    }
+    out
 }
 
 /// What a run's supergraph path counts hold besides the Ball–Larus path counts.
@@ -127,6 +183,8 @@ struct Decoded {
     /// `(function, path, part)`.
     not_counted_ends: u64,
     roots: HashMap<(u32, u64, u32), u64>,
+    /// The path ends counted in the slots of interesting supergraph paths.
+    in_slots: u64,
 }
 
 /// A run that counted supergraph paths, as a run of the mode: the Ball–Larus path counts and the
@@ -169,7 +227,7 @@ impl<'m> Decoder<'m> {
     /// The Ball–Larus path counts and the IPSs of supergraph path counts `counts`.
     fn decode(&mut self, counts: &RawCounts) -> Result<(RawCounts, Decoded)> {
         let mut out = Segments { k: 1, ..Segments::default() };
-        let (mut not_counted_ends, mut roots) = (0u64, HashMap::new());
+        let (mut not_counted_ends, mut roots, mut in_slots) = (0u64, HashMap::new(), 0u64);
         let mut paths = RawCounts::new();
         for f in &self.map.functions {
             let Some(list) = counts.get(&f.index) else { continue };
@@ -191,7 +249,11 @@ impl<'m> Decoder<'m> {
                 bail!("the map of function {} has {} calls for its blocks' {n}", f.index, sg.calls.len());
             }
             let mut by_path: HashMap<u64, u64> = HashMap::new();
+            let slotted = f.probes().and_then(|p| p.supergraph_slots.as_ref()).map_or(&[][..], |s| &s.ids[..]);
             for &(id, count) in list {
+                if slotted.binary_search(&id).is_ok() {
+                    in_slots = sum(in_slots, count, "the path ends counted in slots")?;
+                }
                 let (path, key) = sg.split(id);
                 let c = by_path.entry(path).or_default();
                 *c = sum(*c, count, "a path's counts")?;
@@ -220,7 +282,7 @@ impl<'m> Decoder<'m> {
             }
             paths.insert(f.index, by_path.into_iter().collect());
         }
-        Ok((paths, Decoded { segments: out, not_counted_ends, roots }))
+        Ok((paths, Decoded { segments: out, not_counted_ends, roots, in_slots }))
     }
 
     /// The IPSs that path `path` of `f` roots, its calls' digits `key` (each block's first call

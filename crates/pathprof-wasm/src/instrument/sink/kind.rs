@@ -3,7 +3,7 @@
 //! [`Sink`] it gives each function, with its counters taken from the layout.
 
 use super::{
-    burst, sample, stream, AppendedFunction, ArraySink, BurstCounts, BurstSink, DecodeSink, DirectSink, PppSink,
+    burst, sample, stream, AppendedFunction, ArraySink, BurstCounts, BurstSink, DecodeSink, DirectSink, InterestingSlots, PppSink,
     SampleSink, Sink, StreamSink, SupergraphCounts, SupergraphSink, TableSink,
 };
 use crate::abi::{SampleBufferLayout, StreamLayout, PPP_HOLE, PPP_SLOT_BYTES, TABLE_SLOTS, TABLE_SLOT_BYTES};
@@ -70,8 +70,13 @@ pub enum SinkKind {
     /// counts its *supergraph* paths — its Ball–Larus path and, for each call on it, the first path
     /// of the activation the call entered, which the callee hands back through a word of the
     /// profiler's memory — exactly, in an array, a table or the host's table (see
-    /// [`pathprof_core::supergraph`]).
-    Supergraph,
+    /// [`pathprof_core::supergraph`]). With interesting segments
+    /// ([`InstrumentOptions::interesting_segments`](crate::InstrumentOptions::interesting_segments)),
+    /// a function's interesting supergraph paths count in compact slots, checked against their
+    /// supergraph IDs [PPP07 §3.4.5 with §3.3], and the others as before: in the functions whose
+    /// supergraph paths are too many for a dense array, or, with `slots_everywhere`, in every
+    /// function, its other paths then counted in a table.
+    Supergraph { slots_everywhere: bool },
 }
 
 impl SinkKind {
@@ -87,7 +92,7 @@ impl SinkKind {
             | SinkKind::Direct
             | SinkKind::Trace
             | SinkKind::Segments
-            | SinkKind::Supergraph => None,
+            | SinkKind::Supergraph { .. } => None,
         }
     }
 
@@ -101,10 +106,10 @@ impl SinkKind {
             }
             // A callee hands its first path to its caller when it returns: an exception or a tail
             // call would leave the hand-over to another function.
-            SinkKind::Supergraph if fcfg.cfg.throws() => {
+            SinkKind::Supergraph { .. } if fcfg.cfg.throws() => {
                 Some("may throw an exception, which interprocedural segments do not follow".into())
             }
-            SinkKind::Supergraph if fcfg.sites.iter().any(|s| matches!(s.kind, crate::cfg::SiteKind::TailCall(_))) => {
+            SinkKind::Supergraph { .. } if fcfg.sites.iter().any(|s| matches!(s.kind, crate::cfg::SiteKind::TailCall(_))) => {
                 Some("makes tail calls, which interprocedural segments do not follow".into())
             }
             SinkKind::Trace
@@ -116,7 +121,7 @@ impl SinkKind {
             | SinkKind::Decode
             | SinkKind::Direct
             | SinkKind::Segments
-            | SinkKind::Supergraph => None,
+            | SinkKind::Supergraph { .. } => None,
         }
     }
 
@@ -125,7 +130,7 @@ impl SinkKind {
     pub(crate) fn max_paths(self) -> Option<u64> {
         match self {
             // A segment's steps name paths as streamed labels do (`ippp` counts `ips:1`'s segments).
-            SinkKind::Stream | SinkKind::Bursts | SinkKind::Trace | SinkKind::Segments | SinkKind::Supergraph => {
+            SinkKind::Stream | SinkKind::Bursts | SinkKind::Trace | SinkKind::Segments | SinkKind::Supergraph { .. } => {
                 Some(STREAM_MAX_PATHS)
             }
             SinkKind::Count
@@ -157,7 +162,7 @@ impl SinkKind {
             | SinkKind::Direct
             | SinkKind::Trace
             | SinkKind::Segments
-            | SinkKind::Supergraph => Ok(None),
+            | SinkKind::Supergraph { .. } => Ok(None),
         }
     }
 
@@ -177,7 +182,7 @@ impl SinkKind {
                 | SinkKind::Direct
                 | SinkKind::Trace
                 | SinkKind::Segments
-                | SinkKind::Supergraph,
+                | SinkKind::Supergraph { .. },
                 _,
             ) => false,
         }
@@ -196,7 +201,7 @@ impl SinkKind {
             | SinkKind::Decode
             | SinkKind::Direct
             | SinkKind::Segments
-            | SinkKind::Supergraph => false,
+            | SinkKind::Supergraph { .. } => false,
         }
     }
 
@@ -212,7 +217,7 @@ impl SinkKind {
             | SinkKind::Direct
             | SinkKind::Trace
             | SinkKind::Segments
-            | SinkKind::Supergraph => false,
+            | SinkKind::Supergraph { .. } => false,
         }
     }
 
@@ -220,7 +225,7 @@ impl SinkKind {
     pub(crate) fn header_bytes(self) -> u64 {
         match self {
             SinkKind::Count | SinkKind::Preferential { .. } | SinkKind::Decode | SinkKind::Direct => 0,
-            SinkKind::Supergraph => u64::from(crate::abi::HEAD_WORD) + 8,
+            SinkKind::Supergraph { .. } => u64::from(crate::abi::HEAD_WORD) + 8,
             SinkKind::Sample { buffer: None } => u64::from(crate::abi::SAMPLE_WORDS),
             SinkKind::Sample { buffer: Some(slots) } => SampleBufferLayout::new(slots).end(),
             SinkKind::Stream | SinkKind::Bursts | SinkKind::Trace | SinkKind::Segments => {
@@ -280,11 +285,33 @@ impl SinkKind {
                     _ => Sink::Hash,
                 }
             }
-            SinkKind::Supergraph => {
+            SinkKind::Supergraph { slots_everywhere } => {
                 let s = supergraph.expect("supergraph sinks are planned with their supergraph");
+                // The interesting supergraph paths in slots, where the function has them.
+                let numbering = (ppp.and_then(|p| p.numbering.as_ref()))
+                    .filter(|n| n.interesting() > 0 && (slots_everywhere || !fits_array));
+                let slots = numbering
+                    .filter(|n| {
+                        layout.fits(layout.slots.len() as u64 + u64::from(PPP_SLOT_BYTES) * n.slots.len() as u64)
+                    })
+                    .map(|n| {
+                        let offset = layout.slots.len() as u32;
+                        for slot in &n.slots {
+                            layout.slots.extend_from_slice(&slot.unwrap_or(PPP_HOLE).to_le_bytes());
+                            layout.slots.extend_from_slice(&0u64.to_le_bytes());
+                        }
+                        InterestingSlots { sink: PppSink { offset, slots: n.slots.len() as u32 } }
+                    });
                 // The supergraph IDs in an array; else those below the paths (calls that add no
-                // digit, or zeros) in an array and the others in a table; else all in a table.
-                let counts = if fits_array {
+                // digit, or zeros) in an array and the others in a table; else all in a table. With
+                // slots everywhere, the paths not in them in a table.
+                let counts = if slots.is_some() && slots_everywhere {
+                    if layout.fits(table_bytes) {
+                        SupergraphCounts::Table(table(layout))
+                    } else {
+                        SupergraphCounts::Hash
+                    }
+                } else if fits_array {
                     SupergraphCounts::Array(array(layout))
                 } else if layout.fits_array(s.paths) {
                     let array = ArraySink { offset: layout.take(8 * s.paths) };
@@ -296,7 +323,7 @@ impl SinkKind {
                 };
                 let digits = s.calls.iter().any(|c| c.radix > 1);
                 let publish = s.head_offset.wrapping_sub(s.entry_base).wrapping_add(1);
-                Sink::Supergraph(SupergraphSink { counts, paths: s.paths, publish, digits })
+                Sink::Supergraph(SupergraphSink { counts, paths: s.paths, publish, digits, slots })
             }
             SinkKind::Count if fits_array => Sink::Array(array(layout)),
             SinkKind::Count => hashed(layout),
@@ -359,7 +386,7 @@ impl SinkKind {
     /// host.
     pub(crate) fn layout(self, calls_import: bool) -> SinkLayout {
         match self {
-            SinkKind::Count | SinkKind::Decode | SinkKind::Direct | SinkKind::Supergraph => {
+            SinkKind::Count | SinkKind::Decode | SinkKind::Direct | SinkKind::Supergraph { .. } => {
                 SinkLayout::Count { hash: calls_import }
             }
             SinkKind::Sample { .. } => {
@@ -382,7 +409,7 @@ impl SinkKind {
             | SinkKind::Preferential { .. }
             | SinkKind::Decode
             | SinkKind::Direct
-            | SinkKind::Supergraph => Vec::new(),
+            | SinkKind::Supergraph { .. } => Vec::new(),
         }
     }
 

@@ -50,7 +50,7 @@ pub(crate) use path_sink::{PathEnd, PathSink};
 pub(crate) use ppp::PppSink;
 pub(crate) use sample::SampleSink;
 pub(crate) use stream::StreamSink;
-pub(crate) use supergraph::{Digit, SupergraphCounts, SupergraphSink};
+pub(crate) use supergraph::{Digit, InterestingSlots, SupergraphCounts, SupergraphSink};
 pub(crate) use table::TableSink;
 
 use super::emit::Emitter;
@@ -170,7 +170,32 @@ impl Sink {
 
     /// Whether the function's path ends read the preferential register too.
     pub(crate) fn reads_preferential_register(&self) -> bool {
-        matches!(self, Sink::Ppp(_))
+        self.preferential_local().is_some()
+    }
+
+    /// The preferential register among the sink's locals, when the sink reads one.
+    pub(crate) fn preferential_local(&self) -> Option<u32> {
+        match self {
+            Sink::Ppp(_) => Some(0),
+            Sink::Supergraph(s) => s.preferential_local(),
+            Sink::Array(_)
+            | Sink::Table(_)
+            | Sink::Hash
+            | Sink::Sample(_)
+            | Sink::Stream(_)
+            | Sink::Burst(_)
+            | Sink::Decode(_)
+            | Sink::Direct(_) => None,
+        }
+    }
+
+    /// Mode `ippp`: where the slots of the function's interesting supergraph paths lie, when it
+    /// has them.
+    pub(crate) fn supergraph_slots(&self) -> Option<PppSink> {
+        match self {
+            Sink::Supergraph(SupergraphSink { slots: Some(s), .. }) => Some(s.sink),
+            _ => None,
+        }
     }
 
     /// Whether the function adds its events where stretches of straight-line code start.
@@ -202,6 +227,10 @@ impl Sink {
         match self {
             Sink::Ppp(s) => {
                 s.offset += base;
+                true
+            }
+            Sink::Supergraph(SupergraphSink { slots: Some(s), .. }) => {
+                s.sink.offset += base;
                 true
             }
             Sink::Array(_)

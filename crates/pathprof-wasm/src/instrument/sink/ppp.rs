@@ -25,6 +25,14 @@ impl PathSink for PppSink {
     }
 
     fn record(&self, e: &mut Emitter, _: PathEnd) {
+        self.record_or(e, |e| e.call_with_path());
+    }
+}
+
+impl PppSink {
+    /// Counts the path in its slot when the preferential register indexes the slot of the path in
+    /// the path register (a 64-bit view of it); otherwise emits `residual`.
+    pub(crate) fn record_or(&self, e: &mut Emitter, residual: impl FnOnce(&mut Emitter)) {
         let q = e.q.expect("a preferential function has a preferential register");
         let slot = |offset: u32| MemArg { offset: u64::from(offset), align: 3, memory_index: e.memory };
         let (id, count) = (slot(self.offset), slot(self.offset + PPP_SLOT_COUNT));
@@ -49,7 +57,7 @@ impl PathSink for PppSink {
         increment_word64_at(f, e.a, count);
         f.instruction(&Instruction::Br(1));
         f.instruction(&Instruction::End);
-        e.call_with_path();
+        residual(e);
         e.f.instruction(&Instruction::End);
     }
 }

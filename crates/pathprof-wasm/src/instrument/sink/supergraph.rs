@@ -16,12 +16,19 @@
 //! * At the exit, an activation that took its call publishes its first path (`offset + path −
 //!   entry_base + 1`).
 //!
+//! * With interesting segments, a function whose interesting supergraph paths have slots keeps a
+//!   preferential register too [PPP07 §3.4.5 with §3.3]: its own edges add their weights on the
+//!   chords, as in `ppp`, and a call adds its digit's weight from a table of the call's; a path end
+//!   whose preferential ID indexes the slot of its supergraph ID counts there, any other as
+//!   before.
+//!
 //! Calls that add no digit (a callee of one path from its entry, a host function that never calls
 //! back, a call dropped so that the IDs fit in 64 bits) neither arm nor read the word; a function
 //! none of whose calls adds one still takes its call and publishes its first path.
 
 use super::array::ArraySink;
 use super::path_sink::{PathEnd, PathSink};
+use super::ppp::PppSink;
 use super::table::TableSink;
 use crate::abi::{HEAD_ARMED, HEAD_EMPTY, HEAD_WORD};
 use crate::instrument::emit::Emitter;
@@ -32,13 +39,22 @@ use wasm_encoder::{BlockType, Instruction, MemArg, ValType};
 /// instrumented function (the digit is its path), and −1 for a call read in the head space (0: no
 /// instrumented function took it, 1: one did and has not published), whose part of the space starts
 /// after `rebase`. With `restore`, the call puts back what the head word held before it armed it (a
-/// head published for a caller of a function without probes that is still running).
+/// head published for a caller of a function without probes that is still running). With
+/// `weights`, the offset from the increment tables' base of the `radix` + 1 weights (32 bits each,
+/// the last 0) that the digit adds to the preferential register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Digit {
     pub radix: u64,
     pub minus: u64,
     pub rebase: u64,
     pub restore: bool,
+    pub weights: Option<u32>,
+}
+
+/// The slots of a function's interesting supergraph paths.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct InterestingSlots {
+    pub sink: PppSink,
 }
 
 /// Where a function's supergraph paths are counted.
@@ -65,19 +81,37 @@ pub(crate) struct SupergraphSink {
     pub publish: u64,
     /// Whether its calls add digits (its supergraph IDs fit in 64 bits).
     pub digits: bool,
+    /// Where its interesting supergraph paths count, when they count apart.
+    pub slots: Option<InterestingSlots>,
 }
 
 /// The sink's own locals after the inner sink's: the key of the digits so far (`i64`), the first
 /// path (`i64`), whether it has ended (`i32`), whether the activation took its caller's call
-/// (`i32`), and what the head word held before the current call armed it (`i64`).
-const OWN: [ValType; 5] = [ValType::I64, ValType::I64, ValType::I32, ValType::I32, ValType::I64];
-const WITH_TABLE: [ValType; 7] =
-    [ValType::I64, ValType::I32, ValType::I64, ValType::I64, ValType::I32, ValType::I32, ValType::I64];
+/// (`i32`), what the head word held before the current call armed it (`i64`), and the digit the
+/// call added (`i64`).
+const OWN: [ValType; 6] = [ValType::I64, ValType::I64, ValType::I32, ValType::I32, ValType::I64, ValType::I64];
+const WITH_TABLE: [ValType; 8] =
+    [ValType::I64, ValType::I32, ValType::I64, ValType::I64, ValType::I32, ValType::I32, ValType::I64, ValType::I64];
+/// The same, and the preferential register (`i32`) last, for a function with slots.
+const OWN_AND_REGISTER: [ValType; 7] =
+    [ValType::I64, ValType::I64, ValType::I32, ValType::I32, ValType::I64, ValType::I64, ValType::I32];
+const WITH_TABLE_AND_REGISTER: [ValType; 9] = [
+    ValType::I64,
+    ValType::I32,
+    ValType::I64,
+    ValType::I64,
+    ValType::I32,
+    ValType::I32,
+    ValType::I64,
+    ValType::I64,
+    ValType::I32,
+];
 const KEY: u32 = 0;
 const FIRST: u32 = 1;
 const STARTED: u32 = 2;
 const TOOK: u32 = 3;
 const SAVED: u32 = 4;
+const DIGIT: u32 = 5;
 
 impl SupergraphSink {
     fn inner(&self) -> &dyn PathSink {
@@ -104,6 +138,29 @@ impl SupergraphSink {
         e.f.instruction(&Instruction::I64Store(head));
     }
 
+    /// Counts the supergraph path in the register where the function counts its paths.
+    fn count(&self, e: &mut Emitter, end: PathEnd) {
+        match self.counts {
+            SupergraphCounts::Split { array, .. } => {
+                // if r < paths { array } else { table }
+                e.r_as_i64();
+                e.f.instruction(&Instruction::I64Const(self.paths as i64));
+                e.f.instruction(&Instruction::I64LtU);
+                e.f.instruction(&Instruction::If(BlockType::Empty));
+                array.record(e, end);
+                e.f.instruction(&Instruction::Else);
+                self.inner().record(e, end);
+                e.f.instruction(&Instruction::End);
+            }
+            _ => self.inner().record(e, end),
+        }
+    }
+
+    /// The preferential register among the sink's locals (the last), for a function with slots.
+    pub(crate) fn preferential_local(&self) -> Option<u32> {
+        self.slots.map(|_| self.locals().len() as u32 - 1)
+    }
+
     /// Whether the call adds a digit.
     fn adds(&self, digit: Option<Digit>) -> Option<Digit> {
         digit.filter(|d| self.digits && d.radix > 1)
@@ -112,9 +169,12 @@ impl SupergraphSink {
 
 impl PathSink for SupergraphSink {
     fn locals(&self) -> &'static [ValType] {
-        match self.counts {
-            SupergraphCounts::Table(_) | SupergraphCounts::Split { table: Some(_), .. } => &WITH_TABLE,
-            SupergraphCounts::Array(_) | SupergraphCounts::Hash | SupergraphCounts::Split { table: None, .. } => &OWN,
+        let table = matches!(self.counts, SupergraphCounts::Table(_) | SupergraphCounts::Split { table: Some(_), .. });
+        match (table, self.slots.is_some()) {
+            (true, false) => &WITH_TABLE,
+            (true, true) => &WITH_TABLE_AND_REGISTER,
+            (false, false) => &OWN,
+            (false, true) => &OWN_AND_REGISTER,
         }
     }
 
@@ -143,13 +203,11 @@ impl PathSink for SupergraphSink {
         }
     }
 
-    /// `key = key · radix + digit`, the digit read from the head word.
+    /// `key = key · radix + digit`, the digit read from the head word; with weights, the digit's
+    /// weight added to the preferential register.
     fn returned(&self, e: &mut Emitter, digit: Option<Digit>) {
         let Some(d) = self.adds(digit) else { return };
-        let (head, key) = (Self::head(e), self.local(e, KEY));
-        e.f.instruction(&Instruction::LocalGet(key));
-        e.f.instruction(&Instruction::I64Const(d.radix as i64));
-        e.f.instruction(&Instruction::I64Mul);
+        let (head, key, value) = (Self::head(e), self.local(e, KEY), self.local(e, DIGIT));
         e.f.instruction(&Instruction::I32Const(0));
         e.f.instruction(&Instruction::I64Load(head));
         e.f.instruction(&Instruction::I64Const(d.minus as i64));
@@ -165,8 +223,26 @@ impl PathSink for SupergraphSink {
             e.f.instruction(&Instruction::Select);
             e.f.instruction(&Instruction::I64Sub);
         }
+        e.f.instruction(&Instruction::LocalSet(value));
+        e.f.instruction(&Instruction::LocalGet(key));
+        e.f.instruction(&Instruction::I64Const(d.radix as i64));
+        e.f.instruction(&Instruction::I64Mul);
+        e.f.instruction(&Instruction::LocalGet(value));
         e.f.instruction(&Instruction::I64Add);
         e.f.instruction(&Instruction::LocalSet(key));
+        if let Some(offset) = d.weights {
+            // q += weights[min(digit, radix)], the digit clamped first in 64 bits.
+            e.f.instruction(&Instruction::LocalGet(value));
+            e.f.instruction(&Instruction::I64Const(d.radix as i64));
+            e.f.instruction(&Instruction::LocalGet(value));
+            e.f.instruction(&Instruction::I64Const(d.radix as i64));
+            e.f.instruction(&Instruction::I64LtU);
+            e.f.instruction(&Instruction::Select);
+            e.f.instruction(&Instruction::I32WrapI64);
+            e.f.instruction(&Instruction::LocalSet(e.s));
+            let q = e.q.expect("a function with slots has a preferential register");
+            e.add_table_entry(offset, d.radix as u32, q, 32);
+        }
         if d.restore {
             e.f.instruction(&Instruction::I32Const(0));
             e.f.instruction(&Instruction::LocalGet(self.local(e, SAVED)));
@@ -197,19 +273,9 @@ impl PathSink for SupergraphSink {
             e.f.instruction(&Instruction::I64Const(0));
             e.f.instruction(&Instruction::LocalSet(key));
         }
-        match self.counts {
-            SupergraphCounts::Split { array, .. } => {
-                // if r < paths { array } else { table }
-                e.r_as_i64();
-                e.f.instruction(&Instruction::I64Const(self.paths as i64));
-                e.f.instruction(&Instruction::I64LtU);
-                e.f.instruction(&Instruction::If(BlockType::Empty));
-                array.record(e, end);
-                e.f.instruction(&Instruction::Else);
-                self.inner().record(e, end);
-                e.f.instruction(&Instruction::End);
-            }
-            _ => self.inner().record(e, end),
+        match self.slots {
+            Some(slots) => slots.sink.record_or(e, |e| self.count(e, end)),
+            None => self.count(e, end),
         }
         if end == PathEnd::Exit {
             let head = Self::head(e);

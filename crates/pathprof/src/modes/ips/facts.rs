@@ -39,6 +39,10 @@ pub struct IpsFacts {
     /// are counted but not the segments they root.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_counted: Option<NotCounted>,
+    /// Mode `ippp` with interesting segments: the functions whose interesting supergraph paths
+    /// count in compact slots [PPP07 §3.4.5 with §3.3].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slots: Option<SlotFacts>,
     /// Every IPS that ran, the most frequent first.
     pub ips: Vec<IpsCount>,
 }
@@ -95,6 +99,51 @@ impl NotCounted {
             .collect();
         roots.sort_by(|a, b| (b.count, a.function, a.path, a.part).cmp(&(a.count, b.function, b.path, b.part)));
         Ok(Some(NotCounted { functions, path_ends: U64(path_ends), executions: U64(executions), roots }))
+    }
+}
+
+/// The functions whose interesting supergraph paths count in compact slots, their paths and slots
+/// in all (`slots / interesting` is δ [PPP07 Fig. 3.20]), and the path ends counted there.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SlotFacts {
+    pub interesting: U64,
+    pub slots: U64,
+    pub path_ends: U64,
+    /// By function index.
+    pub functions: Vec<FunctionSlots>,
+}
+
+/// One function's interesting supergraph paths and the slots they take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FunctionSlots {
+    pub function: u32,
+    pub interesting: U64,
+    pub slots: U64,
+}
+
+impl SlotFacts {
+    /// The facts of `functions` (`(index, interesting paths, slots)`), `path_ends` counted in
+    /// their slots; `None` without any.
+    pub fn new(mut functions: Vec<FunctionSlots>, path_ends: u64) -> Result<Option<SlotFacts>> {
+        if functions.is_empty() {
+            return Ok(None);
+        }
+        functions.sort_unstable_by_key(|f| f.function);
+        let interesting = functions.iter().try_fold(0, |n, f| sum(n, f.interesting.0, "the interesting paths"))?;
+        let slots = functions.iter().try_fold(0, |n, f| sum(n, f.slots.0, "the slots"))?;
+        Ok(Some(SlotFacts { interesting: U64(interesting), slots: U64(slots), path_ends: U64(path_ends), functions }))
+    }
+
+    /// The sum of the slot facts of two runs of one instrumented module.
+    pub fn merge(a: Option<SlotFacts>, b: Option<SlotFacts>) -> Result<Option<SlotFacts>> {
+        match (a, b) {
+            (None, None) => Ok(None),
+            (Some(a), Some(b)) if a.functions == b.functions => {
+                let path_ends = sum(a.path_ends.0, b.path_ends.0, "the path ends counted in slots")?;
+                Ok(Some(SlotFacts { path_ends: U64(path_ends), ..a }))
+            }
+            _ => bail!("its interesting supergraph paths have other slots"),
+        }
     }
 }
 

@@ -13,7 +13,8 @@ mod residual;
 
 pub(crate) use facts::to_mode;
 pub use facts::{
-    counts_segments, facts, IpsCount, IpsFacts, IpsStep, Mark, NotCounted, NotCountedRoot, ResidualSegments, Subpath,
+    counts_segments, facts, FunctionSlots, IpsCount, IpsFacts, IpsStep, Mark, NotCounted, NotCountedRoot, ResidualSegments,
+    SlotFacts, Subpath,
 };
 pub use residual::{untested, TestedSegments, UntestedSegments};
 
@@ -132,6 +133,7 @@ pub(crate) fn merge_segments(kind: &dyn ModeKind, a: &ProfileMode, b: &ProfileMo
             }
             (a, b) => a.or(b),
         },
+        slots: SlotFacts::merge(x.slots, y.slots)?,
         ips: Vec::new(),
     };
     merged.set_segments(counts.into_values().collect())?;
@@ -166,6 +168,20 @@ pub(crate) fn report_segments(out: &mut dyn Write, p: &Profile, top: usize, func
             if n.functions.len() == 1 { "" } else { "s" },
             group(n.executions.0),
             group(n.path_ends.0)
+        )?;
+    }
+    if let Some(s) = &facts.slots {
+        writeln!(
+            out,
+            "  {} function{} count{} {} interesting supergraph paths in {} slots (δ {:.3}): {} path ends ({:.1}%)",
+            s.functions.len(),
+            if s.functions.len() == 1 { "" } else { "s" },
+            if s.functions.len() == 1 { "s" } else { "" },
+            group(s.interesting.0),
+            group(s.slots.0),
+            s.slots.0 as f64 / s.interesting.0.max(1) as f64,
+            group(s.path_ends.0),
+            share(u128::from(s.path_ends.0), p.functions.iter().flat_map(|f| f.paths()).map(|c| u128::from(c.count.0)).sum()),
         )?;
     }
     if let Some(r) = &facts.residual {
@@ -351,6 +367,7 @@ pub(crate) fn segment_facts(
             executions: U64(0),
         }),
         not_counted: None,
+        slots: None,
         ips: Vec::new(),
     };
     facts.set_segments(ips)?;

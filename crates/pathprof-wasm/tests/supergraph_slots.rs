@@ -1,0 +1,149 @@
+//! Mode `ippp`'s preferential slots [PPP07 §3.4.5 with §3.3], read from the profiler's memory: with
+//! some supergraph paths interesting, a run counts exactly those in their slots — each at the slot
+//! that holds its supergraph ID, none of them anywhere else — and every other supergraph path where
+//! it counted without slots; the counts of slots and counters together are those of the same run
+//! instrumented without interesting paths, ID for ID.
+
+use pathprof_core::supergraph::{Head, InterestingPath};
+use pathprof_wasm::map::{ArrayCounters, RawCounts};
+use pathprof_wasm::{instrument, InstrumentOptions, ProfileMap, SinkKind};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use wasmtime::{Engine, Instance, Linker, Module, Store};
+
+/// `run(n)` calls `f` on every iteration and `g` on every other four, `f` and `g` branching on their
+/// argument.
+const CALLS: &str = r#"(module
+  (global $acc (mut i32) (i32.const 0))
+  (func $f (param $x i32) (result i32)
+    (if (result i32) (i32.and (local.get $x) (i32.const 1))
+      (then (i32.mul (local.get $x) (i32.const 3)))
+      (else
+        (if (result i32) (i32.and (local.get $x) (i32.const 2))
+          (then (i32.const 7))
+          (else (local.get $x))))))
+  (func $g (param $x i32)
+    (if (i32.gt_u (local.get $x) (i32.const 5))
+      (then (global.set $acc (i32.add (global.get $acc) (i32.const 1))))))
+  (func (export "run") (param $n i32)
+    (local $i i32)
+    (loop $l
+      (if (i32.and (local.get $i) (i32.const 4))
+        (then (call $g (call $f (local.get $i))))
+        (else (drop (call $f (i32.add (local.get $i) (i32.const 1))))))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $l (i32.lt_u (local.get $i) (local.get $n))))))"#;
+
+const RUNS: i32 = 100;
+
+/// The counts a run of `bytes` (instrumented as `map`) left in the profiler's memory: those in
+/// preferential slots, and those of every other counter; paths the host counted go with the latter.
+fn run(bytes: &[u8], map: &ProfileMap) -> (RawCounts, RawCounts) {
+    let engine = Engine::default();
+    let module = Module::new(&engine, bytes).unwrap();
+    let mut store = Store::new(&engine, RawCounts::new());
+    let mut linker: Linker<RawCounts> = Linker::new(&engine);
+    linker
+        .func_wrap("pathprof", "count_path", |mut c: wasmtime::Caller<'_, RawCounts>, f: i32, p: i64| {
+            c.data_mut().entry(f as u32).or_default().push((p as u64, 1));
+        })
+        .unwrap();
+    let instance: Instance = linker.instantiate(&mut store, &module).unwrap();
+    let run = instance.get_typed_func::<i32, ()>(&mut store, "run").unwrap();
+    run.call(&mut store, RUNS).unwrap();
+    let name = map.memory_export.as_deref().expect("a profiler's memory");
+    let memory = instance.get_memory(&mut store, name).unwrap().data(&store).to_vec();
+    let (slots, others): (Vec<ArrayCounters>, Vec<ArrayCounters>) = map.arrays().into_iter().partition(|a| a.slots);
+    let mut in_slots = RawCounts::new();
+    for a in &slots {
+        a.read(&memory, &mut in_slots);
+    }
+    let mut counted = store.into_data();
+    for a in &others {
+        a.read(&memory, &mut counted);
+    }
+    for t in map.tables() {
+        t.read(&memory, &mut counted);
+    }
+    (in_slots, counted)
+}
+
+/// Counts by function and ID, summed.
+fn by_id(counts: &RawCounts) -> BTreeMap<(u32, u64), u64> {
+    let mut out = BTreeMap::new();
+    for (&f, list) in counts {
+        for &(id, n) in list {
+            *out.entry((f, id)).or_default() += n;
+        }
+    }
+    out.retain(|_, n| *n > 0);
+    out
+}
+
+fn instrumented(options: &InstrumentOptions) -> (Vec<u8>, ProfileMap) {
+    let wasm = wat::parse_str(CALLS).unwrap();
+    let out = instrument(&wasm, options).unwrap();
+    (out.bytes, out.map)
+}
+
+/// Interesting: every path of `run` whose call of `f` took one of `f`'s first two paths from its
+/// entry (any head of `g`), and the even paths of `f` and `g`.
+fn interesting(map: &ProfileMap) -> HashMap<u32, Vec<InterestingPath>> {
+    let sg = |f: usize| map.functions[f].probes().unwrap().supergraph.clone().unwrap();
+    let (f, g, run) = (sg(0), sg(1), sg(2));
+    let mut heads: BTreeSet<Head> = (0..2).map(|d| Head::Path { function: 0, path: f.entry_base + d }).collect();
+    heads.extend((0..g.entry_paths).map(|d| Head::Path { function: 1, path: g.entry_base + d }));
+    let even = |s: &pathprof_core::supergraph::Supergraph| {
+        (0..s.paths).step_by(2).map(|path| InterestingPath { path, heads: Vec::new() }).collect()
+    };
+    HashMap::from([
+        (0, even(&f)),
+        (1, even(&g)),
+        (2, (0..run.paths).map(|path| InterestingPath { path, heads: vec![heads.clone(), heads.clone()] }).collect()),
+    ])
+}
+
+fn check(options: InstrumentOptions, slotted: &[u32]) {
+    let plain = InstrumentOptions { interesting_segments: HashMap::new(), ..options.clone() };
+    let (bytes, map) = instrumented(&plain);
+    let (none, exact) = run(&bytes, &map);
+    assert!(none.is_empty());
+    let options = InstrumentOptions { interesting_segments: interesting(&map), ..options };
+    let (bytes, map) = instrumented(&options);
+    let (in_slots, counted) = run(&bytes, &map);
+    let (in_slots, counted) = (by_id(&in_slots), by_id(&counted));
+    // Slots and counters together count what the run counts without slots.
+    let mut all = counted.clone();
+    for (&k, &n) in &in_slots {
+        *all.entry(k).or_default() += n;
+    }
+    assert_eq!(all, by_id(&exact));
+    let ids: HashMap<u32, BTreeSet<u64>> = (map.functions.iter())
+        .filter_map(|f| Some((f.index, f.probes()?.supergraph_slots.as_ref()?.ids.iter().copied().collect())))
+        .collect();
+    let mut got: Vec<u32> = ids.keys().copied().collect();
+    got.sort_unstable();
+    assert_eq!(got, slotted, "the functions with slots");
+    for (&(f, id), _) in &by_id(&exact) {
+        let interesting = ids.get(&f).is_some_and(|s| s.contains(&id));
+        assert_eq!(in_slots.contains_key(&(f, id)), interesting, "function {f}, ID {id}: in a slot");
+        assert_eq!(counted.contains_key(&(f, id)), !interesting, "function {f}, ID {id}: counted apart");
+    }
+    // Both kinds ran.
+    assert!(in_slots.keys().any(|k| k.0 == 2) && counted.keys().any(|k| k.0 == 2), "{in_slots:?} {counted:?}");
+}
+
+#[test]
+fn slots_everywhere_count_the_interesting_supergraph_paths() {
+    check(InstrumentOptions { sink: SinkKind::Supergraph { slots_everywhere: true }, ..Default::default() }, &[0, 1, 2]);
+}
+
+#[test]
+fn slots_count_them_where_supergraph_paths_are_too_many_for_an_array() {
+    // `run`'s supergraph IDs are more than 8, those of `f` and `g` fewer.
+    let options = InstrumentOptions {
+        sink: SinkKind::Supergraph { slots_everywhere: false },
+        array_max_paths: 8,
+        ..Default::default()
+    };
+    check(options, &[2]);
+}
