@@ -123,7 +123,7 @@ fn check(options: InstrumentOptions, slotted: &[u32]) {
     let mut got: Vec<u32> = ids.keys().copied().collect();
     got.sort_unstable();
     assert_eq!(got, slotted, "the functions with slots");
-    for (&(f, id), _) in &by_id(&exact) {
+    for &(f, id) in by_id(&exact).keys() {
         let interesting = ids.get(&f).is_some_and(|s| s.contains(&id));
         assert_eq!(in_slots.contains_key(&(f, id)), interesting, "function {f}, ID {id}: in a slot");
         assert_eq!(counted.contains_key(&(f, id)), !interesting, "function {f}, ID {id}: counted apart");
@@ -134,7 +134,10 @@ fn check(options: InstrumentOptions, slotted: &[u32]) {
 
 #[test]
 fn slots_everywhere_count_the_interesting_supergraph_paths() {
-    check(InstrumentOptions { sink: SinkKind::Supergraph { slots_everywhere: true }, ..Default::default() }, &[0, 1, 2]);
+    check(
+        InstrumentOptions { sink: SinkKind::Supergraph { slots_everywhere: true }, ..Default::default() },
+        &[0, 1, 2],
+    );
 }
 
 #[test]

@@ -223,18 +223,30 @@ fn interesting_segments_make_the_others_residual() {
     };
     let test = run("test.json", &["--mode", "ips:1"], "1");
     let alone = run("alone.json", &["--mode", "ips:1"], "7");
-    let field = run("field.json", &["--mode", "ippp", "--interesting", "test.json"], "7");
     let tested = segments(&facts(&test.mode).unwrap());
     let alone = facts(&alone.mode).unwrap();
     let want: Vec<_> = alone.ips.iter().filter(|s| !tested.contains_key(&s.steps)).collect();
     assert!(!want.is_empty() && want.len() < alone.ips.len());
-    let got = facts(&field.mode).unwrap();
-    assert_eq!(segments(&got), segments(&alone), "the field run's segments are its own");
-    let residual = got.residual.as_ref().expect("residual segments");
-    assert_eq!(residual.segments.0, want.len() as u64);
-    assert_eq!(residual.executions.0, want.iter().map(|s| s.count.0).sum::<u64>());
-    for s in &got.ips {
-        assert_eq!(s.interesting, Some(tested.contains_key(&s.steps)), "{s:?}");
+    // Slots, in every function, change none of it.
+    for mode in ["ippp:slots", "ippp"] {
+        let field = run("field.json", &["--mode", mode, "--interesting", "test.json"], "7");
+        let got = facts(&field.mode).unwrap();
+        assert_eq!(segments(&got), segments(&alone), "{mode}: the field run's segments are its own");
+        let residual = got.residual.as_ref().expect("residual segments");
+        assert_eq!(residual.segments.0, want.len() as u64, "{mode}");
+        assert_eq!(residual.executions.0, want.iter().map(|s| s.count.0).sum::<u64>(), "{mode}");
+        for s in &got.ips {
+            assert_eq!(s.interesting, Some(tested.contains_key(&s.steps)), "{mode}: {s:?}");
+        }
+        let ends: u64 = counts(&field).values().sum();
+        match (mode, &got.slots) {
+            ("ippp", slots) => assert_eq!(slots, &None, "no function needs slots"),
+            (_, Some(slots)) => {
+                assert!(slots.path_ends.0 > 0 && slots.path_ends.0 < ends, "{slots:?} of {ends}");
+                assert!(slots.slots.0 >= slots.interesting.0, "{slots:?}");
+            }
+            (_, None) => panic!("{mode}: no slots"),
+        }
     }
     let text = pathprof().current_dir(dir).args(["report", "field.json", "--untested"]).output().unwrap();
     assert!(text.status.success(), "{}", String::from_utf8_lossy(&text.stderr));

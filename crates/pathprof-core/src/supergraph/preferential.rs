@@ -227,8 +227,11 @@ mod tests {
         (plan, sg, call_blocks)
     }
 
-    /// Every supergraph ID of the function with its path's edges, calls and digits.
-    fn every_id(plan: &FunctionPlan, sg: &Supergraph, call_blocks: &[u32]) -> Vec<(u64, Vec<u32>, Vec<usize>, Vec<u64>)> {
+    /// A supergraph ID with its path's edges, calls and digits.
+    type Spelled = (u64, Vec<u32>, Vec<usize>, Vec<u64>);
+
+    /// Every supergraph ID of the function, spelled out.
+    fn every_id(plan: &FunctionPlan, sg: &Supergraph, call_blocks: &[u32]) -> Vec<Spelled> {
         let mut out = Vec::new();
         for p in 0..plan.num_paths() {
             let path = regen::regenerate(&plan.dag, &plan.numbering, p).expect("a path");

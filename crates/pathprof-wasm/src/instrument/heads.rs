@@ -254,7 +254,13 @@ impl Heads {
             Some(c) => match self.functions[(c - info.num_imported_funcs) as usize] {
                 Some((offset, paths)) => {
                     let radix = paths.max(1);
-                    let digit = Digit { radix, minus: offset.wrapping_add(1), rebase: 0, restore: self.interposed, weights: None };
+                    let digit = Digit {
+                        radix,
+                        minus: offset.wrapping_add(1),
+                        rebase: 0,
+                        restore: self.interposed,
+                        weights: None,
+                    };
                     (digit, CallDigit { radix, callee: Some(c), base: 0, dropped: false })
                 }
                 None => within(self.space_radix, 0),

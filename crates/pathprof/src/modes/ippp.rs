@@ -23,9 +23,9 @@ use crate::mode_identity;
 use crate::profiled::ProfiledModule;
 use anyhow::{bail, Context, Result};
 use pathprof_core::ips::{depth_one, FirstPath, Segments, Step};
+use pathprof_core::profile::U64;
 use pathprof_core::profile::{FunctionProfile, Profile, ProfileMode};
 use pathprof_core::regen::{self, PathPoint};
-use pathprof_core::profile::U64;
 use pathprof_core::supergraph::{digits, Head, HeadSpace, Heads, InterestingPath};
 use pathprof_runtime::{Engine, Program, Recorded, RunConfig};
 use pathprof_wasm::map::{FunctionMap, RawCounts};
@@ -132,7 +132,11 @@ impl ProfilingMode for IpppMode {
         facts.not_counted = NotCounted::from_roots(decoded.roots.clone(), decoded.not_counted_ends)?;
         let slotted = map.functions.iter().filter_map(|f| {
             let s = f.probes()?.supergraph_slots.as_ref()?;
-            Some(FunctionSlots { function: f.index, interesting: U64(s.ids.len() as u64), slots: U64(u64::from(s.slots)) })
+            Some(FunctionSlots {
+                function: f.index,
+                interesting: U64(s.ids.len() as u64),
+                slots: U64(u64::from(s.slots)),
+            })
         });
         facts.slots = SlotFacts::new(slotted.collect(), decoded.in_slots)?;
         to_mode(self.kind(), &facts)

@@ -3,8 +3,8 @@
 //! [`Sink`] it gives each function, with its counters taken from the layout.
 
 use super::{
-    burst, sample, stream, AppendedFunction, ArraySink, BurstCounts, BurstSink, DecodeSink, DirectSink, InterestingSlots, PppSink,
-    SampleSink, Sink, StreamSink, SupergraphCounts, SupergraphSink, TableSink,
+    burst, sample, stream, AppendedFunction, ArraySink, BurstCounts, BurstSink, DecodeSink, DirectSink,
+    InterestingSlots, PppSink, SampleSink, Sink, StreamSink, SupergraphCounts, SupergraphSink, TableSink,
 };
 use crate::abi::{SampleBufferLayout, StreamLayout, PPP_HOLE, PPP_SLOT_BYTES, TABLE_SLOTS, TABLE_SLOT_BYTES};
 use crate::cfg::FuncCfg;
@@ -109,7 +109,9 @@ impl SinkKind {
             SinkKind::Supergraph { .. } if fcfg.cfg.throws() => {
                 Some("may throw an exception, which interprocedural segments do not follow".into())
             }
-            SinkKind::Supergraph { .. } if fcfg.sites.iter().any(|s| matches!(s.kind, crate::cfg::SiteKind::TailCall(_))) => {
+            SinkKind::Supergraph { .. }
+                if fcfg.sites.iter().any(|s| matches!(s.kind, crate::cfg::SiteKind::TailCall(_))) =>
+            {
                 Some("makes tail calls, which interprocedural segments do not follow".into())
             }
             SinkKind::Trace
@@ -130,9 +132,11 @@ impl SinkKind {
     pub(crate) fn max_paths(self) -> Option<u64> {
         match self {
             // A segment's steps name paths as streamed labels do (`ippp` counts `ips:1`'s segments).
-            SinkKind::Stream | SinkKind::Bursts | SinkKind::Trace | SinkKind::Segments | SinkKind::Supergraph { .. } => {
-                Some(STREAM_MAX_PATHS)
-            }
+            SinkKind::Stream
+            | SinkKind::Bursts
+            | SinkKind::Trace
+            | SinkKind::Segments
+            | SinkKind::Supergraph { .. } => Some(STREAM_MAX_PATHS),
             SinkKind::Count
             | SinkKind::Sample { .. }
             | SinkKind::Preferential { .. }

@@ -87,31 +87,21 @@ pub(crate) struct SupergraphSink {
 
 /// The sink's own locals after the inner sink's: the key of the digits so far (`i64`), the first
 /// path (`i64`), whether it has ended (`i32`), whether the activation took its caller's call
-/// (`i32`), what the head word held before the current call armed it (`i64`), and the digit the
-/// call added (`i64`).
-const OWN: [ValType; 6] = [ValType::I64, ValType::I64, ValType::I32, ValType::I32, ValType::I64, ValType::I64];
-const WITH_TABLE: [ValType; 8] =
-    [ValType::I64, ValType::I32, ValType::I64, ValType::I64, ValType::I32, ValType::I32, ValType::I64, ValType::I64];
+/// (`i32`), and what the head word held before the current call armed it (`i64`; then the digit
+/// the call added).
+const OWN: [ValType; 5] = [ValType::I64, ValType::I64, ValType::I32, ValType::I32, ValType::I64];
+const WITH_TABLE: [ValType; 7] =
+    [ValType::I64, ValType::I32, ValType::I64, ValType::I64, ValType::I32, ValType::I32, ValType::I64];
 /// The same, and the preferential register (`i32`) last, for a function with slots.
-const OWN_AND_REGISTER: [ValType; 7] =
-    [ValType::I64, ValType::I64, ValType::I32, ValType::I32, ValType::I64, ValType::I64, ValType::I32];
-const WITH_TABLE_AND_REGISTER: [ValType; 9] = [
-    ValType::I64,
-    ValType::I32,
-    ValType::I64,
-    ValType::I64,
-    ValType::I32,
-    ValType::I32,
-    ValType::I64,
-    ValType::I64,
-    ValType::I32,
-];
+const OWN_AND_REGISTER: [ValType; 6] =
+    [ValType::I64, ValType::I64, ValType::I32, ValType::I32, ValType::I64, ValType::I32];
+const WITH_TABLE_AND_REGISTER: [ValType; 8] =
+    [ValType::I64, ValType::I32, ValType::I64, ValType::I64, ValType::I32, ValType::I32, ValType::I64, ValType::I32];
 const KEY: u32 = 0;
 const FIRST: u32 = 1;
 const STARTED: u32 = 2;
 const TOOK: u32 = 3;
 const SAVED: u32 = 4;
-const DIGIT: u32 = 5;
 
 impl SupergraphSink {
     fn inner(&self) -> &dyn PathSink {
@@ -204,10 +194,11 @@ impl PathSink for SupergraphSink {
     }
 
     /// `key = key · radix + digit`, the digit read from the head word; with weights, the digit's
-    /// weight added to the preferential register.
+    /// weight added to the preferential register. The word is put back first when the call
+    /// restores it, and the digit kept in the local that held it meanwhile.
     fn returned(&self, e: &mut Emitter, digit: Option<Digit>) {
         let Some(d) = self.adds(digit) else { return };
-        let (head, key, value) = (Self::head(e), self.local(e, KEY), self.local(e, DIGIT));
+        let (head, key, value) = (Self::head(e), self.local(e, KEY), self.local(e, SAVED));
         e.f.instruction(&Instruction::I32Const(0));
         e.f.instruction(&Instruction::I64Load(head));
         e.f.instruction(&Instruction::I64Const(d.minus as i64));
@@ -222,6 +213,11 @@ impl PathSink for SupergraphSink {
             e.f.instruction(&Instruction::I64GtS);
             e.f.instruction(&Instruction::Select);
             e.f.instruction(&Instruction::I64Sub);
+        }
+        if d.restore {
+            e.f.instruction(&Instruction::I32Const(0));
+            e.f.instruction(&Instruction::LocalGet(value));
+            e.f.instruction(&Instruction::I64Store(head));
         }
         e.f.instruction(&Instruction::LocalSet(value));
         e.f.instruction(&Instruction::LocalGet(key));
@@ -242,11 +238,6 @@ impl PathSink for SupergraphSink {
             e.f.instruction(&Instruction::LocalSet(e.s));
             let q = e.q.expect("a function with slots has a preferential register");
             e.add_table_entry(offset, d.radix as u32, q, 32);
-        }
-        if d.restore {
-            e.f.instruction(&Instruction::I32Const(0));
-            e.f.instruction(&Instruction::LocalGet(self.local(e, SAVED)));
-            e.f.instruction(&Instruction::I64Store(head));
         }
     }
 

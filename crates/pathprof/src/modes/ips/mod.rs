@@ -13,8 +13,8 @@ mod residual;
 
 pub(crate) use facts::to_mode;
 pub use facts::{
-    counts_segments, facts, FunctionSlots, IpsCount, IpsFacts, IpsStep, Mark, NotCounted, NotCountedRoot, ResidualSegments,
-    SlotFacts, Subpath,
+    counts_segments, facts, FunctionSlots, IpsCount, IpsFacts, IpsStep, Mark, NotCounted, NotCountedRoot,
+    ResidualSegments, SlotFacts, Subpath,
 };
 pub use residual::{untested, TestedSegments, UntestedSegments};
 
@@ -181,7 +181,10 @@ pub(crate) fn report_segments(out: &mut dyn Write, p: &Profile, top: usize, func
             group(s.slots.0),
             s.slots.0 as f64 / s.interesting.0.max(1) as f64,
             group(s.path_ends.0),
-            share(u128::from(s.path_ends.0), p.functions.iter().flat_map(|f| f.paths()).map(|c| u128::from(c.count.0)).sum()),
+            share(
+                u128::from(s.path_ends.0),
+                p.functions.iter().flat_map(|f| f.paths()).map(|c| u128::from(c.count.0)).sum()
+            ),
         )?;
     }
     if let Some(r) = &facts.residual {
