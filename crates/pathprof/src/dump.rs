@@ -12,11 +12,15 @@
 //! stream                     `stream_items` u64 items, as flush_stream took them
 //! ```
 
+use crate::inputs::Interesting;
+use crate::modes::ippp::Ippp;
+use crate::modes::ips::{Ips, TestedSegments};
+use crate::modes::ModeKind;
 use crate::modes::{Given, Mode, ModeFlags, Setting};
 use crate::profiler::ProfileParts;
 use crate::Registry;
 use anyhow::{bail, ensure, Context, Result};
-use pathprof_core::profile::Profile;
+use pathprof_core::profile::{InterestingRule, Profile};
 use pathprof_runtime::{HostRecord, Recorded, RecordedEnding};
 use pathprof_wasm::events::EventSpec;
 use pathprof_wasm::map::MapOrigin;
@@ -112,8 +116,9 @@ fn line(bytes: &[u8]) -> Option<(&str, &[u8])> {
 }
 
 /// The profile of the run `dump` recorded of the module `map` describes, its forests (mode `kbl`)
-/// bounded by `max_nodes` when given.
-pub fn decode(map: &ProfileMap, dump: Dump, max_nodes: Option<usize>) -> Result<Profile> {
+/// bounded by `max_nodes` when given; in a mode that counts segments with interesting ones, those
+/// of the `tested` profiles, the ones the module was instrumented with.
+pub fn decode(map: &ProfileMap, dump: Dump, max_nodes: Option<usize>, tested: &[(String, Profile)]) -> Result<Profile> {
     let Some(origin) = &map.origin else {
         bail!("the map does not say what its module was instrumented from: write it with `pathprof instrument`")
     };
@@ -146,7 +151,7 @@ pub fn decode(map: &ProfileMap, dump: Dump, max_nodes: Option<usize>) -> Result<
     let given = Given {
         interesting_from: origin.interesting_from.clone(),
         interesting_chosen: origin.interesting_chosen,
-        tested_segments: None,
+        tested_segments: tested_segments(origin, &mode, tested)?.map(std::sync::Arc::new),
         events: (!origin.alloc_functions.is_empty() || !origin.user_events.is_empty()).then(|| EventSpec {
             list: None,
             alloc_fns: origin.alloc_functions.clone(),
@@ -165,6 +170,37 @@ pub fn decode(map: &ProfileMap, dump: Dump, max_nodes: Option<usize>) -> Result<
     };
     // The map's blocks carry their source lines.
     parts.profile(&run, || None)
+}
+
+/// The interesting segments of the `tested` profiles, chosen as the map's module's were, for a mode
+/// that counts segments; the profiles must be those it was instrumented with.
+fn tested_segments(origin: &MapOrigin, mode: &Mode, tested: &[(String, Profile)]) -> Result<Option<TestedSegments>> {
+    let segments = [Ips.name(), Ippp.name()].contains(&mode.name());
+    match (segments, origin.interesting_from.is_empty(), tested.is_empty()) {
+        (_, true, true) => return Ok(None),
+        (true, false, true) => bail!(
+            "the module was instrumented with the interesting segments of {}: give them with --interesting",
+            origin.interesting_from.join(", ")
+        ),
+        (false, _, false) => bail!("--interesting: the map's module was not instrumented with interesting segments"),
+        (true, true, false) => bail!("--interesting: the map's module was instrumented without interesting segments"),
+        (false, false, true) => return Ok(None),
+        (true, false, false) => {}
+    }
+    let names: Vec<&str> = tested.iter().map(|(n, _)| n.as_str()).collect();
+    ensure!(
+        names.len() == origin.interesting_from.len(),
+        "--interesting: the module was instrumented with {} profiles ({}), not {}",
+        origin.interesting_from.len(),
+        origin.interesting_from.join(", "),
+        names.len()
+    );
+    for (name, p) in tested {
+        ensure!(p.module.sha256 == origin.module.sha256, "{name} is a profile of another module ({})", p.module.path);
+    }
+    let rule = origin.interesting_chosen.map_or(InterestingRule::Executed, |(r, _)| r);
+    let chosen = Interesting::choose(tested.iter().map(|(_, p)| &p.functions[..]), rule)?;
+    TestedSegments::of(tested, rule, &chosen.paths)
 }
 
 /// The mode the map's module was instrumented for, with the bound on forests given.

@@ -28,12 +28,26 @@ struct Instrumented {
 
 impl Instrumented {
     fn new(wat: &str, mode: &str) -> Instrumented {
+        Instrumented::with(wat, mode, None)
+    }
+
+    /// `wat` instrumented for `mode`, with the interesting segments of its run in `ips` mode
+    /// `interesting` when given (`ips.json` beside it).
+    fn with(wat: &str, mode: &str, interesting: Option<&str>) -> Instrumented {
         let dir = tempfile::tempdir().unwrap();
         let wasm = dir.path().join("m.wasm");
         std::fs::write(&wasm, wat::parse_str(wat).unwrap()).unwrap();
         let out = dir.path().join("m.inst.wasm");
-        let status = pathprof().args(["instrument", "--mode", mode, "-o"]).arg(&out).arg(&wasm).status().unwrap();
-        assert!(status.success());
+        let mut instrument = pathprof();
+        instrument.args(["instrument", "--mode", mode, "-o"]).arg(&out).arg(&wasm);
+        if let Some(ips) = interesting {
+            let test = dir.path().join("ips.json");
+            let mut run = pathprof();
+            run.args(["run", "--quiet", "--mode", ips, "-o"]).arg(&test).arg(&wasm);
+            assert!(run.status().unwrap().success());
+            instrument.arg("--interesting").arg(&test);
+        }
+        assert!(instrument.status().unwrap().success());
         let map = dir.path().join("m.inst.wasm.map.json");
         let map_json = serde_json::from_str(&std::fs::read_to_string(&map).unwrap()).unwrap();
         Instrumented { dir, map, map_json }
@@ -167,6 +181,34 @@ fn bad_dumps_are_refused_in_one_line() {
     bare.as_object_mut().unwrap().remove("origin");
     let bare_map = m.write("bare.map.json", bare.to_string().as_bytes());
     decode_fails(&bare_map, &good, "the map does not say what its module was instrumented from");
+}
+
+/// A module instrumented with interesting segments decodes with the same profiles, which mark the
+/// residual ones; without them, or with them for a module that counts no segments, it does not.
+#[test]
+fn interesting_segments_are_given_to_decode_as_to_instrument() {
+    let m = Instrumented::with(TWO_PATHS, "ippp:slots", Some("ips:1"));
+    let memory = vec![0u8; m.origin("memory_bytes").as_u64().unwrap() as usize];
+    let dump = m.write("run.dump", &m.dump(&memory, json!({})));
+    decode_fails(&m.map, &dump, "was instrumented with the interesting segments of");
+    let test = m.dir.path().join("ips.json");
+    let out = m.dir.path().join("p.json");
+    let mut decode = pathprof();
+    decode.arg("decode").arg(&m.map).arg(&dump).arg("--interesting").arg(&test).arg("-o").arg(&out);
+    assert!(decode.status().unwrap().success());
+    let p = Profile::from_json(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let facts = pathprof::modes::ips::facts(&p.mode).unwrap();
+    assert_eq!(facts.residual.map(|r| r.interesting.0), Some(4), "the run's four segments");
+    let b = Instrumented::new(TWO_PATHS, "bl");
+    let memory = vec![0u8; b.origin("memory_bytes").as_u64().unwrap() as usize];
+    let dump = b.write("run.dump", &b.dump(&memory, json!({})));
+    let args = ["decode", b.map.to_str().unwrap(), dump.to_str().unwrap(), "--interesting", test.to_str().unwrap()];
+    let out = tempfile::tempdir().unwrap();
+    fails_cleanly(
+        out.path(),
+        &[&args[..], &["-o", "p.json"]].concat(),
+        "was not instrumented with interesting segments",
+    );
 }
 
 #[test]

@@ -99,6 +99,14 @@ fn node_profiles_equal_embedded_ones() {
         let ppp = same_profile_under_node(&node, &wasm, "ppp", Some(&interesting));
         let residual = ppp.functions.iter().flat_map(|f| f.paths()).filter(|p| p.interesting == Some(false)).count();
         assert!(residual > 0, "{program}: some paths are residual");
+        // The run's own segments interesting: its supergraph paths count in slots.
+        let segments = tmp.path().join("ips.json");
+        let mut run = common::pathprof();
+        run.current_dir(wasm.parent().unwrap()).args(["run", "--quiet", "--mode", "ips:1", "--dir", ".", "-o"]);
+        exits(run.arg(&segments).arg(wasm.file_name().unwrap()), "run --mode ips:1", 0);
+        let slots = same_profile_under_node(&node, &wasm, "ippp:slots", Some(&segments));
+        let facts = pathprof::modes::ips::facts(&slots.mode).unwrap();
+        assert!(facts.slots.is_some_and(|s| s.path_ends.0 > 0), "{program}: path ends counted in slots");
     }
 }
 

@@ -103,6 +103,10 @@ impl Case {
         let decoded = self.tmp.path().join("decoded.json");
         let mut decode = pathprof();
         decode.arg("decode").arg(&self.map).arg(self.dump()).arg("-o").arg(&decoded);
+        // Segments' residual marks come from the interesting profiles themselves.
+        if self.mode.starts_with("ips") || self.mode.starts_with("ippp") {
+            self.interesting_args(&mut decode);
+        }
         exits(&mut decode, &format!("decode {name}"), 0);
 
         let ran = self.tmp.path().join("run.json");
