@@ -216,6 +216,7 @@ residual() {
         (cd "$r/in" && "$pathprof" run --quiet --deterministic --dir . --mode ips:1 -o "$r/$name-alone.json" "$wasm" "${field[@]}" >/dev/null) || true
         echo "== $name"
         "$pathprof" report --untested --top 5 "$r/$name-field.json"
+        "$pathprof" report --top 0 "$r/$name-field.json" 2>/dev/null | grep 'supergraph paths in' || true
         "$pathprof" report --untested --json --top 0 "$r/$name-field.json" >"$r/$name-untested.json"
         python3 - "$r/$name-field.json" "$r/$name-alone.json" <<'EOF'
 import json, sys

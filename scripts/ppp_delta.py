@@ -1,8 +1,10 @@
-"""Tallies the compactness of the preferential numbering in `ppp` profiles [PPP07 Figs. 3.17-3.18].
+"""Tallies the compactness of the preferential numbering in `ppp` profiles [PPP07 Figs. 3.17-3.18]
+and in `ippp` profiles with slots [PPP07 Fig. 3.20].
 
 For every function with interesting paths: delta = slots / interesting paths (1 without holes), by
 the number of interesting paths; and the ratio of the delta that Ball-Larus IDs would give (the span
-of the interesting paths' IDs over their number) to the preferential delta.
+of the interesting paths' IDs over their number) to the preferential delta. In an `ippp` profile the
+paths are the interesting supergraph paths of `mode_facts.slots`, and their IDs supergraph IDs.
 
     python3 scripts/ppp_delta.py PROFILE.json...
 """
@@ -24,6 +26,12 @@ def bucket(x, lo, hi):
 rows = []
 for path in sys.argv[1:]:
     profile = json.load(open(path))
+    if profile["mode"] == "ippp":
+        slots = (profile.get("mode_facts") or {}).get("slots") or {"functions": []}
+        for f in slots["functions"]:
+            n = int(f["interesting"])
+            rows.append((n, int(f["slots"]) / n, int(f["span"]) / n))
+        continue
     for f in profile["functions"]:
         ppp = f.get("ppp")
         if not ppp or ppp["interesting"] == 0 or ppp["delta"] is None:
@@ -43,7 +51,7 @@ for lo, hi in groups:
     counts = [sum(1 for r in sel if bucket(r[1], a, b)) for a, b in delta_buckets]
     mean = sum(r[1] for r in sel) / len(sel) if sel else float("nan")
     print(f"  {label:>17}  {len(sel):>9}  " + "  ".join(f"{c:>9}" for c in counts) + f"   mean {mean:.3f}")
-print("Ball-Larus delta over preferential delta:")
+print("delta of the IDs (Ball-Larus, or supergraph in ippp) over the preferential delta:")
 ratios = [r[2] / r[1] for r in rows if r[2] is not None]
 for lo, hi in ratio_buckets:
     n = sum(1 for x in ratios if (x == 1 if lo == hi else (x > lo and (hi is None or x <= hi))))

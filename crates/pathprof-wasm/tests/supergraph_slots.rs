@@ -141,12 +141,19 @@ fn slots_everywhere_count_the_interesting_supergraph_paths() {
 }
 
 #[test]
-fn slots_count_them_where_supergraph_paths_are_too_many_for_an_array() {
-    // `run`'s supergraph IDs are more than 8, those of `f` and `g` fewer.
+fn slots_count_them_where_the_host_would() {
+    // `run`'s supergraph IDs are more than 8, those of `f` and `g` fewer; its table (1 KiB) does
+    // not fit in the profiler's memory, its slots do.
     let options = InstrumentOptions {
         sink: SinkKind::Supergraph { slots_everywhere: false },
         array_max_paths: 8,
+        array_max_bytes: 512,
         ..Default::default()
     };
-    check(options, &[2]);
+    check(options.clone(), &[2]);
+    // With room for its table, it has no slots.
+    let roomy = InstrumentOptions { array_max_bytes: 4096, ..options };
+    let (_, map) = instrumented(&roomy);
+    let (_, map) = instrumented(&InstrumentOptions { interesting_segments: interesting(&map), ..roomy });
+    assert!(map.functions.iter().all(|f| f.probes().is_none_or(|p| p.supergraph_slots.is_none())));
 }

@@ -36,12 +36,13 @@ use rounds::{median, spread};
 
 use crate::inputs::{HotFunctions, Inputs, Interesting};
 use crate::modes::bl::Bl;
+use crate::modes::ippp::Ippp;
 use crate::modes::none::Uninstrumented;
 use crate::modes::{Mode, ModeRun, Setting};
 use crate::profiler::Prepared;
 use anyhow::{Context, Result};
 use pathprof_core::accuracy::{compare_functions, Accuracy, HOT_THRESHOLD};
-use pathprof_core::profile::FunctionProfile;
+use pathprof_core::profile::{FunctionProfile, InterestingRule};
 use pathprof_runtime::Stopper;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -66,6 +67,9 @@ pub struct BenchOptions {
     /// Also measure each mode that takes `--edge-profile` numbered from the profile of one
     /// unmeasured run of this mode.
     pub edge_profile_from: Option<Mode>,
+    /// Also measure each mode that takes interesting segments (`ippp`) with those of one
+    /// unmeasured `ips:1` run (which `ippp:slots`, needing them, always takes).
+    pub tested_segments: bool,
 }
 
 /// What guides a measured variant's instrumentation besides its mode.
@@ -78,6 +82,8 @@ enum Guide {
     /// Numbering and increments from a profile's edge frequencies
     /// ([`BenchOptions::edge_profile_from`]).
     Edges,
+    /// The segments of an `ips:1` run interesting ([`BenchOptions::tested_segments`]).
+    Tested,
 }
 
 impl BenchOptions {
@@ -91,7 +97,10 @@ impl BenchOptions {
     fn variants(&self) -> impl Iterator<Item = (&Mode, Guide)> {
         let modes = self.modes.iter().filter(|m| !m.is_baseline());
         modes.flat_map(|m| {
-            [Guide::Unguided, Guide::Hot, Guide::Edges].into_iter().filter(|&g| self.guides(m, g)).map(move |g| (m, g))
+            [Guide::Unguided, Guide::Hot, Guide::Edges, Guide::Tested]
+                .into_iter()
+                .filter(|&g| self.guides(m, g))
+                .map(move |g| (m, g))
         })
     }
 
@@ -112,6 +121,7 @@ impl BenchOptions {
             Guide::Unguided => true,
             Guide::Hot => self.hot_share.is_some() && mode.accepts(Setting::HotFrom),
             Guide::Edges => self.edge_profile_from.is_some() && mode.accepts(Setting::EdgeProfile),
+            Guide::Tested => self.tested_segments && mode.is::<Ippp>() && !mode.requires(Setting::Interesting),
         }
     }
 
@@ -371,6 +381,19 @@ fn bench_program(
         interesting.add("a bl run", exact);
         interesting
     });
+    // Modes that need interesting segments, or are measured with them, take those of one more
+    // `ips:1` run.
+    let segments = modes.iter().any(|m| m.requires(Setting::Interesting) && m.is::<Ippp>());
+    let tested = match segments || options.measures(Guide::Tested) {
+        true => match unmeasured_run(engine, &setup, name, &Mode::parse("ips:1")?)? {
+            Some((prepared, run)) => {
+                let profile = prepared.profile(&run, config)?;
+                Some(Interesting::of(bytes, &[("an ips:1 run".to_string(), profile)], InterestingRule::Executed)?)
+            }
+            None => return Ok(None),
+        },
+        false => None,
+    };
     let hot = match (exact.as_ref(), options.hot_share) {
         (Some(exact), Some(share)) if guided => Some(HotFunctions::of_functions(exact, share)?),
         _ => None,
@@ -387,7 +410,10 @@ fn bench_program(
     for (mode, guide) in std::iter::once((&baseline, Guide::Unguided)).chain(options.variants()) {
         let takes = mode.requires(Setting::Interesting);
         let inputs = Inputs {
-            interesting: interesting.as_ref().filter(|_| takes),
+            interesting: match mode.is::<Ippp>() {
+                true => tested.as_ref().filter(|_| takes || guide == Guide::Tested),
+                false => interesting.as_ref().filter(|_| takes),
+            },
             hot: hot.as_ref().filter(|_| guide == Guide::Hot),
             edge_profile: edges.as_ref().filter(|_| guide == Guide::Edges),
             ..Inputs::default()
@@ -460,6 +486,7 @@ fn label(mode: &Mode, guide: Guide) -> String {
         Guide::Unguided => "",
         Guide::Hot => " hot",
         Guide::Edges => " edges",
+        Guide::Tested => " tested",
     };
     format!("{mode}{flags}{guide}")
 }

@@ -46,6 +46,10 @@ pub struct Args {
     /// instead of static estimates (shown as `MODE edges`).
     #[arg(long, value_name = "MODE")]
     edge_profile_from: Option<String>,
+    /// Also measure each mode that takes interesting segments (ippp) with the segments of one
+    /// unmeasured ips:1 run as interesting (shown as `MODE tested`); ippp:slots always takes them.
+    #[arg(long)]
+    tested_segments: bool,
     /// Measure each kbl mode folded on each of these numbers of threads (shown as `MODE ×N`), side
     /// by side (default: the cores the program leaves free).
     #[arg(long, value_name = "N,...", value_delimiter = ',', value_parser = clap::value_parser!(u16).range(1..=256))]
@@ -83,7 +87,11 @@ pub fn run(a: Args, stopper: &Stopper) -> Result<i32> {
         stopper: Some(stopper.clone()),
         hot_share: a.hot_share,
         edge_profile_from: a.edge_profile_from.as_deref().map(edge_guide).transpose()?,
+        tested_segments: a.tested_segments,
     };
+    if options.tested_segments && !options.labels().iter().any(|l| l.ends_with(" tested")) {
+        bail!("--tested-segments: none of the modes measured takes interesting segments (ippp does)");
+    }
     if options.edge_profile_from.is_some() && !options.edge_guided() {
         bail!("--edge-profile-from: none of the modes measured takes an edge profile");
     }

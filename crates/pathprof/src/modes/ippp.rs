@@ -8,8 +8,9 @@
 //! `mode_facts` the IPSs, in `ips`'s form. With interesting segments (`--interesting`, the `ips`
 //! profiles of a test suite) the others are residual (`report --untested`), and the supergraph
 //! paths whose segments are all interesting get compact preferential IDs [PPP07 §3.4.5 with §3.3]:
-//! they count in slots in the functions whose supergraph paths are too many for an array, or with
-//! `ippp:slots` in every function, as `ppp` and `ppp:slots` count interesting paths.
+//! they count in slots in the functions whose supergraph paths the host would count (too many for
+//! an array, and their table too large for the profiler's memory), or with `ippp:slots` in every
+//! function, as `ppp` and `ppp:slots` count interesting paths.
 
 use super::bl::{replay_counted, run_counted};
 use super::ips::{
@@ -39,7 +40,7 @@ use std::io::Write;
 pub struct Ippp;
 
 /// An `ippp` mode: with `slots_everywhere`, the interesting supergraph paths of every function count
-/// in slots, not only those of functions whose supergraph paths are too many for an array.
+/// in slots, not only those of functions whose supergraph paths the host would count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IpppMode {
     pub slots_everywhere: bool,
@@ -89,6 +90,11 @@ impl ProfilingMode for IpppMode {
         setting == Setting::Interesting
     }
 
+    /// Slots everywhere are for the interesting segments.
+    fn requires(&self, setting: Setting) -> bool {
+        self.slots_everywhere && setting == Setting::Interesting
+    }
+
     fn sink(&self) -> Option<SinkKind> {
         Some(SinkKind::Supergraph { slots_everywhere: self.slots_everywhere })
     }
@@ -132,11 +138,9 @@ impl ProfilingMode for IpppMode {
         facts.not_counted = NotCounted::from_roots(decoded.roots.clone(), decoded.not_counted_ends)?;
         let slotted = map.functions.iter().filter_map(|f| {
             let s = f.probes()?.supergraph_slots.as_ref()?;
-            Some(FunctionSlots {
-                function: f.index,
-                interesting: U64(s.ids.len() as u64),
-                slots: U64(u64::from(s.slots)),
-            })
+            let span = s.ids.last()? - s.ids.first()? + 1;
+            let (interesting, slots) = (U64(s.ids.len() as u64), U64(u64::from(s.slots)));
+            Some(FunctionSlots { function: f.index, interesting, slots, span: U64(span) })
         });
         facts.slots = SlotFacts::new(slotted.collect(), decoded.in_slots)?;
         to_mode(self.kind(), &facts)

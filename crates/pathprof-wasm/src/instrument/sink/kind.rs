@@ -3,10 +3,10 @@
 //! [`Sink`] it gives each function, with its counters taken from the layout.
 
 use super::{
-    burst, sample, stream, AppendedFunction, ArraySink, BurstCounts, BurstSink, DecodeSink, DirectSink,
-    InterestingSlots, PppSink, SampleSink, Sink, StreamSink, SupergraphCounts, SupergraphSink, TableSink,
+    burst, sample, stream, AppendedFunction, ArraySink, BurstCounts, BurstSink, DecodeSink, DirectSink, PppSink,
+    SampleSink, Sink, StreamSink, SupergraphCounts, SupergraphSink, TableSink,
 };
-use crate::abi::{SampleBufferLayout, StreamLayout, PPP_HOLE, PPP_SLOT_BYTES, TABLE_SLOTS, TABLE_SLOT_BYTES};
+use crate::abi::{SampleBufferLayout, StreamLayout, TABLE_SLOTS, TABLE_SLOT_BYTES};
 use crate::cfg::FuncCfg;
 use crate::events::FunctionEvents;
 use crate::instrument::layout::Layout;
@@ -74,8 +74,9 @@ pub enum SinkKind {
     /// ([`InstrumentOptions::interesting_segments`](crate::InstrumentOptions::interesting_segments)),
     /// a function's interesting supergraph paths count in compact slots, checked against their
     /// supergraph IDs [PPP07 §3.4.5 with §3.3], and the others as before: in the functions whose
-    /// supergraph paths are too many for a dense array, or, with `slots_everywhere`, in every
-    /// function, its other paths then counted in a table.
+    /// supergraph paths the host would count (too many for an array, and their table too large
+    /// for the profiler's memory), or, with `slots_everywhere`, in every function, its other paths
+    /// then counted in a table.
     Supergraph { slots_everywhere: bool },
 }
 
@@ -272,50 +273,27 @@ impl SinkKind {
                 match &ppp.numbering {
                     _ if (ppp.covers(plan) || !slots_everywhere) && fits_array => Sink::Array(array(layout)),
                     _ if ppp.interesting.is_empty() => Sink::Hash,
-                    Some(numbering)
-                        if layout.fits(
-                            layout.slots.len() as u64 + u64::from(PPP_SLOT_BYTES) * numbering.slots.len() as u64,
-                        ) =>
-                    {
-                        // Slots go after every array (see `Layout::slots`): at an offset from their base
-                        // until then.
-                        let offset = layout.slots.len() as u32;
-                        for slot in &numbering.slots {
-                            layout.slots.extend_from_slice(&slot.unwrap_or(PPP_HOLE).to_le_bytes());
-                            layout.slots.extend_from_slice(&0u64.to_le_bytes());
-                        }
-                        Sink::Ppp(PppSink { offset, slots: numbering.slots.len() as u32 })
-                    }
-                    _ => Sink::Hash,
+                    Some(numbering) => PppSink::place(layout, &numbering.slots).map_or(Sink::Hash, Sink::Ppp),
+                    None => Sink::Hash,
                 }
             }
             SinkKind::Supergraph { slots_everywhere } => {
                 let s = supergraph.expect("supergraph sinks are planned with their supergraph");
-                // The interesting supergraph paths in slots, where the function has them.
-                let numbering = (ppp.and_then(|p| p.numbering.as_ref()))
-                    .filter(|n| n.interesting() > 0 && (slots_everywhere || !fits_array));
-                let slots = numbering
-                    .filter(|n| {
-                        layout.fits(layout.slots.len() as u64 + u64::from(PPP_SLOT_BYTES) * n.slots.len() as u64)
-                    })
-                    .map(|n| {
-                        let offset = layout.slots.len() as u32;
-                        for slot in &n.slots {
-                            layout.slots.extend_from_slice(&slot.unwrap_or(PPP_HOLE).to_le_bytes());
-                            layout.slots.extend_from_slice(&0u64.to_le_bytes());
-                        }
-                        InterestingSlots { sink: PppSink { offset, slots: n.slots.len() as u32 } }
-                    });
+                let numbering = (ppp.and_then(|p| p.numbering.as_ref())).filter(|n| n.interesting() > 0);
+                // With slots everywhere, the interesting supergraph paths in slots and the others in
+                // a table (or the host's).
+                let everywhere = numbering.filter(|_| slots_everywhere).and_then(|n| PppSink::place(layout, &n.slots));
+                if let Some(slots) = everywhere {
+                    let counts = match layout.fits(table_bytes) {
+                        true => SupergraphCounts::Table(table(layout)),
+                        false => SupergraphCounts::Hash,
+                    };
+                    return Ok(Sink::Supergraph(SupergraphSink::new(s, counts, Some(slots))));
+                }
                 // The supergraph IDs in an array; else those below the paths (calls that add no
-                // digit, or zeros) in an array and the others in a table; else all in a table. With
-                // slots everywhere, the paths not in them in a table.
-                let counts = if slots.is_some() && slots_everywhere {
-                    if layout.fits(table_bytes) {
-                        SupergraphCounts::Table(table(layout))
-                    } else {
-                        SupergraphCounts::Hash
-                    }
-                } else if fits_array {
+                // digit, or zeros) in an array and the others in a table; else all in a table; else
+                // by the host, the interesting ones then in slots, as `ppp` counts them.
+                let counts = if fits_array {
                     SupergraphCounts::Array(array(layout))
                 } else if layout.fits_array(s.paths) {
                     let array = ArraySink { offset: layout.take(8 * s.paths) };
@@ -325,9 +303,9 @@ impl SinkKind {
                 } else {
                     SupergraphCounts::Hash
                 };
-                let digits = s.calls.iter().any(|c| c.radix > 1);
-                let publish = s.head_offset.wrapping_sub(s.entry_base).wrapping_add(1);
-                Sink::Supergraph(SupergraphSink { counts, paths: s.paths, publish, digits, slots })
+                let hashed = matches!(counts, SupergraphCounts::Hash | SupergraphCounts::Split { table: None, .. });
+                let slots = numbering.filter(|_| hashed).and_then(|n| PppSink::place(layout, &n.slots));
+                Sink::Supergraph(SupergraphSink::new(s, counts, slots))
             }
             SinkKind::Count if fits_array => Sink::Array(array(layout)),
             SinkKind::Count => hashed(layout),

@@ -50,7 +50,7 @@ pub(crate) use path_sink::{PathEnd, PathSink};
 pub(crate) use ppp::PppSink;
 pub(crate) use sample::SampleSink;
 pub(crate) use stream::StreamSink;
-pub(crate) use supergraph::{Digit, InterestingSlots, SupergraphCounts, SupergraphSink};
+pub(crate) use supergraph::{Digit, SupergraphCounts, SupergraphSink};
 pub(crate) use table::TableSink;
 
 use super::emit::Emitter;
@@ -193,7 +193,7 @@ impl Sink {
     /// has them.
     pub(crate) fn supergraph_slots(&self) -> Option<PppSink> {
         match self {
-            Sink::Supergraph(SupergraphSink { slots: Some(s), .. }) => Some(s.sink),
+            Sink::Supergraph(SupergraphSink { slots: Some(s), .. }) => Some(*s),
             _ => None,
         }
     }
@@ -230,7 +230,7 @@ impl Sink {
                 true
             }
             Sink::Supergraph(SupergraphSink { slots: Some(s), .. }) => {
-                s.sink.offset += base;
+                s.offset += base;
                 true
             }
             Sink::Array(_)

@@ -7,8 +7,9 @@
 //! residual paths are the untested ones [PPP07 §3.5].
 
 use super::path_sink::{PathEnd, PathSink};
-use crate::abi::{PPP_SLOT_BYTES, PPP_SLOT_COUNT};
+use crate::abi::{PPP_HOLE, PPP_SLOT_BYTES, PPP_SLOT_COUNT};
 use crate::instrument::emit::{increment_word64_at, Emitter};
+use crate::instrument::layout::Layout;
 use wasm_encoder::{BlockType, Instruction, MemArg, ValType};
 
 /// A preferentially counted function: `slots` slots at byte `offset` of the profiler's memory.
@@ -30,6 +31,22 @@ impl PathSink for PppSink {
 }
 
 impl PppSink {
+    /// Slots for the paths `slots` holds (their IDs, `None` for a hole), after the slots so far in
+    /// `layout`; `None` when they do not fit. Slots go after every array (see `Layout::slots`): at an
+    /// offset from their base until then.
+    pub(crate) fn place(layout: &mut Layout, slots: &[Option<u64>]) -> Option<PppSink> {
+        let bytes = layout.slots.len() as u64 + u64::from(PPP_SLOT_BYTES) * slots.len() as u64;
+        if !layout.fits(bytes) {
+            return None;
+        }
+        let offset = layout.slots.len() as u32;
+        for slot in slots {
+            layout.slots.extend_from_slice(&slot.unwrap_or(PPP_HOLE).to_le_bytes());
+            layout.slots.extend_from_slice(&0u64.to_le_bytes());
+        }
+        Some(PppSink { offset, slots: slots.len() as u32 })
+    }
+
     /// Counts the path in its slot when the preferential register indexes the slot of the path in
     /// the path register (a 64-bit view of it); otherwise emits `residual`.
     pub(crate) fn record_or(&self, e: &mut Emitter, residual: impl FnOnce(&mut Emitter)) {

@@ -32,6 +32,7 @@ use super::ppp::PppSink;
 use super::table::TableSink;
 use crate::abi::{HEAD_ARMED, HEAD_EMPTY, HEAD_WORD};
 use crate::instrument::emit::Emitter;
+use pathprof_core::supergraph::Supergraph;
 use wasm_encoder::{BlockType, Instruction, MemArg, ValType};
 
 /// The digit a call adds: `head − minus` (modulo 2^64), less `rebase` when the head is published
@@ -49,12 +50,6 @@ pub(crate) struct Digit {
     pub rebase: u64,
     pub restore: bool,
     pub weights: Option<u32>,
-}
-
-/// The slots of a function's interesting supergraph paths.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct InterestingSlots {
-    pub sink: PppSink,
 }
 
 /// Where a function's supergraph paths are counted.
@@ -82,7 +77,7 @@ pub(crate) struct SupergraphSink {
     /// Whether its calls add digits (its supergraph IDs fit in 64 bits).
     pub digits: bool,
     /// Where its interesting supergraph paths count, when they count apart.
-    pub slots: Option<InterestingSlots>,
+    pub slots: Option<PppSink>,
 }
 
 /// The sink's own locals after the inner sink's: the key of the digits so far (`i64`), the first
@@ -104,6 +99,14 @@ const TOOK: u32 = 3;
 const SAVED: u32 = 4;
 
 impl SupergraphSink {
+    /// The sink of a function with supergraph `s`, counting in `counts` and, when given, its
+    /// interesting supergraph paths in `slots`.
+    pub(crate) fn new(s: &Supergraph, counts: SupergraphCounts, slots: Option<PppSink>) -> SupergraphSink {
+        let digits = s.calls.iter().any(|c| c.radix > 1);
+        let publish = s.head_offset.wrapping_sub(s.entry_base).wrapping_add(1);
+        SupergraphSink { counts, paths: s.paths, publish, digits, slots }
+    }
+
     fn inner(&self) -> &dyn PathSink {
         match &self.counts {
             SupergraphCounts::Array(a) => a,
@@ -265,7 +268,7 @@ impl PathSink for SupergraphSink {
             e.f.instruction(&Instruction::LocalSet(key));
         }
         match self.slots {
-            Some(slots) => slots.sink.record_or(e, |e| self.count(e, end)),
+            Some(slots) => slots.record_or(e, |e| self.count(e, end)),
             None => self.count(e, end),
         }
         if end == PathEnd::Exit {

@@ -113,12 +113,15 @@ pub struct SlotFacts {
     pub functions: Vec<FunctionSlots>,
 }
 
-/// One function's interesting supergraph paths and the slots they take.
+/// One function's interesting supergraph paths, the slots they take, and the span of their
+/// supergraph IDs (the largest less the smallest, plus one: what counting them by those IDs would
+/// take).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FunctionSlots {
     pub function: u32,
     pub interesting: U64,
     pub slots: U64,
+    pub span: U64,
 }
 
 impl SlotFacts {
