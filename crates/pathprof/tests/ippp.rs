@@ -271,6 +271,17 @@ fn interesting_segments_make_the_others_residual() {
         assert!(stderr.contains(expect), "{stderr}");
     }
     assert!(!dir.join("x.json").exists());
+    let out = pathprof()
+        .current_dir(dir)
+        .args(["run", "--quiet", "-o", "x.json", "--invoke", "run", "--mode", "ippp:slots"])
+        .arg(&wasm)
+        .arg("7")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.lines().count() == 1, "{stderr}");
+    assert!(stderr.contains("--mode ippp:slots needs --interesting"), "{stderr}");
+    assert!(!dir.join("x.json").exists());
 }
 
 /// `many` calls `bar`, which has two paths from its entry, 70 times on one path: its supergraph

@@ -102,6 +102,9 @@ impl ProfilingMode for IpppMode {
     /// With `--interesting`, the profiles must count segments of one call: the paths their
     /// segments take, with the heads of their calls, are the interesting ones.
     fn instrument(&self, options: &mut InstrumentOptions, profiled: &ProfiledModule, inputs: &Inputs) -> Result<()> {
+        if self.slots_everywhere && inputs.interesting.is_none() {
+            bail!("--mode {self} needs --interesting PROFILE (ips:1 profiles whose segments are interesting)");
+        }
         check_interesting(&Mode::new(*self), 1, profiled, inputs)?;
         if let Some(tested) = inputs.interesting.and_then(|i| i.segments.as_ref()) {
             options.interesting_segments = interesting_paths(tested);
