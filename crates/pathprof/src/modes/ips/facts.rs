@@ -103,7 +103,8 @@ impl NotCounted {
 }
 
 /// The functions whose interesting supergraph paths count in compact slots, their paths and slots
-/// in all (`slots / interesting` is δ [PPP07 Fig. 3.20]), and the path ends counted there.
+/// in all (`slots / interesting` is δ [PPP07 Fig. 3.20]), and the path ends counted there (those
+/// of the interesting supergraph paths, which count nowhere else).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SlotFacts {
     pub interesting: U64,
