@@ -220,12 +220,10 @@ fn programs_shorter_than_min_seconds_are_left_out_of_the_summary() {
 
 #[test]
 fn bad_mode_lists_are_refused_before_any_run() {
-    let dir = tempfile::tempdir().unwrap();
-    corpus(dir.path());
     for (modes, message) in [
         ("bl,kbl,kbl:4", "mode kbl is given twice"),
-        ("bl:2", "unknown mode \"bl:2\" (valid modes: none, bl, pep[:S[:T]][:dup], pep:every:N, kbl[:K][:burst], ppp[:slots], events[:STRATEGY[:CUT]], ips[:K], ippp[:1])"),
-        ("fast", "unknown mode \"fast\" (valid modes: none, bl, pep[:S[:T]][:dup], pep:every:N, kbl[:K][:burst], ppp[:slots], events[:STRATEGY[:CUT]], ips[:K], ippp[:1])"),
+        ("bl:2", "unknown mode \"bl:2\" (valid modes: none, bl, pep[:S[:T]][:dup], pep:every:N, kbl[:K][:burst], ppp[:slots], events[:STRATEGY[:CUT]], ips[:K], ippp[:1], ippp:slots)"),
+        ("fast", "unknown mode \"fast\" (valid modes: none, bl, pep[:S[:T]][:dup], pep:every:N, kbl[:K][:burst], ppp[:slots], events[:STRATEGY[:CUT]], ips[:K], ippp[:1], ippp:slots)"),
         ("kbl:0", "mode \"kbl:0\": K must be a whole number from 1 to 64"),
         ("kbl:65", "mode \"kbl:65\": K must be a whole number from 1 to 64"),
         ("kbl:8,kbl:08", "mode kbl:8 is given twice"),
@@ -247,7 +245,15 @@ fn bad_mode_lists_are_refused_before_any_run() {
         ("ips:5", "mode \"ips:5\": K must be a whole number from 1 to 4"),
         ("ips,ips:1", "mode ips is given twice"),
     ] {
-        let out = pathprof().arg("bench").arg(dir.path()).args(["--modes", modes]).output().unwrap();
+        check(&[], modes, message);
+    }
+    check(&["--tested-segments"], "bl", "--tested-segments: none of the modes measured takes interesting segments");
+    check(&["--tested-segments"], "ippp:slots", "--tested-segments: none of the modes measured takes");
+
+    fn check(flags: &[&str], modes: &str, message: &str) {
+        let dir = tempfile::tempdir().unwrap();
+        corpus(dir.path());
+        let out = pathprof().arg("bench").arg(dir.path()).args(["--modes", modes]).args(flags).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "--modes {modes}: {stderr}");
         assert!(stderr.contains(message), "--modes {modes}: {stderr}");
