@@ -5,7 +5,8 @@
 //! function left without probes between a call and its callee; the Ball–Larus counts are `bl`'s;
 //! interesting segments make the others residual; a function whose supergraph IDs would need more
 //! than 64 bits drops calls until they fit, and the segments rooted there are named; an indirect
-//! call reads its digit among the functions of its type.
+//! call reads its digit among the functions of its type; with `ippp:slots`, the interesting
+//! supergraph paths count in slots, whose facts merge and are checked on read.
 
 mod common;
 
@@ -504,4 +505,56 @@ fn a_head_published_for_a_function_without_probes_outlives_the_calls_after_it() 
     assert_eq!(got, want, "the other segments are ips:1's");
     // f's two paths, x = i & 1 over i = 0..8.
     assert_eq!(from_run.into_values().collect::<Vec<_>>(), [4, 4]);
+}
+
+/// An edit of a profile's JSON.
+type Edit = fn(&mut serde_json::Value);
+
+/// The slots of an `ippp:slots` profile add up: `merge` of two runs adds their path ends in slots,
+/// and a profile whose slots say what no run writes is refused in one line by `report` and `merge`.
+#[test]
+fn slot_facts_merge_and_are_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let run = |out: &str, mode: &str, extra: &[&str]| {
+        let status = pathprof()
+            .current_dir(dir)
+            .args(["run", "--quiet", "--mode", mode, "-o", out])
+            .args(extra)
+            .arg(recursion())
+            .stdout(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "{mode}");
+    };
+    run("test.json", "ips:1", &[]);
+    run("p.json", "ippp:slots", &["--interesting", "test.json"]);
+    let read = |f: &str| Profile::from_json(&std::fs::read_to_string(dir.join(f)).unwrap()).unwrap();
+    let one = facts(&read("p.json").mode).unwrap().slots.expect("slots");
+    let merged = pathprof().current_dir(dir).args(["merge", "p.json", "p.json", "-o", "m.json"]).output().unwrap();
+    assert!(merged.status.success(), "{}", String::from_utf8_lossy(&merged.stderr));
+    let two = facts(&read("m.json").mode).unwrap().slots.expect("slots");
+    assert_eq!((two.path_ends.0, &two.functions), (2 * one.path_ends.0, &one.functions));
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("p.json")).unwrap()).unwrap();
+    let edits: [(&str, Edit); 3] = [
+        ("the slots' totals are not the sums", |d| d["mode_facts"]["slots"]["slots"] = 1.into()),
+        ("fewer slots, or a narrower span", |d| d["mode_facts"]["slots"]["functions"][0]["slots"] = 0.into()),
+        ("not each once in order", |d| {
+            let first = d["mode_facts"]["slots"]["functions"][0].clone();
+            d["mode_facts"]["slots"]["functions"].as_array_mut().unwrap().push(first);
+        }),
+    ];
+    for (expect, edit) in edits {
+        let mut d = doc.clone();
+        edit(&mut d);
+        std::fs::write(dir.join("bad.json"), serde_json::to_string(&d).unwrap()).unwrap();
+        for args in [&["report", "bad.json"][..], &["merge", "bad.json", "p.json", "-o", "x.json"]] {
+            let out = pathprof().current_dir(dir).args(args).output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{args:?} {expect}: {stderr}");
+            assert_eq!(stderr.lines().count(), 1, "{stderr}");
+            assert!(stderr.contains(expect), "{args:?}: {stderr}");
+        }
+        assert!(!dir.join("x.json").exists());
+    }
 }

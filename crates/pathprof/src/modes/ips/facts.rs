@@ -138,6 +138,25 @@ impl SlotFacts {
         Ok(Some(SlotFacts { interesting: U64(interesting), slots: U64(slots), path_ends: U64(path_ends), functions }))
     }
 
+    /// Refuses slot facts no run writes: no function, a function listed twice or out of order, one
+    /// with fewer slots or a narrower span than interesting paths, totals that are not the sums.
+    fn check(&self) -> Result<()> {
+        if self.functions.is_empty() || self.functions.windows(2).any(|w| w[0].function >= w[1].function) {
+            bail!("the slots' functions are none, or not each once in order");
+        }
+        for f in &self.functions {
+            if f.interesting.0 == 0 || f.slots.0 < f.interesting.0 || f.span.0 < f.interesting.0 {
+                bail!("function {} has fewer slots, or a narrower span, than interesting supergraph paths", f.function);
+            }
+        }
+        let interesting = self.functions.iter().try_fold(0, |n, f| sum(n, f.interesting.0, "the interesting paths"))?;
+        let slots = self.functions.iter().try_fold(0, |n, f| sum(n, f.slots.0, "the slots"))?;
+        if (interesting, slots) != (self.interesting.0, self.slots.0) {
+            bail!("the slots' totals are not the sums of their functions'");
+        }
+        Ok(())
+    }
+
     /// The sum of the slot facts of two runs of one instrumented module.
     pub fn merge(a: Option<SlotFacts>, b: Option<SlotFacts>) -> Result<Option<SlotFacts>> {
         match (a, b) {
@@ -265,6 +284,9 @@ impl IpsFacts {
             if (r.segments.0, r.executions.0) != (residual, residual_executions) {
                 bail!("the residual totals are not those of the segments marked residual");
             }
+        }
+        if let Some(s) = &self.slots {
+            s.check()?;
         }
         Ok(())
     }
