@@ -288,7 +288,8 @@ fn interesting_segments_make_the_others_residual() {
 /// `many` calls `bar`, which has two paths from its entry, 70 times on one path: its supergraph
 /// would have 2^70 IDs. Seven of its calls (the first, all radices being equal) add no digit, which
 /// brings it to 2^63; the segments rooted there are named as not counted, and every other segment
-/// is `ips:1`'s.
+/// is `ips:1`'s. With interesting segments at all but the last ten calls, the first seven of those
+/// ten are dropped instead.
 #[test]
 fn a_supergraph_beyond_64_bits_drops_calls() {
     let calls = "(call $bar (local.get $x))\n".repeat(70);
@@ -348,6 +349,24 @@ fn a_supergraph_beyond_64_bits_drops_calls() {
     assert_eq!((json["paths"].as_u64(), json["not_counted_executions"].as_u64()), (Some(0), Some(14)));
     let text = untested(false);
     assert!(text.lines().any(|l| l.contains("executions of segments not counted") && l.ends_with(" 14")), "{text}");
+    // With the segments of many's last ten calls left out of the interesting ones, the calls
+    // dropped are among those ten: the numbering truncates no call an interesting segment takes.
+    let mut test: serde_json::Value = serde_json::from_str(&ips.profile.to_json()).unwrap();
+    let facts_json = &mut test["mode_facts"];
+    let kept: Vec<serde_json::Value> = (facts_json["ips"].as_array().unwrap().iter())
+        .filter(|s| !(s["steps"][0]["function"] == many && s["steps"][0]["part"].as_u64().unwrap() >= 60))
+        .cloned()
+        .collect();
+    let executions: u64 = kept.iter().map(|s| s["count"].as_u64().unwrap()).sum();
+    facts_json["segments"] = kept.len().into();
+    facts_json["executions"] = executions.into();
+    facts_json["ips"] = kept.into();
+    std::fs::write(dir.path().join("some.json"), test.to_string()).unwrap();
+    let field = run_in(dir.path(), &["--mode", "ippp", "--interesting", "some.json", "--invoke", "run"], &wasm, &[]);
+    let n = facts(&field.profile.mode).unwrap().not_counted.expect("segments not counted");
+    let mut parts: Vec<u32> = n.roots.iter().map(|r| r.part).collect();
+    parts.sort_unstable();
+    assert_eq!(parts, (60..67).collect::<Vec<_>>());
 }
 
 /// `run` calls through a table of functions of two types: `$t` (`bar`, 2 paths from its entry;

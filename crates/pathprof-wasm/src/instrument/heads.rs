@@ -166,7 +166,9 @@ impl Heads {
     /// The supergraph of defined function `k`, planned as `plan`, and the digit of each of its calls
     /// in operator order (`None`: it adds none). Where its supergraph IDs would not fit in 64 bits,
     /// calls are dropped (they add no digit) until they do, each the call of the largest radix on
-    /// the path whose radices have the largest product.
+    /// the path whose radices have the largest product — of those that no segment of the
+    /// `interesting` paths takes, while there are some [PPP07 §3.4.3: the numbering truncates no
+    /// edge an interesting segment takes].
     pub fn supergraph(
         &self,
         info: &ModuleInfo,
@@ -174,6 +176,7 @@ impl Heads {
         fcfg: &FuncCfg,
         body: &FunctionBody,
         plan: &FunctionPlan,
+        interesting: Option<&Vec<InterestingPath>>,
     ) -> FunctionSupergraph {
         let paths = plan.num_paths();
         let (entry_base, entry_paths) = entry_paths(&plan.dag, &plan.numbering);
@@ -199,6 +202,14 @@ impl Heads {
             site.3 = CallDigit { radix: 1, dropped: true, ..site.3 };
         };
         sites.iter_mut().filter(|s| s.3.radix == 0).for_each(drop);
+        // The calls (by their place among `sites`) where interesting segments are rooted.
+        let blocks: Vec<u32> = sites.iter().map(|s| s.1 as u32).collect();
+        let mut taken = HashSet::new();
+        for p in interesting.into_iter().flatten() {
+            let Ok(path) = pathprof_core::regen::regenerate(&plan.dag, &plan.numbering, p.path) else { continue };
+            let calls = SupergraphPpp::calls_on(&blocks, &path.blocks);
+            taken.extend(calls.iter().zip(&p.heads).filter(|(_, heads)| !heads.is_empty()).map(|(&c, _)| c));
+        }
         let ids = loop {
             let mut weight = vec![1u128; plan.dag.num_nodes() as usize];
             for &(_, block, _, call) in &sites {
@@ -209,9 +220,10 @@ impl Heads {
                 break ids;
             }
             let on_path: HashSet<usize> = path.iter().map(|&b| b as usize).collect();
-            let victim = (sites.iter_mut())
-                .filter(|s| !s.3.dropped && on_path.contains(&s.1))
-                .max_by_key(|s| (s.3.radix, std::cmp::Reverse(s.0)));
+            let victim = (sites.iter_mut().enumerate())
+                .filter(|(_, s)| !s.3.dropped && on_path.contains(&s.1))
+                .max_by_key(|(c, s)| (!taken.contains(c), s.3.radix, std::cmp::Reverse(s.0)))
+                .map(|(_, s)| s);
             match victim {
                 Some(site) => drop(site),
                 // The paths alone are too many for 64 bits (a plan never has so many).

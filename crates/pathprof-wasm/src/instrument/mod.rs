@@ -208,11 +208,12 @@ impl Functions {
             Ok((fcfg, planned)) => (block_infos(&fcfg), planned.map(|planned| (fcfg, planned))),
         };
         let assigned = planned.and_then(|(fcfg, planned)| {
-            let supergraph = heads.map(|(h, k)| h.supergraph(info, k, &fcfg, body, &planned.plan));
+            let interesting = options.interesting_segments.get(&index);
+            let supergraph = heads.map(|(h, k)| h.supergraph(info, k, &fcfg, body, &planned.plan, interesting));
             // The preferential numbering of its interesting supergraph paths.
-            let preferential = heads.zip(supergraph.as_ref()).and_then(|((h, _), s)| {
-                h.preferential(s, &planned.plan, options.interesting_segments.get(&index), options.array_max_paths)
-            });
+            let preferential = heads
+                .zip(supergraph.as_ref())
+                .and_then(|((h, _), s)| h.preferential(s, &planned.plan, interesting, options.array_max_paths));
             let sink = options.sink.assign(
                 &planned.plan,
                 preferential.as_ref().map(|p| &p.plan).or(planned.ppp.as_ref()),
