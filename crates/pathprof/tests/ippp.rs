@@ -577,3 +577,58 @@ fn slot_facts_merge_and_are_checked() {
         assert!(!dir.join("x.json").exists());
     }
 }
+
+/// `f` calls `g` twice inside a `try_table`, and `g` throws when its argument is 5: both may throw,
+/// and both have probes. A run that throws nothing counts `ips:1`'s segments; in a run that throws,
+/// the two paths of `f` whose call of `g` unwound (at x = 4 and x = 5) count as Ball–Larus paths —
+/// the counts are `bl`'s — but root no segment: they are the mismatched path ends.
+const THROWS: &str = r#"
+(module
+  (tag $e)
+  (global $acc (mut i32) (i32.const 0))
+  (func $g (param $x i32)
+    (if (i32.eq (local.get $x) (i32.const 5)) (then (throw $e)))
+    (if (i32.and (local.get $x) (i32.const 1))
+      (then (global.set $acc (i32.add (global.get $acc) (i32.const 1))))
+      (else (global.set $acc (i32.mul (global.get $acc) (i32.const 3))))))
+  (func $f (param $x i32)
+    (block $caught
+      (try_table (catch $e $caught)
+        (call $g (local.get $x))
+        (call $g (i32.add (local.get $x) (i32.const 1))))
+      (return))
+    (global.set $acc (i32.sub (global.get $acc) (i32.const 7))))
+  (func (export "run") (param $n i32) (result i32)
+    (local $i i32)
+    (loop $l
+      (call $f (local.get $i))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $l (i32.lt_u (local.get $i) (local.get $n))))
+    (global.get $acc)))
+"#;
+
+#[test]
+fn functions_that_may_throw_count_segments_and_name_the_paths_that_unwound() {
+    // Nothing thrown: the segments of ips:1.
+    let (dir, wasm, ips, ippp) = ips_and_ippp(THROWS, "4");
+    let f = facts(&ippp.profile.mode).unwrap();
+    assert!(["f", "g"].iter().all(|n| function(&ippp.profile, n).skip_reason().is_none()), "f and g have probes");
+    assert_eq!(segments(&f), segments(&facts(&ips.profile.mode).unwrap()));
+    assert_eq!(f.segments.0, 6, "run's call of f, f's two calls of g on its two paths into g");
+    // Thrown at x = 5, twice.
+    let [bl, thrown] = runs(dir.path(), &wasm, "7", ["bl", "ippp"]);
+    assert_eq!(thrown.output.stdout, bl.output.stdout);
+    assert_eq!(counts(&thrown.profile), counts(&bl.profile), "the Ball–Larus counts are bl's");
+    let t = facts(&thrown.profile.mode).unwrap();
+    assert_eq!(t.mismatched.0, 2, "f's two paths whose call of g unwound");
+    // Each other path end of f roots its segments: 5 runs of f that returned, 2 calls each.
+    let into_g = |s: &IpsStep| matches!(s, IpsStep::Sub(sub) if sub.function == function(&thrown.profile, "g").index);
+    let f_index = function(&thrown.profile, "f").index;
+    let from_f: u64 = (t.ips.iter())
+        .filter(|s| {
+            matches!(&s.steps[0], IpsStep::Sub(sub) if sub.function == f_index) && s.steps.get(2).is_some_and(into_g)
+        })
+        .map(|s| s.count.0)
+        .sum();
+    assert_eq!(from_f, 5 * 2);
+}

@@ -75,6 +75,12 @@ pub struct Supergraph {
     pub head_offset: u64,
     /// The digit of every call, in operator order.
     pub calls: Vec<CallDigit>,
+    /// For a function that may throw and makes calls: the key of a path that ended while one of
+    /// its calls was unwinding, which never returned — the largest product of radices along a path,
+    /// which no path's digits reach, so that its IDs (`paths` times this key + 1) name the path but
+    /// no segment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unwound: Option<u64>,
 }
 
 /// What a call's digit says of the callee's first path.
@@ -249,8 +255,15 @@ mod tests {
             CallDigit { radix: 3, callee: Some(7), base: 0, dropped: false },
             CallDigit { radix: 5, callee: None, base: 0, dropped: false },
         ];
-        let sg =
-            Supergraph { paths: 4, entry_base: 0, entry_paths: 4, ids: 4 * 15, head_offset: 0, calls: calls.clone() };
+        let sg = Supergraph {
+            paths: 4,
+            entry_base: 0,
+            entry_paths: 4,
+            ids: 4 * 15,
+            head_offset: 0,
+            calls: calls.clone(),
+            unwound: None,
+        };
         let mut seen = std::collections::HashSet::new();
         for p in 0..4 {
             for a in 0..3 {

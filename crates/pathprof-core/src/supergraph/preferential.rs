@@ -223,7 +223,15 @@ mod tests {
         let call_blocks = vec![0, 2, 2, 3, 4];
         let paths = plan.num_paths();
         let product: u64 = 2 * 3 * 2 * 4;
-        let sg = Supergraph { paths, entry_base: 0, entry_paths: 1, ids: paths * product, head_offset: 0, calls };
+        let sg = Supergraph {
+            paths,
+            entry_base: 0,
+            entry_paths: 1,
+            ids: paths * product,
+            head_offset: 0,
+            calls,
+            unwound: None,
+        };
         (plan, sg, call_blocks)
     }
 

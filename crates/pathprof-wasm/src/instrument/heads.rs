@@ -210,14 +210,18 @@ impl Heads {
             let calls = SupergraphPpp::calls_on(&blocks, &path.blocks);
             taken.extend(calls.iter().zip(&p.heads).filter(|(_, heads)| !heads.is_empty()).map(|(&c, _)| c));
         }
-        let ids = loop {
+        // A function that may throw keeps one key past every path's digits for the paths that end
+        // while a call unwinds.
+        let throws = fcfg.cfg.throws();
+        let (ids, product) = loop {
             let mut weight = vec![1u128; plan.dag.num_nodes() as usize];
             for &(_, block, _, call) in &sites {
                 weight[block] = weight[block].saturating_mul(u128::from(call.radix));
             }
             let (product, path) = heaviest_path(&plan.dag, &weight);
-            if let Ok(ids) = u64::try_from(u128::from(paths).saturating_mul(product)) {
-                break ids;
+            let keys = if throws { product.saturating_add(1) } else { product };
+            if let Ok(ids) = u64::try_from(u128::from(paths).saturating_mul(keys)) {
+                break (ids, product as u64);
             }
             let on_path: HashSet<usize> = path.iter().map(|&b| b as usize).collect();
             let victim = (sites.iter_mut().enumerate())
@@ -227,16 +231,17 @@ impl Heads {
             match victim {
                 Some(site) => drop(site),
                 // The paths alone are too many for 64 bits (a plan never has so many).
-                None => break paths,
+                None => break (paths, 1),
             }
         };
         for &(i, _, digit, call) in &sites {
             digits[i] = (call.radix > 1).then_some(digit);
         }
         let at = sites.iter().map(|s| (s.0, s.1 as u32)).collect();
+        let unwound = (throws && !sites.is_empty()).then_some(product);
         let calls = sites.into_iter().map(|s| s.3).collect();
         FunctionSupergraph {
-            supergraph: Supergraph { paths, entry_base, entry_paths, ids, head_offset, calls },
+            supergraph: Supergraph { paths, entry_base, entry_paths, ids, head_offset, calls, unwound },
             digits,
             sites: at,
         }

@@ -169,9 +169,9 @@ impl BodyContext<'_> {
         let mut stretches = p.stretch_events.iter().peekable();
         // The block of the current operator: blocks start in operator order.
         let mut block = p.fcfg.cfg.entry() as usize;
-        // The calls so far, and the digit of the one just made (mode `ippp`).
+        // The calls so far, and the one just made with its digit (mode `ippp`).
         let mut calls = 0usize;
-        let mut digit = None;
+        let mut call = None;
         let last_op = p.fcfg.num_ops - 1;
         let mut i = 0;
         while i <= last_op {
@@ -275,9 +275,10 @@ impl BodyContext<'_> {
                     if callee.is_none_or(|c| c >= self.info.num_imported_funcs) {
                         e.flush_some(p.counting.flush_at[block]);
                     }
-                    digit = p.digits.get(calls).copied().flatten();
+                    let digit = p.digits.get(calls).copied().flatten();
                     calls += 1;
                     sink.call(&mut e, digit);
+                    call = Some(digit);
                     callee.and_then(|c| shift.moved(c)).map(Instruction::Call)
                 }
                 Some(Special::ReturnCall { func }) => shift.moved(func).map(Instruction::ReturnCall),
@@ -349,8 +350,8 @@ impl BodyContext<'_> {
                 }
             }
             e.add(correction);
-            if let Some(d) = digit.take() {
-                sink.returned(&mut e, Some(d));
+            if let Some(digit) = call.take() {
+                sink.returned(&mut e, digit);
             }
             if let Some(v) = stretch {
                 sink.stretch(&mut e, v);

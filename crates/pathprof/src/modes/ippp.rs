@@ -217,8 +217,9 @@ struct Decoder<'m> {
     map: &'m ProfileMap,
     space: HeadSpace,
     by_index: HashMap<u32, &'m FunctionMap>,
-    /// The first paths already read: whether each has no calls and ends at its function's exit.
-    returns: HashMap<u64, bool>,
+    /// The first paths already read: whether each has no calls and is its activation's last
+    /// (`None`: it cannot be told).
+    returns: HashMap<u64, Option<bool>>,
 }
 
 impl<'m> Decoder<'m> {
@@ -320,9 +321,10 @@ impl<'m> Decoder<'m> {
             heads.push(match self.space.read(sg.calls[c], d) {
                 None => return Ok(None),
                 Some(Head::None) => None,
-                Some(Head::Path { function, path }) => {
-                    Some((u64::from(function) << 32 | path, self.returns(function, path)?))
-                }
+                Some(Head::Path { function, path }) => match self.returns(function, path)? {
+                    Some(returned) => Some((u64::from(function) << 32 | path, returned)),
+                    None => return Ok(None),
+                },
             });
         }
         let found = (depth_one(u64::from(f.index) << 32 | path, &heads).into_iter())
@@ -332,8 +334,11 @@ impl<'m> Decoder<'m> {
         Ok(Some((found, dropped)))
     }
 
-    /// Whether path `path` of `function` has no calls and ends at the function's exit.
-    fn returns(&mut self, function: u32, path: u64) -> Result<bool> {
+    /// Whether path `path` of `function`, the first of an activation, has no calls and is the
+    /// activation's last. A path that ends at the function's exit is; one that ends by an exception
+    /// is when nothing in the function catches it but its own label (or nothing: the caller then
+    /// unwinds, and reads no head), and cannot be told when the function has landings (`None`).
+    fn returns(&mut self, function: u32, path: u64) -> Result<Option<bool>> {
         let label = u64::from(function) << 32 | path;
         if let Some(&r) = self.returns.get(&label) {
             return Ok(r);
@@ -342,7 +347,12 @@ impl<'m> Decoder<'m> {
         let p = f.probes().context("a head of a function without probes")?;
         let q = regen::regenerate(&p.plan.dag, &p.plan.numbering, path)?;
         let calls: u32 = q.blocks.iter().map(|&b| f.blocks[b as usize].calls).sum();
-        let r = calls == 0 && q.end == PathPoint::Boundary;
+        let r = match q.end {
+            _ if calls > 0 => Some(false),
+            PathPoint::Boundary => Some(true),
+            PathPoint::Throw => (!f.blocks.iter().any(|b| b.landing)).then_some(true),
+            PathPoint::Block(_) => Some(false),
+        };
         self.returns.insert(label, r);
         Ok(r)
     }

@@ -78,33 +78,45 @@ pub(crate) struct SupergraphSink {
     pub digits: bool,
     /// Where its interesting supergraph paths count, when they count apart.
     pub slots: Option<PppSink>,
+    /// For a function that may throw: the key of a path that ends while a call unwinds.
+    pub unwound: Option<u64>,
 }
 
-/// The sink's own locals after the inner sink's: the key of the digits so far (`i64`), the first
-/// path (`i64`), whether it has ended (`i32`), whether the activation took its caller's call
-/// (`i32`), and what the head word held before the current call armed it (`i64`; then the digit
-/// the call added).
-const OWN: [ValType; 5] = [ValType::I64, ValType::I64, ValType::I32, ValType::I32, ValType::I64];
-const WITH_TABLE: [ValType; 7] =
-    [ValType::I64, ValType::I32, ValType::I64, ValType::I64, ValType::I32, ValType::I32, ValType::I64];
-/// The same, and the preferential register (`i32`) last, for a function with slots.
-const OWN_AND_REGISTER: [ValType; 6] =
-    [ValType::I64, ValType::I64, ValType::I32, ValType::I32, ValType::I64, ValType::I32];
-const WITH_TABLE_AND_REGISTER: [ValType; 8] =
+/// The sink's locals: the inner sink's (a table's: `i64`, `i32`), then its own — the key of the
+/// digits so far (`i64`), the first path (`i64`), whether it has ended (`i32`), whether the
+/// activation took its caller's call (`i32`), what the head word held before the current call
+/// armed it (`i64`; then the digit the call added) —, whether a call is under way (`i32`) in a
+/// function that may throw, and the preferential register (`i32`) last in a function with slots.
+const LOCALS: [ValType; 9] = [
+    ValType::I64,
+    ValType::I32,
+    ValType::I64,
+    ValType::I64,
+    ValType::I32,
+    ValType::I32,
+    ValType::I64,
+    ValType::I32,
+    ValType::I32,
+];
+/// The preferential register alone after the sink's own locals, without the call's flag.
+const LOCALS_WITH_REGISTER: [ValType; 8] =
     [ValType::I64, ValType::I32, ValType::I64, ValType::I64, ValType::I32, ValType::I32, ValType::I64, ValType::I32];
 const KEY: u32 = 0;
 const FIRST: u32 = 1;
 const STARTED: u32 = 2;
 const TOOK: u32 = 3;
 const SAVED: u32 = 4;
+const PENDING: u32 = 5;
 
 impl SupergraphSink {
     /// The sink of a function with supergraph `s`, counting in `counts` and, when given, its
     /// interesting supergraph paths in `slots`.
     pub(crate) fn new(s: &Supergraph, counts: SupergraphCounts, slots: Option<PppSink>) -> SupergraphSink {
-        let digits = s.calls.iter().any(|c| c.radix > 1);
+        // A function that may throw combines a key with its paths, if only to mark those that
+        // ended unwound.
+        let digits = s.calls.iter().any(|c| c.radix > 1) || s.unwound.is_some();
         let publish = s.head_offset.wrapping_sub(s.entry_base).wrapping_add(1);
-        SupergraphSink { counts, paths: s.paths, publish, digits, slots }
+        SupergraphSink { counts, paths: s.paths, publish, digits, slots, unwound: s.unwound }
     }
 
     fn inner(&self) -> &dyn PathSink {
@@ -163,11 +175,16 @@ impl SupergraphSink {
 impl PathSink for SupergraphSink {
     fn locals(&self) -> &'static [ValType] {
         let table = matches!(self.counts, SupergraphCounts::Table(_) | SupergraphCounts::Split { table: Some(_), .. });
-        match (table, self.slots.is_some()) {
-            (true, false) => &WITH_TABLE,
-            (true, true) => &WITH_TABLE_AND_REGISTER,
-            (false, false) => &OWN,
-            (false, true) => &OWN_AND_REGISTER,
+        let all: &'static [ValType] = match (self.unwound.is_some(), self.slots.is_some()) {
+            (false, true) => &LOCALS_WITH_REGISTER,
+            (true, true) => &LOCALS,
+            (true, false) => &LOCALS[..8],
+            (false, false) => &LOCALS[..7],
+        };
+        if table {
+            all
+        } else {
+            &all[2..]
         }
     }
 
@@ -185,6 +202,10 @@ impl PathSink for SupergraphSink {
     }
 
     fn call(&self, e: &mut Emitter, digit: Option<Digit>) {
+        if self.unwound.is_some() {
+            e.f.instruction(&Instruction::I32Const(1));
+            e.f.instruction(&Instruction::LocalSet(self.local(e, PENDING)));
+        }
         if let Some(d) = self.adds(digit) {
             if d.restore {
                 let (head, saved) = (Self::head(e), self.local(e, SAVED));
@@ -200,6 +221,10 @@ impl PathSink for SupergraphSink {
     /// weight added to the preferential register. The word is put back first when the call
     /// restores it, and the digit kept in the local that held it meanwhile.
     fn returned(&self, e: &mut Emitter, digit: Option<Digit>) {
+        if self.unwound.is_some() {
+            e.f.instruction(&Instruction::I32Const(0));
+            e.f.instruction(&Instruction::LocalSet(self.local(e, PENDING)));
+        }
         let Some(d) = self.adds(digit) else { return };
         let (head, key, value) = (Self::head(e), self.local(e, KEY), self.local(e, SAVED));
         e.f.instruction(&Instruction::I32Const(0));
@@ -256,6 +281,17 @@ impl PathSink for SupergraphSink {
         e.f.instruction(&Instruction::I32Const(1));
         e.f.instruction(&Instruction::LocalSet(started));
         e.f.instruction(&Instruction::End);
+        if let Some(unwound) = self.unwound {
+            // A call under way at a path end unwound: the path never read its digit.
+            let pending = self.local(e, PENDING);
+            e.f.instruction(&Instruction::LocalGet(pending));
+            e.f.instruction(&Instruction::If(BlockType::Empty));
+            e.f.instruction(&Instruction::I64Const(unwound as i64));
+            e.f.instruction(&Instruction::LocalSet(key));
+            e.f.instruction(&Instruction::I32Const(0));
+            e.f.instruction(&Instruction::LocalSet(pending));
+            e.f.instruction(&Instruction::End);
+        }
         if self.digits {
             // r = key · paths + r; the next path's key starts at 0.
             e.f.instruction(&Instruction::LocalGet(key));
