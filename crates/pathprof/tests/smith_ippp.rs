@@ -7,8 +7,9 @@
 //! Functions with more than 2^32 paths are cut further in both (a segment names a path by a label
 //! with 32 bits of ID).
 //! Calls between the functions are direct, through tables (`call_indirect`) and through references
-//! (`call_ref`); exceptions and tail calls are off (`ippp` leaves such functions without probes,
-//! `ips` does not).
+//! (`call_ref`); exceptions are on, and the segments of runs with mismatched path ends in either
+//! mode (a call unwound) are not compared (`ips`'s fold does not follow an unwinding exception);
+//! tail calls are off (`ippp` leaves such functions without probes, `ips` does not).
 //!
 //! Knobs: `PATHPROF_SMITH_IPPP_CASES` (default 400); `PATHPROF_SMITH_IPPP_CASE`, one case only,
 //! whose module is written to this test's target tmpdir as `ippp-case-N.wasm`.
@@ -233,7 +234,7 @@ fn ippp_counts_the_segments_of_ips_1_on_generated_modules() {
     );
     eprintln!("ippp:slots: the same segments; {slotted_runs} runs with slots, {in_slots} of {ends} path ends in slots");
     eprintln!("{stack_exhausted} runs left out: the call stack ran out in one mode and not the other");
-    eprintln!("{unwound} runs with path ends whose calls unwound");
+    eprintln!("{unwound} runs with mismatched path ends (a call unwound), their segments not compared");
     if only.is_some() {
         return;
     }
