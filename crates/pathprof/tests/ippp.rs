@@ -621,6 +621,10 @@ fn functions_that_may_throw_count_segments_and_name_the_paths_that_unwound() {
     assert_eq!(counts(&thrown.profile), counts(&bl.profile), "the Ball–Larus counts are bl's");
     let t = facts(&thrown.profile.mode).unwrap();
     assert_eq!(t.mismatched.0, 2, "f's two paths whose call of g unwound");
+    let written = dir.path().join("thrown.json");
+    std::fs::write(&written, thrown.profile.to_json()).unwrap();
+    let report = String::from_utf8(pathprof().arg("report").arg(&written).output().unwrap().stdout).unwrap();
+    assert!(report.contains("; 2 path ends with a call that unwound (their segments not counted)"), "{report}");
     // Each other path end of f roots its segments: 5 runs of f that returned, 2 calls each.
     let into_g = |s: &IpsStep| matches!(s, IpsStep::Sub(sub) if sub.function == function(&thrown.profile, "g").index);
     let f_index = function(&thrown.profile, "f").index;

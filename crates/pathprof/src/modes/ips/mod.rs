@@ -153,6 +153,9 @@ pub(crate) fn report_segments(out: &mut dyn Write, p: &Profile, top: usize, func
         group(facts.executions.0),
         match facts.mismatched.0 {
             0 => String::new(),
+            n if p.mode.name() == "ippp" => {
+                format!("; {} path ends with a call that unwound (their segments not counted)", group(n))
+            }
             n => format!("; {} path ends had calls the stream did not mark (not counted)", group(n)),
         },
         match facts.open_activations.0 {
