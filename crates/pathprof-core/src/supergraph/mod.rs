@@ -33,7 +33,7 @@
 
 mod preferential;
 
-pub use preferential::{InterestingPath, SupergraphPpp};
+pub use preferential::{CallsByBlock, InterestingPath, SupergraphPpp};
 
 use crate::dag::Dag;
 use crate::numbering::Numbering;
@@ -55,6 +55,13 @@ pub struct CallDigit {
     /// fit in 64 bits with it. The segment each of its runs roots is not counted.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dropped: bool,
+}
+
+impl CallDigit {
+    /// Whether the call adds a digit to its caller's supergraph path (a dropped call's radix is 1).
+    pub fn adds_digit(&self) -> bool {
+        self.radix > 1
+    }
 }
 
 fn is_zero(v: &u64) -> bool {

@@ -44,24 +44,43 @@ pub struct SupergraphPpp {
 
 /// Whether call `c` of `sg` adds a digit.
 fn adds_digit(sg: &Supergraph, c: usize) -> bool {
-    sg.calls[c].radix > 1 && !sg.calls[c].dropped
+    sg.calls[c].adds_digit()
 }
 
-/// The calls of `sg` on the blocks `blocks`, in order, for calls in `call_blocks` (the block of
-/// each call of `sg`, in operator order).
-fn calls_on(call_blocks: &[u32], blocks: &[u32]) -> Vec<usize> {
-    blocks.iter().flat_map(|&b| (0..call_blocks.len()).filter(move |&c| call_blocks[c] == b)).collect()
+/// A function's calls (their indices in operator order) by block.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CallsByBlock(Vec<Vec<usize>>);
+
+impl CallsByBlock {
+    /// The index of calls whose blocks are `call_blocks`, in operator order.
+    pub fn new(call_blocks: &[u32]) -> CallsByBlock {
+        let mut by_block = vec![Vec::new(); call_blocks.iter().map(|&b| b as usize + 1).max().unwrap_or(0)];
+        for (c, &b) in call_blocks.iter().enumerate() {
+            by_block[b as usize].push(c);
+        }
+        CallsByBlock(by_block)
+    }
+
+    /// The calls of block `b`, in order.
+    pub fn of(&self, b: u32) -> &[usize] {
+        self.0.get(b as usize).map_or(&[], Vec::as_slice)
+    }
+
+    /// The calls on the blocks `blocks` (a path's), in order.
+    pub fn on(&self, blocks: &[u32]) -> Vec<usize> {
+        blocks.iter().flat_map(|&b| self.of(b).iter().copied()).collect()
+    }
 }
 
 impl SupergraphPpp {
     /// The supergraph IDs of the interesting paths `paths` of a function planned as `plan` with
-    /// supergraph `sg` (its calls in blocks `call_blocks`), its heads read in `space`: each path with
+    /// supergraph `sg` (its calls by block `calls`), its heads read in `space`: each path with
     /// every combination of the digits its calls' interesting heads give, paths whose combinations
     /// would pass `max` IDs in all left out, in order.
     pub fn interesting_ids(
         sg: &Supergraph,
         plan: &FunctionPlan,
-        call_blocks: &[u32],
+        by_block: &CallsByBlock,
         space: &HeadSpace,
         paths: &[InterestingPath],
         max: usize,
@@ -69,7 +88,7 @@ impl SupergraphPpp {
         let mut ids = Vec::new();
         for p in paths {
             let Ok(path) = regen::regenerate(&plan.dag, &plan.numbering, p.path) else { continue };
-            let calls = calls_on(call_blocks, &path.blocks);
+            let calls = by_block.on(&path.blocks);
             if p.heads.len() > calls.len() {
                 continue;
             }
@@ -107,12 +126,12 @@ impl SupergraphPpp {
     }
 
     /// The preferential numbering of supergraph IDs `ids` of a function planned as `plan` with
-    /// supergraph `sg` (its calls in blocks `call_blocks`), within `max_slots` slots; `None` when
-    /// they would span more.
+    /// supergraph `sg` (its calls by block `by_block`), within `max_slots` slots; `None` when they
+    /// would span more.
     pub fn build(
         plan: &FunctionPlan,
         sg: &Supergraph,
-        call_blocks: &[u32],
+        by_block: &CallsByBlock,
         mut ids: Vec<u64>,
         max_slots: u64,
     ) -> Result<Option<SupergraphPpp>, BadPathId> {
@@ -133,19 +152,18 @@ impl SupergraphPpp {
         for &id in &ids {
             let (p, key) = sg.split(id);
             let path = regen::regenerate(dag, &plan.numbering, p)?;
-            let calls = calls_on(call_blocks, &path.blocks);
+            let calls = by_block.on(&path.blocks);
             let radices: Vec<u64> = calls.iter().map(|&c| sg.calls[c].radix).collect();
-            let ds = digits(key, &radices).ok_or(BadPathId(id))?;
+            let mut ds = digits(key, &radices).ok_or(BadPathId(id))?.into_iter();
             let mut edges = Vec::with_capacity(path.edges.len() + calls.len());
-            let mut at = 0;
             for &e in &path.edges {
                 edges.push(e);
-                let to = dag.edges[e as usize].to;
-                while at < calls.len() && call_blocks[calls[at]] == to {
-                    if adds_digit(sg, calls[at]) {
-                        edges.push((first_edge[calls[at]] + ds[at] as usize) as u32);
+                // The calls of the block the edge enters, in order.
+                for &c in by_block.of(dag.edges[e as usize].to) {
+                    let d = ds.next().ok_or(BadPathId(id))?;
+                    if adds_digit(sg, c) {
+                        edges.push((first_edge[c] + d as usize) as u32);
                     }
-                    at += 1;
                 }
             }
             paths.push(edges);
@@ -153,13 +171,9 @@ impl SupergraphPpp {
         // Nodes in reverse topological order, each with its out-edges: a block's calls after it,
         // the last of them with the block's own out-edges.
         let order = dag.topological_order();
-        let mut by_block: Vec<Vec<usize>> = vec![Vec::new(); dag.num_nodes() as usize];
-        for c in (0..sg.calls.len()).filter(|&c| adds_digit(sg, c)) {
-            by_block[call_blocks[c] as usize].push(c);
-        }
         let mut nodes: Vec<Vec<DagEdgeId>> = Vec::new();
         for &v in order.iter().rev() {
-            let calls = &by_block[v as usize];
+            let calls: Vec<usize> = by_block.of(v).iter().copied().filter(|&c| adds_digit(sg, c)).collect();
             nodes.push(plan.numbering.order[v as usize].to_vec());
             for w in calls.windows(2).rev() {
                 nodes.push(chain_edges(w[1]).collect());
@@ -190,11 +204,6 @@ impl SupergraphPpp {
         let digits = calls.iter().zip(ds).filter_map(|(&c, &d)| self.digits[c].get(d as usize));
         digits.fold(own, |sum, &w| sum.wrapping_add(w))
     }
-
-    /// The calls of `sg` on the path of blocks `blocks` (see [`SupergraphPpp::build`]).
-    pub fn calls_on(call_blocks: &[u32], blocks: &[u32]) -> Vec<usize> {
-        calls_on(call_blocks, blocks)
-    }
 }
 
 #[cfg(test)]
@@ -206,7 +215,7 @@ mod tests {
 
     /// A function of a loop: 0 → 1 (header) → {2, 3} → 4 → {1, exit}; calls: two in block 2 (of
     /// radices 3 and 2), one in 3 (radix 4), one in 4 (radix 1, adds none), one in 0 (radix 2).
-    fn function() -> (FunctionPlan, Supergraph, Vec<u32>) {
+    fn function() -> (FunctionPlan, Supergraph, CallsByBlock) {
         let edges = [
             (0, Succ::Block(1)),
             (1, Succ::Block(2)),
@@ -220,7 +229,7 @@ mod tests {
         let plan = FunctionPlan::build(&cfg, &PlanOptions::default()).expect("few paths");
         let call = |radix| CallDigit { radix, callee: None, base: 0, dropped: false };
         let calls = vec![call(2), call(3), call(2), call(4), call(1)];
-        let call_blocks = vec![0, 2, 2, 3, 4];
+        let call_blocks = CallsByBlock::new(&[0, 2, 2, 3, 4]);
         let paths = plan.num_paths();
         let product: u64 = 2 * 3 * 2 * 4;
         let sg = Supergraph {
@@ -239,11 +248,11 @@ mod tests {
     type Spelled = (u64, Vec<u32>, Vec<usize>, Vec<u64>);
 
     /// Every supergraph ID of the function, spelled out.
-    fn every_id(plan: &FunctionPlan, sg: &Supergraph, call_blocks: &[u32]) -> Vec<Spelled> {
+    fn every_id(plan: &FunctionPlan, sg: &Supergraph, by_block: &CallsByBlock) -> Vec<Spelled> {
         let mut out = Vec::new();
         for p in 0..plan.num_paths() {
             let path = regen::regenerate(&plan.dag, &plan.numbering, p).expect("a path");
-            let calls = calls_on(call_blocks, &path.blocks);
+            let calls = by_block.on(&path.blocks);
             let radices: Vec<u64> = calls.iter().map(|&c| sg.calls[c].radix).collect();
             for key in 0..radices.iter().product::<u64>() {
                 let ds = digits(key, &radices).expect("below the product");

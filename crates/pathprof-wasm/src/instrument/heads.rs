@@ -20,7 +20,7 @@ use super::sink::Digit;
 use crate::cfg::{FuncCfg, Special};
 use crate::module::ModuleInfo;
 use pathprof_core::supergraph::{
-    entry_paths, heaviest_path, CallDigit, HeadSpace, InterestingPath, Supergraph, SupergraphPpp,
+    entry_paths, heaviest_path, CallDigit, CallsByBlock, HeadSpace, InterestingPath, Supergraph, SupergraphPpp,
 };
 use pathprof_core::FunctionPlan;
 use std::collections::{HashMap, HashSet};
@@ -53,8 +53,10 @@ pub(crate) struct FunctionSupergraph {
     pub supergraph: Supergraph,
     /// The digit of every call in operator order (`None`: it adds none).
     pub digits: Vec<Option<Digit>>,
-    /// For each call of the supergraph, its index among `digits` and its block.
-    pub sites: Vec<(usize, u32)>,
+    /// For each call of the supergraph, its index among `digits`.
+    pub sites: Vec<usize>,
+    /// The calls of the supergraph by block.
+    pub by_block: CallsByBlock,
 }
 
 /// Whether the host functions of import module `module` may call back into the program: those
@@ -146,16 +148,15 @@ impl Heads {
         max_slots: u64,
     ) -> Option<SupergraphPpp> {
         let sg = &s.supergraph;
-        let weights: u64 = sg.calls.iter().filter(|c| c.radix > 1 && !c.dropped).map(|c| c.radix).sum();
+        let weights: u64 = sg.calls.iter().filter(|c| c.adds_digit()).map(|c| c.radix).sum();
         if weights > MAX_DIGIT_WEIGHTS {
             return None;
         }
-        let blocks: Vec<u32> = s.sites.iter().map(|&(_, b)| b).collect();
-        let ids = SupergraphPpp::interesting_ids(sg, plan, &blocks, &self.space, paths?, max_slots as usize);
+        let ids = SupergraphPpp::interesting_ids(sg, plan, &s.by_block, &self.space, paths?, max_slots as usize);
         if ids.is_empty() {
             return None;
         }
-        SupergraphPpp::build(plan, sg, &blocks, ids, max_slots).ok().flatten()
+        SupergraphPpp::build(plan, sg, &s.by_block, ids, max_slots).ok().flatten()
     }
 
     /// Where defined function `k`'s heads start.
@@ -204,10 +205,11 @@ impl Heads {
         sites.iter_mut().filter(|s| s.3.radix == 0).for_each(drop);
         // The calls (by their place among `sites`) where interesting segments are rooted.
         let blocks: Vec<u32> = sites.iter().map(|s| s.1 as u32).collect();
+        let by_block = CallsByBlock::new(&blocks);
         let mut taken = HashSet::new();
         for p in interesting.into_iter().flatten() {
             let Ok(path) = pathprof_core::regen::regenerate(&plan.dag, &plan.numbering, p.path) else { continue };
-            let calls = SupergraphPpp::calls_on(&blocks, &path.blocks);
+            let calls = by_block.on(&path.blocks);
             taken.extend(calls.iter().zip(&p.heads).filter(|(_, heads)| !heads.is_empty()).map(|(&c, _)| c));
         }
         // A function that may throw keeps one key past every path's digits for the paths that end
@@ -235,15 +237,16 @@ impl Heads {
             }
         };
         for &(i, _, digit, call) in &sites {
-            digits[i] = (call.radix > 1).then_some(digit);
+            digits[i] = call.adds_digit().then_some(digit);
         }
-        let at = sites.iter().map(|s| (s.0, s.1 as u32)).collect();
+        let at = sites.iter().map(|s| s.0).collect();
         let unwound = (throws && !sites.is_empty()).then_some(product);
         let calls = sites.into_iter().map(|s| s.3).collect();
         FunctionSupergraph {
             supergraph: Supergraph { paths, entry_base, entry_paths, ids, head_offset, calls, unwound },
             digits,
             sites: at,
+            by_block,
         }
     }
 

@@ -245,7 +245,7 @@ impl Functions {
             probe.digits = s.digits;
             if let Some(p) = preferential.as_ref().filter(|_| probe.sink.reads_preferential_register()) {
                 // Each call's weights, in a table of its own.
-                for (&(i, _), weights) in s.sites.iter().zip(&p.digits) {
+                for (&i, weights) in s.sites.iter().zip(&p.digits) {
                     if let Some(d) = probe.digits[i].as_mut().filter(|_| !weights.is_empty()) {
                         d.weights = Some(layout.table(32, weights.iter().copied().chain([0])));
                     }

@@ -114,7 +114,7 @@ impl SupergraphSink {
     pub(crate) fn new(s: &Supergraph, counts: SupergraphCounts, slots: Option<PppSink>) -> SupergraphSink {
         // A function that may throw combines a key with its paths, if only to mark those that
         // ended unwound.
-        let digits = s.calls.iter().any(|c| c.radix > 1) || s.unwound.is_some();
+        let digits = s.calls.iter().any(|c| c.adds_digit()) || s.unwound.is_some();
         let publish = s.head_offset.wrapping_sub(s.entry_base).wrapping_add(1);
         SupergraphSink { counts, paths: s.paths, publish, digits, slots, unwound: s.unwound }
     }
