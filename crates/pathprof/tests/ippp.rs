@@ -67,6 +67,34 @@ fn recursion_counts_the_segments_of_ips_1() {
     assert_eq!(counts(&ippp.profile), counts(&bl.profile), "the Ball–Larus counts are bl's");
 }
 
+/// A bytecode interpreter in C whose handlers dispatch by tail calls (`musttail`, built with
+/// `-mtail-call`): every handler has probes, the first handler of a program hands its path to the
+/// call that entered it, and the segments are `ips:1`'s.
+#[test]
+fn a_tail_calling_interpreter_counts_the_segments_of_ips_1() {
+    let wasm = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/c/tail_calls.wasm"));
+    let dir = tempfile::tempdir().unwrap();
+    let [ips, ippp] = ["ips:1", "ippp"].map(|mode| run_in(dir.path(), &["--mode", mode], wasm, &[]));
+    let want = std::fs::read(wasm.with_extension("stdout.expected")).unwrap();
+    assert_eq!(ippp.output.stdout, want, "the program's output changed");
+    let p = &ippp.profile;
+    let (a, b) = (facts(&ips.profile.mode).unwrap(), facts(&p.mode).unwrap());
+    assert_eq!((b.mismatched.0, b.not_counted.as_ref()), (0, None));
+    assert_eq!(segments(&b), segments(&a), "the segments are ips:1's");
+    let handlers: Vec<_> =
+        p.functions.iter().filter(|f| f.name.as_deref().is_some_and(|n| n.starts_with("op_"))).collect();
+    assert_eq!(handlers.len(), 10);
+    assert!(handlers.iter().all(|f| f.skip_reason().is_none()), "every handler has probes");
+    // Each program starts with PUSH: the call that runs a program is taken by op_push (whose first
+    // subpath ends at its call of `count`), three rounds of three programs.
+    let into_push: u64 = (b.ips.iter())
+        .filter(|s| matches!(shape(p, &s.steps), (_, Some(callee), false) if callee == "op_push"))
+        .map(|s| s.count.0)
+        .sum();
+    assert_eq!(into_push, 9);
+    check_segment_roots(p, &b);
+}
+
 /// [PPP07 Fig. 3.14]'s `bar`, called by `foo1` and `foo2`; `baz`, whose first path ends at its
 /// loop's header; `ind`, which calls either through a table; `clock`, which calls the host.
 const CALLS: &str = r#"
@@ -159,12 +187,12 @@ fn direct_indirect_and_host_calls_count_the_segments_of_ips_1() {
     assert_eq!(contexts, [("foo1".into(), 6), ("foo1".into(), 6), ("foo2".into(), 4), ("foo2".into(), 8)]);
 }
 
-/// `skip` makes a tail call, which `ippp` does not follow: it has no probes, and `bar`, which it
-/// tail-calls, takes the call that `run` made of it — the segment from `run` goes through `bar`, as
-/// the stream has it of a callee without probes. `run` calls `skip` directly and through a table;
-/// `bar` is in no table, so the indirect call must read its digit in the whole head space.
+/// `skip` makes a tail call of `bar`: its path ends before the call, and it publishes that path as
+/// its head before it leaves, so the segment from `run` goes through `skip` and back, as the stream
+/// has it; `bar`, entered by the tail call, takes no call. `run` calls `skip` directly and through a
+/// table.
 #[test]
-fn a_function_without_probes_hands_its_call_to_its_callee() {
+fn a_function_making_a_tail_call_hands_its_own_path_to_its_caller() {
     let wat = r#"(module
       (global $acc (mut i32) (i32.const 0))
       (func $bar (param $x i32)
@@ -174,33 +202,40 @@ fn a_function_without_probes_hands_its_call_to_its_callee() {
       (type $t (func (param i32)))
       (table 1 funcref)
       (elem (i32.const 0) $skip)
-      (func $skip (param $x i32) (return_call $bar (local.get $x)))
+      (func $skip (param $x i32)
+        (if (i32.and (local.get $x) (i32.const 2))
+          (then (global.set $acc (i32.xor (global.get $acc) (i32.const 5)))))
+        (return_call $bar (i32.and (local.get $x) (i32.const 1))))
       (func $run (export "run") (param $n i32) (result i32) (local $i i32)
         (loop $top
-          (call $skip (i32.and (local.get $i) (i32.const 1)))
-          (call_indirect (type $t) (i32.and (local.get $i) (i32.const 1)) (i32.const 0))
+          (call $skip (local.get $i))
+          (call_indirect (type $t) (i32.add (local.get $i) (i32.const 1)) (i32.const 0))
           (br_if $top (i32.lt_u (local.tee $i (i32.add (local.get $i) (i32.const 1))) (local.get $n))))
         (global.get $acc)))"#;
-    let (dir, wasm) = common::wat_module(wat);
-    let r = run_in(dir.path(), &["--mode", "ippp", "--invoke", "run"], &wasm, &["9"]);
-    assert!(r.output.status.success(), "{}", String::from_utf8_lossy(&r.output.stderr));
-    let p = &r.profile;
-    assert!(function(p, "skip").skip_reason().is_some_and(|r| r.contains("tail calls")), "skip has no probes");
-    let f = facts(&p.mode).unwrap();
-    assert_eq!((f.mismatched.0, f.not_counted.as_ref()), (0, None));
-    let bar = function(p, "bar");
+    let (_dir, _, ips, ippp) = ips_and_ippp(wat, "9");
+    let p = &ippp.profile;
+    assert!(function(p, "skip").skip_reason().is_none(), "skip has probes");
+    let (a, b) = (facts(&ips.profile.mode).unwrap(), facts(&p.mode).unwrap());
+    assert_eq!((b.mismatched.0, b.not_counted.as_ref()), (0, None));
+    assert_eq!(segments(&b), segments(&a), "the segments are ips:1's");
+    let skip = function(p, "skip");
     let mut through: HashMap<u64, u64> = HashMap::new();
-    for s in &f.ips {
-        assert_eq!(shape(p, &s.steps), ("run".to_string(), Some("bar".to_string()), true), "{s:?}");
-        let IpsStep::Sub(callee) = &s.steps[2] else { unreachable!() };
-        *through.entry(callee.path.0).or_default() += s.count.0;
+    for s in &b.ips {
+        let (caller, callee, returned) = shape(p, &s.steps);
+        if caller == "run" {
+            // skip's path ends at its exit (the tail call): the segment goes on in run.
+            assert_eq!((callee.as_deref(), returned), (Some("skip"), true), "{s:?}");
+            let IpsStep::Sub(head) = &s.steps[2] else { unreachable!() };
+            *through.entry(head.path.0).or_default() += s.count.0;
+        }
     }
-    // bar's two paths: x = i & 1 over i = 0..9, twice, and each ran as often in bar's own counts.
+    // skip's two paths: x & 2 is set for x = i in 2, 3, 6, 7 and for x = i + 1 in 2, 3, 6, 7 (i in
+    // 0..9), and each ran as often in skip's own counts.
     let mut got: Vec<u64> = through.values().copied().collect();
     got.sort();
     assert_eq!(got, [8, 10]);
     for (path, n) in through {
-        assert_eq!(bar.paths().iter().find(|x| x.id.0 == path).map(|x| x.count.0), Some(n));
+        assert_eq!(skip.paths().iter().find(|x| x.id.0 == path).map(|x| x.count.0), Some(n));
     }
 }
 
@@ -472,28 +507,23 @@ fn an_indirect_call_of_a_type_with_subtypes_reads_among_all_referenced_functions
     assert_eq!((through.get("a"), through.get("b")), (Some(&6), Some(&6)), "{through:?}");
 }
 
-/// `u` makes a tail call and has no probes: `run`'s call of it is taken by `f`, the first function
-/// with probes it calls. `u` then calls `g`, whose own call of `h` arms and uses the head word after
-/// `f` has published its head: `g` must put the word back, so that `run` reads `f`'s head (as the
-/// stream has it of a callee without probes), not `h`'s.
+/// `u` publishes its head and tail-calls `g`, whose own call of `h` arms and uses the head word
+/// before `run` reads `u`'s head: `g` must put the word back, so that `run` reads `u`'s head (as
+/// the stream has it), not `h`'s.
 #[test]
-fn a_head_published_for_a_function_without_probes_outlives_the_calls_after_it() {
+fn a_head_published_before_a_tail_call_outlives_the_calls_after_it() {
     let wat = r#"(module
       (global $acc (mut i32) (i32.const 0))
-      (func $f (param $x i32)
-        (if (local.get $x)
-          (then (global.set $acc (i32.add (global.get $acc) (i32.const 1))))
-          (else (global.set $acc (i32.mul (global.get $acc) (i32.const 3))))))
       (func $h (param $x i32)
         (if (i32.and (local.get $x) (i32.const 2))
           (then (global.set $acc (i32.xor (global.get $acc) (i32.const 5))))
           (else (global.set $acc (i32.sub (global.get $acc) (i32.const 7))))))
       (func $g (param $x i32) (call $h (local.get $x)))
-      (func $last (param $x i32) (global.set $acc (i32.add (global.get $acc) (local.get $x))))
       (func $u (param $x i32)
-        (call $f (i32.and (local.get $x) (i32.const 1)))
-        (call $g (local.get $x))
-        (return_call $last (local.get $x)))
+        (if (i32.and (local.get $x) (i32.const 1))
+          (then (global.set $acc (i32.add (global.get $acc) (i32.const 1))))
+          (else (global.set $acc (i32.mul (global.get $acc) (i32.const 3)))))
+        (return_call $g (local.get $x)))
       (func $run (export "run") (param $n i32) (result i32) (local $i i32)
         (loop $top
           (call $u (local.get $i))
@@ -501,29 +531,21 @@ fn a_head_published_for_a_function_without_probes_outlives_the_calls_after_it() 
         (global.get $acc)))"#;
     let (_dir, _, ips, ippp) = ips_and_ippp(wat, "8");
     let p = &ippp.profile;
-    assert!(function(p, "u").skip_reason().is_some_and(|r| r.contains("tail calls")), "u has no probes");
-    let (a, b) = (facts(&ips.profile.mode).unwrap(), facts(&ippp.profile.mode).unwrap());
+    let (a, b) = (facts(&ips.profile.mode).unwrap(), facts(&p.mode).unwrap());
     assert_eq!((b.mismatched.0, b.not_counted.as_ref()), (0, None));
-    // The segments rooted in functions with probes in both modes (`ips` gives `u` probes).
-    let u = function(p, "u").index;
-    let mut want = segments(&a);
-    want.retain(|steps, _| !matches!(&steps[0], IpsStep::Sub(root) if root.function == u));
-    let mut got = segments(&b);
+    assert_eq!(segments(&b), segments(&a), "the segments are ips:1's");
     let mut from_run: HashMap<u64, u64> = HashMap::new();
-    got.retain(|steps, count| {
-        let (caller, callee, _) = shape(p, steps);
-        if caller != "run" {
-            return true;
+    for s in &b.ips {
+        let (caller, callee, _) = shape(p, &s.steps);
+        if caller == "run" {
+            assert_eq!(callee.as_deref(), Some("u"), "run's call is taken by u: {s:?}");
+            let IpsStep::Sub(head) = &s.steps[2] else { unreachable!() };
+            *from_run.entry(head.path.0).or_default() += s.count.0;
         }
-        assert_eq!(callee.as_deref(), Some("f"), "run's call of u is taken by f: {steps:?}");
-        let IpsStep::Sub(head) = &steps[2] else { unreachable!() };
-        *from_run.entry(head.path.0).or_default() += *count;
-        false
-    });
-    want.retain(|steps, _| shape(&ips.profile, steps).0 != "run");
-    assert_eq!(got, want, "the other segments are ips:1's");
-    // f's two paths, x = i & 1 over i = 0..8.
+    }
+    // u's two paths, x & 1 over x = 0..8; g's segments through h are counted too.
     assert_eq!(from_run.into_values().collect::<Vec<_>>(), [4, 4]);
+    assert!(b.ips.iter().any(|s| shape(p, &s.steps).0 == "g"), "g's call of h");
 }
 
 /// An edit of a profile's JSON.

@@ -153,3 +153,105 @@ fn activations_left_open_are_counted_as_pathprof_run_counts_them() {
         assert_eq!(trapped.open_activations_at_exit, 4, "{mode}");
     }
 }
+
+/// `run` calls the host's `back`, which calls back into `cb` (whose first path becomes the head of
+/// `run`'s call) and then into `other`, whose own call of `h` arms and uses the head word after `cb`
+/// has published its head; `run` also calls through a table, which `back` makes read its digit in
+/// the whole head space. Driven by a script of its own (the module is no WASI program).
+const CALLS_BACK: &str = r#"
+(module
+  (import "env" "back" (func $back (param i32)))
+  (global $acc (mut i32) (i32.const 0))
+  (type $t (func (param i32)))
+  (table 1 funcref)
+  (elem (i32.const 0) $in_table)
+  (func $cb (export "cb") (param $x i32)
+    (if (i32.and (local.get $x) (i32.const 1))
+      (then (global.set $acc (i32.add (global.get $acc) (i32.const 1))))
+      (else (global.set $acc (i32.mul (global.get $acc) (i32.const 3))))))
+  (func $h (param $x i32)
+    (if (i32.and (local.get $x) (i32.const 2))
+      (then (global.set $acc (i32.xor (global.get $acc) (i32.const 5))))
+      (else (global.set $acc (i32.sub (global.get $acc) (i32.const 7))))))
+  (func $other (export "other") (param $x i32) (call $h (local.get $x)))
+  (func $in_table (param $x i32)
+    (if (i32.and (local.get $x) (i32.const 4))
+      (then (global.set $acc (i32.add (global.get $acc) (i32.const 11))))))
+  (func $run (export "run") (param $n i32) (result i32) (local $i i32)
+    (loop $top
+      (call $back (local.get $i))
+      (call_indirect (type $t) (local.get $i) (i32.const 0))
+      (br_if $top (i32.lt_u (local.tee $i (i32.add (local.get $i) (i32.const 1))) (local.get $n))))
+    (global.get $acc)))
+"#;
+
+/// Runs `run(n)` of the module instrumented as `case` under Node, with `back` calling `cb` and then
+/// `other`, and decodes the dump.
+fn calls_back_under_node(node: &Path, case: &Case, n: u32) -> Profile {
+    let host = url_of(&js("pathprof-host.mjs"));
+    let script = case.tmp.path().join("drive.mjs");
+    std::fs::write(
+        &script,
+        format!(
+            "import {{ readFileSync, writeFileSync }} from 'node:fs';
+import {{ PathprofHost }} from '{host}';
+const [map, wasm, out] = process.argv.slice(2);
+const host = new PathprofHost(readFileSync(map, 'utf8'));
+let e = null;
+const back = (x) => {{ e.cb(x); e.other(x); }};
+({{ instance: {{ exports: e }} }} = await host.instantiate(readFileSync(wasm), {{ env: {{ back }} }}));
+e.run({n});
+writeFileSync(out, await host.dump({{ exitCode: 0 }}));
+"
+        ),
+    )
+    .unwrap();
+    exits(
+        Command::new(node).arg("--no-warnings").arg(&script).arg(&case.map).arg(&case.instrumented).arg(case.dump()),
+        &format!("{} under Node", case.name),
+        0,
+    );
+    let decoded = case.tmp.path().join("decoded.json");
+    let mut decode = common::pathprof();
+    decode.arg("decode").arg(&case.map).arg(case.dump()).arg("-o").arg(&decoded);
+    exits(&mut decode, &format!("decode {}", case.name), 0);
+    common::elsewhere::read_profile(&decoded)
+}
+
+/// A `file:` URL of an absolute path, for a script's `import`.
+fn url_of(path: &Path) -> String {
+    format!("file://{}", path.display())
+}
+
+/// A host function that calls back into the program (what Emscripten's glue does) hands the call
+/// to the function it calls first, whose head outlives the calls that follow before the call
+/// returns: `ippp` counts the segments `ips:1` counts under the same host.
+#[test]
+fn a_host_function_calling_back_hands_its_call_to_the_function_it_calls() {
+    use pathprof::modes::ips::{facts, IpsStep};
+    let Some(node) = node_or_skip() else { return };
+    let (_dir, wasm) = common::wat_module(CALLS_BACK);
+    let [ips, ippp] = ["ips:1", "ippp"].map(|mode| calls_back_under_node(&node, &Case::new(&wasm, mode, None, 0), 8));
+    let (a, b) = (facts(&ips.mode).unwrap(), facts(&ippp.mode).unwrap());
+    assert_eq!((b.mismatched.0, b.not_counted.as_ref()), (0, None));
+    let segments = |f: &pathprof::modes::ips::IpsFacts| -> std::collections::HashMap<Vec<IpsStep>, u64> {
+        f.ips.iter().map(|s| (s.steps.clone(), s.count.0)).collect()
+    };
+    assert_eq!(segments(&b), segments(&a), "the segments are ips:1's");
+    let name = |i: u32| ippp.functions.iter().find(|f| f.index == i).and_then(|f| f.name.clone()).unwrap_or_default();
+    // run's two calls, each through one of two paths of its callee, over i = 0..8.
+    let mut by_head: std::collections::BTreeMap<(String, u64), u64> = std::collections::BTreeMap::new();
+    for s in &b.ips {
+        if let [IpsStep::Sub(root), _, IpsStep::Sub(callee), ..] = s.steps.as_slice() {
+            if name(root.function) == "run" {
+                *by_head.entry((name(callee.function), callee.path.0)).or_default() += s.count.0;
+            }
+        }
+    }
+    let mut from_run: std::collections::BTreeMap<String, Vec<u64>> = std::collections::BTreeMap::new();
+    for ((callee, _), n) in by_head {
+        from_run.entry(callee).or_default().push(n);
+    }
+    let want = [("cb".to_string(), vec![4, 4]), ("in_table".to_string(), vec![4, 4])];
+    assert_eq!(from_run, want.into_iter().collect(), "run's calls are taken by cb and in_table");
+}

@@ -9,7 +9,7 @@
 //! Calls between the functions are direct, through tables (`call_indirect`) and through references
 //! (`call_ref`); exceptions are on, and the segments of runs with mismatched path ends in either
 //! mode (a call unwound) are not compared (`ips`'s fold does not follow an unwinding exception);
-//! tail calls are off (`ippp` leaves such functions without probes, `ips` does not).
+//! tail calls are on (a function that makes one publishes its head before it leaves).
 //!
 //! Knobs: `PATHPROF_SMITH_IPPP_CASES` (default 400); `PATHPROF_SMITH_IPPP_CASE`, one case only,
 //! whose module is written to this test's target tmpdir as `ippp-case-N.wasm`.
@@ -21,8 +21,8 @@ use common::{check_segment_roots, without_not_counted};
 use pathprof::modes::ips::{facts, IpsStep};
 use pathprof::{Inputs, Interesting, Mode, Prepared, RunConfig};
 use pathprof_core::profile::{InterestingRule, Profile};
-use std::collections::{BTreeMap, HashMap};
-use wasmparser::{Parser, Payload, TypeRef, ValType};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use wasmparser::{Operator, Parser, Payload, TypeRef, ValType};
 
 fn config(seed: u64) -> wasm_smith::Config {
     wasm_smith::Config {
@@ -31,7 +31,7 @@ fn config(seed: u64) -> wasm_smith::Config {
         multi_value_enabled: true,
         bulk_memory_enabled: true,
         reference_types_enabled: true,
-        tail_call_enabled: false,
+        tail_call_enabled: true,
         exceptions_enabled: true,
         gc_enabled: false,
         simd_enabled: false,
@@ -61,8 +61,13 @@ fn config(seed: u64) -> wasm_smith::Config {
 /// An exported function `--invoke` can pass arguments to (numbers), and how many it takes.
 type Invocable = (String, usize);
 
-/// The module of case `seed`, made to terminate, and its invocable exports.
-fn generate(seed: u64) -> Option<(Vec<u8>, Vec<Invocable>)> {
+/// A generated module: its bytes, its invocable exports, and the functions (by index) that make a
+/// tail call.
+type Generated = (Vec<u8>, Vec<Invocable>, HashSet<u32>);
+
+/// The module of case `seed`, made to terminate, its invocable exports and its functions that make
+/// a tail call.
+fn generate(seed: u64) -> Option<Generated> {
     let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
     let bytes: Vec<u8> = (0..4096)
         .map(|_| {
@@ -76,6 +81,7 @@ fn generate(seed: u64) -> Option<(Vec<u8>, Vec<Invocable>)> {
     module.ensure_termination(2_000).ok()?;
     let wasm = module.to_bytes();
     let (mut types, mut funcs, mut exports) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut imported, mut bodies, mut tail_calling) = (0, 0, HashSet::new());
     for payload in Parser::new(0).parse_all(&wasm) {
         match payload.ok()? {
             Payload::TypeSection(r) => {
@@ -92,6 +98,7 @@ fn generate(seed: u64) -> Option<(Vec<u8>, Vec<Invocable>)> {
                 for i in r.into_imports() {
                     if let TypeRef::Func(t) = i.ok()?.ty {
                         funcs.push(t);
+                        imported += 1;
                     }
                 }
             }
@@ -116,10 +123,25 @@ fn generate(seed: u64) -> Option<(Vec<u8>, Vec<Invocable>)> {
                     }
                 }
             }
+            Payload::CodeSectionEntry(body) => {
+                let mut ops = body.get_operators_reader().ok()?;
+                while !ops.eof() {
+                    if matches!(
+                        ops.read().ok()?,
+                        Operator::ReturnCall { .. }
+                            | Operator::ReturnCallIndirect { .. }
+                            | Operator::ReturnCallRef { .. }
+                    ) {
+                        tail_calling.insert(imported + bodies);
+                        break;
+                    }
+                }
+                bodies += 1;
+            }
             _ => {}
         }
     }
-    Some((wasm, exports))
+    Some((wasm, exports, tail_calling))
 }
 
 fn counts(p: &Profile) -> BTreeMap<(u32, u64), u64> {
@@ -134,9 +156,10 @@ fn ippp_counts_the_segments_of_ips_1_on_generated_modules() {
     let slots_mode = Mode::parse("ippp:slots").unwrap();
     let (mut slotted_runs, mut in_slots, mut ends, mut stack_exhausted, mut unwound) = (0, 0u64, 0u64, 0, 0);
     let (mut runs, mut segments, mut executions, mut calls_followed, mut not_counted) = (0, 0, 0u64, 0u64, 0);
+    let (mut tail_calling_ends, mut into_tail_calling) = (0u64, 0u64);
     let only: Option<u64> = std::env::var("PATHPROF_SMITH_IPPP_CASE").ok().and_then(|v| v.parse().ok());
     for seed in only.map_or(0..cases, |c| c..c + 1) {
-        let Some((wasm, exports)) = generate(seed) else { continue };
+        let Some((wasm, exports, tail_calling)) = generate(seed) else { continue };
         if only.is_some() {
             let file = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("ippp-case-{seed}.wasm"));
             std::fs::write(file, &wasm).unwrap();
@@ -194,6 +217,12 @@ fn ippp_counts_the_segments_of_ips_1_on_generated_modules() {
                 .map(|s| s.count.0)
                 .sum::<u64>();
             not_counted += left_out;
+            into_tail_calling += (fb.ips.iter())
+                .filter(|s| matches!(s.steps.get(2), Some(IpsStep::Sub(c)) if tail_calling.contains(&c.function)))
+                .map(|s| s.count.0)
+                .sum::<u64>();
+            tail_calling_ends +=
+                counts(&b).iter().filter(|((f, _), _)| tail_calling.contains(f)).map(|(_, n)| n).sum::<u64>();
         }
         // The segments of every other run as interesting: `ippp:slots` counts the same segments,
         // those supergraph paths in slots and the others apart.
@@ -232,6 +261,9 @@ fn ippp_counts_the_segments_of_ips_1_on_generated_modules() {
     eprintln!(
         "{runs} runs: {segments} segments ({executions} executions, {calls_followed} into a callee with probes) equal to ips:1's; {not_counted} rooted at calls not counted"
     );
+    eprintln!(
+        "{tail_calling_ends} of their path ends in functions that make tail calls, {into_tail_calling} segment executions into one"
+    );
     eprintln!("ippp:slots: the same segments; {slotted_runs} runs with slots, {in_slots} of {ends} path ends in slots");
     eprintln!("{stack_exhausted} runs left out: the call stack ran out in one mode and not the other");
     eprintln!("{unwound} runs with mismatched path ends (a call unwound), their segments not compared");
@@ -239,5 +271,6 @@ fn ippp_counts_the_segments_of_ips_1_on_generated_modules() {
         return;
     }
     assert!(runs > cases as usize && segments >= 50 && calls_followed > 0, "the cases ran and followed calls");
+    assert!(tail_calling_ends > 0 && into_tail_calling > 0, "functions that make tail calls ran and were called");
     assert!(slotted_runs * 2 > runs && in_slots > 0 && in_slots < ends, "slots and counters both counted");
 }

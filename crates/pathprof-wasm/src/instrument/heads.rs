@@ -13,11 +13,13 @@
 //! Where a function without probes or a host function that may call back can stand between a call
 //! and the function that takes it, it may go on to run other functions once the taker has published
 //! its head, whose own calls use the head word: every call that arms the word then puts back what
-//! the word held before it, so that a published head outlives the calls that follow it.
+//! the word held before it, so that a published head outlives the calls that follow it. A tail call
+//! does the same: the function making it publishes its head before it leaves, and the function it
+//! enters (which takes no call: the word is not armed) runs before the caller reads the head.
 
 use super::analysis::Analysis;
 use super::sink::Digit;
-use crate::cfg::{FuncCfg, Special};
+use crate::cfg::{FuncCfg, SiteKind, Special};
 use crate::module::ModuleInfo;
 use pathprof_core::supergraph::{
     entry_paths, heaviest_path, CallDigit, CallsByBlock, HeadSpace, InterestingPath, Supergraph, SupergraphPpp,
@@ -37,8 +39,8 @@ pub(crate) struct Heads {
     /// By type class, where its referenced functions' heads start and the radix of a digit read
     /// among them; `None` when indirect calls read the whole space.
     classes: Option<HashMap<u32, (u64, u64)>>,
-    /// Whether a function without probes or a host function that may call back is in the module:
-    /// calls that arm the head word then restore it.
+    /// Whether a function without probes, a host function that may call back or a tail call is in
+    /// the module: calls that arm the head word then restore it.
     interposed: bool,
     /// The space, to read heads in.
     space: HeadSpace,
@@ -121,7 +123,15 @@ impl Heads {
             Some(k) => functions.get(k as usize).is_some_and(Option::is_none),
         });
         let referenced_radix = if any { radix(next) } else { radix(referenced_size) };
-        let interposed = info.import_modules.iter().any(|m| may_call_back(m)) || functions.iter().any(Option::is_none);
+        // A function that makes a tail call publishes its head before the call, and the function
+        // it enters runs before the caller reads it: its calls, and those of every function it
+        // calls in turn, must put back the word as around a function without probes.
+        let tail_calls = analyses
+            .iter()
+            .flatten()
+            .any(|(fcfg, _)| fcfg.sites.iter().any(|s| matches!(s.kind, SiteKind::TailCall(_))));
+        let interposed =
+            tail_calls || info.import_modules.iter().any(|m| may_call_back(m)) || functions.iter().any(Option::is_none);
         let classes = (!any).then(|| {
             class_spans
                 .into_iter()

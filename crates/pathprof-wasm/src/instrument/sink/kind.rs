@@ -105,14 +105,6 @@ impl SinkKind {
             SinkKind::Trace if !fcfg.cfg.landings().is_empty() => {
                 Some("catches exceptions, which the hardware path profiler does not simulate".into())
             }
-            // A callee hands its first path to its caller when it returns: a tail call would leave
-            // the hand-over to another function. (An exception leaves it undone: the caller's path
-            // then ends unwound, see `SupergraphSink`.)
-            SinkKind::Supergraph { .. }
-                if fcfg.sites.iter().any(|s| matches!(s.kind, crate::cfg::SiteKind::TailCall(_))) =>
-            {
-                Some("makes tail calls, which interprocedural segments do not follow".into())
-            }
             SinkKind::Trace
             | SinkKind::Count
             | SinkKind::Sample { .. }
