@@ -227,7 +227,7 @@ const ARGS_PROGRAM: &str = r#"
 "#;
 
 /// `bench --hints` takes the hints of its `other` variant from a run with `<stem>.small.args` where
-/// the file is there, and has no such variant where it is not.
+/// the file is there, and has no such variant where it is not; its `pep` variant is always there.
 #[test]
 fn hints_from_another_input_take_the_small_args() {
     let dir = tempfile::tempdir().unwrap();
@@ -242,6 +242,11 @@ fn hints_from_another_input_take_the_small_args() {
     let report = bench().unwrap();
     assert_eq!(report.programs.len(), 1);
     assert_eq!(report.programs[0].other_input_ratio, None, "no other input");
+    // Hints from a pep profile of the same input run too, as a variant of their own.
+    let pep = report.summary.iter().find(|s| s.variant == "pep").expect("a pep variant");
+    assert_eq!(pep.programs, 1);
+    assert!(report.programs[0].pep_ratio.is_finite() && report.programs[0].pep_ratio > 0.0);
+    assert!(report.programs[0].pep_hinted <= report.programs[0].branches);
     std::fs::write(dir.path().join("p.small.args"), "a\nb\n").unwrap();
     let report = bench().unwrap();
     assert!(report.programs[0].other_input_ratio.is_some(), "hints from the run with two arguments");

@@ -10,7 +10,10 @@
 //! * `inverted` — the hints turned round, with it on: a control that must not be faster;
 //! * `other` — hints from a profile of another input than the timed one (where the program's folder
 //!   has a `small.input` beside its `default.input`, the profile is of a run on the small one; where
-//!   a `<stem>.small.args` lies beside the program, of a run with those arguments), with hinting on.
+//!   a `<stem>.small.args` lies beside the program, of a run with those arguments), with hinting on;
+//! * `pep` — hints from a `pep` profile of the timed input (sampled edge counts [PEP05 §6.5]), with
+//!   hinting on. Its counts are samples: a branch is hinted when its samples reach the least count
+//!   scaled by the share of path ends sampled (the samples taken over the `bl` run's path ends).
 //!
 //! Each variant's ratio is its median over `off`'s. The machine code of the hinted module compiled
 //! with hinting off and on is compared, so that a ratio near 1 is known to come from changed code
@@ -24,6 +27,7 @@ use crate::modes::bl::Bl;
 use crate::modes::Mode;
 use crate::profiler::Prepared;
 use anyhow::{Context, Result};
+use pathprof_core::profile::Profile;
 use pathprof_runtime::{EngineOptions, RunConfig, Stopper};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -57,6 +61,9 @@ pub struct HintFigures {
     /// With hints from another input, when the corpus has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub other_input_ratio: Option<f64>,
+    /// Branches hinted from the `pep` profile, and the ratio with those hints.
+    pub pep_hinted: usize,
+    pub pep_ratio: f64,
 }
 
 /// A variant's ratios over the programs.
@@ -74,6 +81,10 @@ pub struct HintSummary {
 pub struct HintReport {
     pub programs: Vec<HintFigures>,
     pub summary: Vec<HintSummary>,
+    /// Over the programs that `bl`'s hints make at least 2 % faster: the speedup of `pep`'s hints
+    /// as a share of theirs (the sum of `1 − pep` over the sum of `1 − on`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pep_share_of_speedup: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped: Option<&'static str>,
 }
@@ -104,11 +115,15 @@ pub fn bench_hints(
         |wasm, name| bench_program(&off, &on, wasm, name, options),
         &mut progress,
     )?;
-    let mut report = HintReport { programs, summary: Vec::new(), stopped };
-    let ratios: [(&'static str, Ratio); 3] = [
+    let sped_up = programs.iter().filter(|f| f.on_ratio <= 0.98);
+    let (pep, bl) = sped_up.fold((0.0, 0.0), |(p, b), f| (p + 1.0 - f.pep_ratio, b + 1.0 - f.on_ratio));
+    let pep_share_of_speedup = (bl > 0.0).then(|| pep / bl);
+    let mut report = HintReport { programs, summary: Vec::new(), pep_share_of_speedup, stopped };
+    let ratios: [(&'static str, Ratio); 4] = [
         ("on", |f| Some(f.on_ratio)),
         ("inverted", |f| Some(f.inverted_ratio)),
         ("other input", |f| f.other_input_ratio),
+        ("pep", |f| Some(f.pep_ratio)),
     ];
     for (variant, ratio) in ratios {
         let of: Vec<(f64, &str)> =
@@ -128,23 +143,54 @@ pub fn bench_hints(
     Ok(report)
 }
 
-/// The hints of `setup`'s program from a `bl` run with `config` (its whole profile); `None` when
-/// the run was stopped.
+/// A profile of `setup`'s program in `mode` from a run with `config`; `None` when the run was
+/// stopped.
+fn profile_of(
+    engine: &pathprof_runtime::Engine,
+    setup: &Setup,
+    config: &RunConfig,
+    name: &str,
+    mode: &Mode,
+) -> Result<Option<Profile>> {
+    let prepared = Prepared::new(&setup.bytes, name, mode, &Inputs::default())?;
+    let run = prepared.run(engine, config)?;
+    if run.outcome.stopped.is_some() {
+        return Ok(None);
+    }
+    setup.status.check(&run.outcome, format_args!("{name}: the profiled run ({mode})"))?;
+    prepared.profile(&run, config).map(Some)
+}
+
+/// The hints of `setup`'s program from a `bl` run with `config` (its whole profile), with that
+/// profile; `None` when the run was stopped.
 fn hints_from(
     engine: &pathprof_runtime::Engine,
     setup: &Setup,
     config: &RunConfig,
     name: &str,
     options: &HintOptions,
+) -> Result<Option<(crate::hint::Hinted, Profile)>> {
+    let Some(profile) = profile_of(engine, setup, config, name, &Mode::new(Bl))? else { return Ok(None) };
+    Ok(Some((hint(&setup.bytes, &profile, options)?, profile)))
+}
+
+/// The hints of `setup`'s program from a `pep` run with `config`, whose sample counts are held to
+/// `options`' least count scaled by the share of `exact`'s path ends the run sampled; `None` when
+/// the run was stopped.
+fn pep_hints(
+    engine: &pathprof_runtime::Engine,
+    setup: &Setup,
+    config: &RunConfig,
+    name: &str,
+    options: &HintOptions,
+    exact: &Profile,
 ) -> Result<Option<crate::hint::Hinted>> {
-    let prepared = Prepared::new(&setup.bytes, name, &Mode::new(Bl), &Inputs::default())?;
-    let run = prepared.run(engine, config)?;
-    if run.outcome.stopped.is_some() {
-        return Ok(None);
-    }
-    setup.status.check(&run.outcome, format_args!("{name}: the profiled run"))?;
-    let profile = prepared.profile(&run, config)?;
-    hint(&setup.bytes, &profile, options).map(Some)
+    let pep = Mode::parse("pep").expect("pep is a mode");
+    let Some(profile) = profile_of(engine, setup, config, name, &pep)? else { return Ok(None) };
+    let taken = profile.mode.sampling().map_or(0, |s| s.samples_taken);
+    let share = if exact.path_executions.0 == 0 { 1.0 } else { taken as f64 / exact.path_executions.0 as f64 };
+    let min_count = ((options.min_count as f64 * share.min(1.0)).round() as u64).max(1);
+    hint(&setup.bytes, &profile, &HintOptions { min_count, ..*options }).map(Some)
 }
 
 /// A folder like `folder` but whose `default.input` is its `small.input`: another input to profile
@@ -172,7 +218,13 @@ fn bench_program(
     options: &HintBenchOptions,
 ) -> Result<Option<HintFigures>> {
     let setup = Setup::of(wasm, name, options.stopper.as_ref())?;
-    let Some(hinted) = hints_from(off, &setup, &setup.config, name, &options.hints)? else { return Ok(None) };
+    let Some((hinted, exact)) = hints_from(off, &setup, &setup.config, name, &options.hints)? else {
+        return Ok(None);
+    };
+    let Some(from_pep) = pep_hints(off, &setup, &setup.config, name, &options.hints, &exact)? else {
+        return Ok(None);
+    };
+    let pep_hinted = from_pep.hinted;
     let core_module = None;
     let mut variants = vec![
         Variant { name: "off", engine: off.clone(), code: hinted.bytes.clone(), times: Vec::new() },
@@ -183,6 +235,7 @@ fn bench_program(
             code: with_hints(&setup.bytes, core_module, &inverted(&hinted.hints))?,
             times: Vec::new(),
         },
+        Variant { name: "pep", engine: on.clone(), code: from_pep.bytes, times: Vec::new() },
     ];
     let folder = wasm.parent().expect("a program is in a folder");
     let other = other_input(folder)?;
@@ -194,7 +247,7 @@ fn bench_program(
         if let Some(args) = &setup.other_args {
             config.args = args.clone();
         }
-        let Some(from_other) = hints_from(off, &setup, &config, name, &options.hints)? else { return Ok(None) };
+        let Some((from_other, _)) = hints_from(off, &setup, &config, name, &options.hints)? else { return Ok(None) };
         variants.push(Variant { name: "other", engine: on.clone(), code: from_other.bytes, times: Vec::new() });
     }
     let text = |engine: &pathprof_runtime::Engine| -> Result<Option<[u8; 32]>> {
@@ -221,6 +274,8 @@ fn bench_program(
         on_ratio: ratio("on").expect("the variant on"),
         inverted_ratio: ratio("inverted").expect("the variant inverted"),
         other_input_ratio: ratio("other"),
+        pep_hinted,
+        pep_ratio: ratio("pep").expect("the variant pep"),
     }))
 }
 

@@ -58,8 +58,8 @@ pub struct Args {
     #[arg(long)]
     json: Option<PathBuf>,
     /// Measure branch hints instead of modes: each program's module with hints from a bl profile of
-    /// it, run with branch hinting off and on, with the hints inverted, and with hints from another
-    /// input where the corpus has one.
+    /// it, run with branch hinting off and on, with the hints inverted, with hints from a pep
+    /// profile of it, and with hints from another input where the corpus has one.
     #[arg(long, conflicts_with = "modes")]
     hints: bool,
 }

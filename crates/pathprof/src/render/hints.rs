@@ -9,8 +9,8 @@ use std::io::Write;
 pub fn header(out: &mut impl Write) -> Result<()> {
     writeln!(
         out,
-        "{:<40} {:>8} {:>7} {:>5} {:>10} {:>6} {:>7} {:>9} {:>7}",
-        "program", "branches", "hinted", "code", "off ms", "±", "on", "inverted", "other"
+        "{:<40} {:>8} {:>7} {:>5} {:>10} {:>6} {:>7} {:>9} {:>7} {:>10} {:>7}",
+        "program", "branches", "hinted", "code", "off ms", "±", "on", "inverted", "other", "pep hinted", "pep"
     )?;
     Ok(())
 }
@@ -25,7 +25,7 @@ pub fn row(out: &mut impl Write, f: &HintFigures) -> Result<()> {
     let other = f.other_input_ratio.map_or_else(|| "-".to_string(), |r| format!("{r:.3}"));
     writeln!(
         out,
-        "{:<40} {:>8} {:>7} {:>5} {:>10.3} {:>5.1}% {:>7.3} {:>9.3} {:>7}",
+        "{:<40} {:>8} {:>7} {:>5} {:>10.3} {:>5.1}% {:>7.3} {:>9.3} {:>7} {:>10} {:>7.3}",
         truncate(&f.program, 40),
         f.branches,
         f.hinted,
@@ -34,7 +34,9 @@ pub fn row(out: &mut impl Write, f: &HintFigures) -> Result<()> {
         f.off_spread * 100.0,
         f.on_ratio,
         f.inverted_ratio,
-        other
+        other,
+        f.pep_hinted,
+        f.pep_ratio
     )?;
     out.flush()?;
     Ok(())
@@ -51,6 +53,13 @@ pub fn summary(out: &mut impl Write, r: &HintReport) -> Result<()> {
             s.programs,
             list(&s.faster_2_percent),
             list(&s.slower_1_percent)
+        )?;
+    }
+    if let Some(share) = r.pep_share_of_speedup {
+        writeln!(
+            out,
+            "pep: {:.0} % of the speedup of bl's hints, on the programs they make at least 2 % faster",
+            share * 100.0
         )?;
     }
     Ok(())
