@@ -13,7 +13,8 @@
 //!   a `<stem>.small.args` lies beside the program, of a run with those arguments), with hinting on;
 //! * `pep` — hints from a `pep` profile of the timed input (sampled edge counts [PEP05 §6.5]), with
 //!   hinting on. Its counts are samples: a branch is hinted when its samples reach the least count
-//!   scaled by the share of path ends sampled (the samples taken over the `bl` run's path ends).
+//!   scaled by the share of path ends sampled (the samples taken over the `bl` run's path ends), and
+//!   at least 29.
 //!
 //! Each variant's ratio is its median over `off`'s. The machine code of the hinted module compiled
 //! with hinting off and on is compared, so that a ratio near 1 is known to come from changed code
@@ -174,9 +175,13 @@ fn hints_from(
     Ok(Some((hint(&setup.bytes, &profile, options)?, profile)))
 }
 
+/// The fewest samples of a branch that `pep`'s hints take: with fewer, a branch whose bias is below
+/// 0.9 goes one way in every sample more than 5 % of the time (0.9^29 < 0.05).
+const MIN_SAMPLES: u64 = 29;
+
 /// The hints of `setup`'s program from a `pep` run with `config`, whose sample counts are held to
-/// `options`' least count scaled by the share of `exact`'s path ends the run sampled; `None` when
-/// the run was stopped.
+/// `options`' least count scaled by the share of `exact`'s path ends the run sampled, and to at
+/// least [`MIN_SAMPLES`]; `None` when the run was stopped.
 fn pep_hints(
     engine: &pathprof_runtime::Engine,
     setup: &Setup,
@@ -189,7 +194,7 @@ fn pep_hints(
     let Some(profile) = profile_of(engine, setup, config, name, &pep)? else { return Ok(None) };
     let taken = profile.mode.sampling().map_or(0, |s| s.samples_taken);
     let share = if exact.path_executions.0 == 0 { 1.0 } else { taken as f64 / exact.path_executions.0 as f64 };
-    let min_count = ((options.min_count as f64 * share.min(1.0)).round() as u64).max(1);
+    let min_count = ((options.min_count as f64 * share.min(1.0)).round() as u64).max(MIN_SAMPLES);
     hint(&setup.bytes, &profile, &HintOptions { min_count, ..*options }).map(Some)
 }
 
