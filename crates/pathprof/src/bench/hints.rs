@@ -22,6 +22,7 @@
 
 use super::corpus::{each_program, Setup};
 use super::rounds::{median, spread, Rounds};
+use super::MIN_TIMED_SECONDS;
 use crate::hint::{hint, inverted, with_hints, HintOptions};
 use crate::inputs::Inputs;
 use crate::modes::bl::Bl;
@@ -67,6 +68,13 @@ pub struct HintFigures {
     pub pep_ratio: f64,
 }
 
+impl HintFigures {
+    /// Whether the unhinted bench region is long enough to time ([`MIN_TIMED_SECONDS`]).
+    pub fn timed(&self) -> bool {
+        self.off_median_seconds >= MIN_TIMED_SECONDS
+    }
+}
+
 /// A variant's ratios over the programs.
 #[derive(Serialize)]
 pub struct HintSummary {
@@ -86,6 +94,8 @@ pub struct HintReport {
     /// as a share of theirs (the sum of `1 − pep` over the sum of `1 − on`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pep_share_of_speedup: Option<f64>,
+    /// Programs whose bench region is too short to time, left out of the summary.
+    pub untimed: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped: Option<&'static str>,
 }
@@ -116,10 +126,12 @@ pub fn bench_hints(
         |wasm, name| bench_program(&off, &on, wasm, name, options),
         &mut progress,
     )?;
-    let sped_up = programs.iter().filter(|f| f.on_ratio <= 0.98);
+    // A bench region too short to time gives noise, as in `bench`: such programs keep their row.
+    let untimed: Vec<String> = programs.iter().filter(|f| !f.timed()).map(|f| f.program.clone()).collect();
+    let sped_up = programs.iter().filter(|f| f.timed() && f.on_ratio <= 0.98);
     let (pep, bl) = sped_up.fold((0.0, 0.0), |(p, b), f| (p + 1.0 - f.pep_ratio, b + 1.0 - f.on_ratio));
     let pep_share_of_speedup = (bl > 0.0).then(|| pep / bl);
-    let mut report = HintReport { programs, summary: Vec::new(), pep_share_of_speedup, stopped };
+    let mut report = HintReport { programs, summary: Vec::new(), pep_share_of_speedup, untimed, stopped };
     let ratios: [(&'static str, Ratio); 4] = [
         ("on", |f| Some(f.on_ratio)),
         ("inverted", |f| Some(f.inverted_ratio)),
@@ -127,8 +139,12 @@ pub fn bench_hints(
         ("pep", |f| Some(f.pep_ratio)),
     ];
     for (variant, ratio) in ratios {
-        let of: Vec<(f64, &str)> =
-            report.programs.iter().filter_map(|f| Some((ratio(f)?, f.program.as_str()))).collect();
+        let of: Vec<(f64, &str)> = report
+            .programs
+            .iter()
+            .filter(|f| f.timed())
+            .filter_map(|f| Some((ratio(f)?, f.program.as_str())))
+            .collect();
         if of.is_empty() {
             continue;
         }

@@ -55,6 +55,9 @@ pub fn summary(out: &mut impl Write, r: &HintReport) -> Result<()> {
             list(&s.slower_1_percent)
         )?;
     }
+    if !r.untimed.is_empty() {
+        writeln!(out, "left out (unhinted bench region under 1 µs, too short to time): {}", r.untimed.join(", "))?;
+    }
     if let Some(share) = r.pep_share_of_speedup {
         writeln!(
             out,
