@@ -658,3 +658,49 @@ fn functions_that_may_throw_count_segments_and_name_the_paths_that_unwound() {
         .sum();
     assert_eq!(from_f, 5 * 2);
 }
+
+/// `b` publishes its head and tail-calls `c`, whose call of `g` saves the head word and arms it;
+/// at `x = 5` `g` throws and `c` catches: the path that ends at `c`'s landing puts the word back
+/// where the call saved it, so that `run` reads `b`'s head (a call that unwinds never reads its
+/// own), and the program runs as it does uninstrumented.
+#[test]
+fn a_call_that_unwinds_to_a_landing_puts_the_head_word_back() {
+    let wat = r#"(module
+      (tag $e)
+      (global $acc (mut i32) (i32.const 0))
+      (func $g (param $x i32)
+        (if (i32.eq (local.get $x) (i32.const 5)) (then (throw $e)))
+        (if (i32.and (local.get $x) (i32.const 1))
+          (then (global.set $acc (i32.add (global.get $acc) (i32.const 1))))
+          (else (global.set $acc (i32.mul (global.get $acc) (i32.const 3))))))
+      (func $c (param $x i32)
+        (block $caught
+          (try_table (catch $e $caught)
+            (call $g (local.get $x)))
+          (return))
+        (global.set $acc (i32.sub (global.get $acc) (i32.const 7))))
+      (func $b (param $x i32)
+        (if (i32.and (local.get $x) (i32.const 2))
+          (then (global.set $acc (i32.xor (global.get $acc) (i32.const 5)))))
+        (return_call $c (local.get $x)))
+      (func $run (export "run") (param $n i32) (result i32) (local $i i32)
+        (loop $l
+          (call $b (local.get $i))
+          (local.set $i (i32.add (local.get $i) (i32.const 1)))
+          (br_if $l (i32.lt_u (local.get $i) (local.get $n))))
+        (global.get $acc)))"#;
+    let (dir, wasm) = common::wat_module(wat);
+    let [bl, ips, ippp] = runs(dir.path(), &wasm, "8", ["bl", "ips:1", "ippp"]);
+    assert_eq!(ippp.output.stdout, bl.output.stdout, "the program's result");
+    assert_eq!(counts(&ippp.profile), counts(&bl.profile), "the Ball–Larus counts are bl's");
+    let (a, b) = (facts(&ips.profile.mode).unwrap(), facts(&ippp.profile.mode).unwrap());
+    assert_eq!(b.mismatched.0, 1, "c's path that ended at its landing");
+    // run's segments through b are ips:1's: b's two paths over x & 2 for x = 0..8.
+    let from_run = |f: &IpsFacts, p: &Profile| -> HashMap<Vec<IpsStep>, u64> {
+        let run = p.functions.iter().find(|f| f.name.as_deref() == Some("run")).unwrap().index;
+        segments(f).into_iter().filter(|(s, _)| matches!(&s[0], IpsStep::Sub(r) if r.function == run)).collect()
+    };
+    let want = from_run(&a, &ips.profile);
+    assert_eq!(want.values().sum::<u64>(), 8);
+    assert_eq!(from_run(&b, &ippp.profile), want);
+}

@@ -53,7 +53,7 @@ const MAX_DIGIT_WEIGHTS: u64 = 1 << 18;
 /// A function's supergraph, with what the instrumenter needs of its calls.
 pub(crate) struct FunctionSupergraph {
     pub supergraph: Supergraph,
-    /// The digit of every call in operator order (`None`: it adds none).
+    /// The digit of every call in operator order (`None`: it never runs; radix 1: it adds none).
     pub digits: Vec<Option<Digit>>,
     /// For each call of the supergraph, its index among `digits`.
     pub sites: Vec<usize>,
@@ -247,7 +247,8 @@ impl Heads {
             }
         };
         for &(i, _, digit, call) in &sites {
-            digits[i] = call.adds_digit().then_some(digit);
+            // A call that adds no digit keeps whether it restores the word (see `SupergraphSink`).
+            digits[i] = Some(if call.adds_digit() { digit } else { Digit { radix: 1, weights: None, ..digit } });
         }
         let at = sites.iter().map(|s| s.0).collect();
         let unwound = (throws && !sites.is_empty()).then_some(product);

@@ -85,8 +85,9 @@ pub(crate) struct SupergraphSink {
 /// The sink's locals: the inner sink's (a table's: `i64`, `i32`), then its own — the key of the
 /// digits so far (`i64`), the first path (`i64`), whether it has ended (`i32`), whether the
 /// activation took its caller's call (`i32`), what the head word held before the current call
-/// armed it (`i64`; then the digit the call added) —, whether a call is under way (`i32`) in a
-/// function that may throw, and the preferential register (`i32`) last in a function with slots.
+/// armed it (`i64`; then the digit the call added) —, whether a call is under way (`i32`; 2 when
+/// it saved the word) in a function that may throw, and the preferential register (`i32`) last in
+/// a function with slots.
 const LOCALS: [ValType; 9] = [
     ValType::I64,
     ValType::I32,
@@ -166,6 +167,14 @@ impl SupergraphSink {
         self.slots.map(|_| self.locals().len() as u32 - 1)
     }
 
+    /// Keeps what the head word holds in the local `SAVED`.
+    fn save_head(&self, e: &mut Emitter) {
+        let (head, saved) = (Self::head(e), self.local(e, SAVED));
+        e.f.instruction(&Instruction::I32Const(0));
+        e.f.instruction(&Instruction::I64Load(head));
+        e.f.instruction(&Instruction::LocalSet(saved));
+    }
+
     /// Whether the call adds a digit.
     fn adds(&self, digit: Option<Digit>) -> Option<Digit> {
         digit.filter(|d| self.digits && d.radix > 1)
@@ -202,16 +211,20 @@ impl PathSink for SupergraphSink {
     }
 
     fn call(&self, e: &mut Emitter, digit: Option<Digit>) {
+        let restore = digit.is_some_and(|d| d.restore);
         if self.unwound.is_some() {
-            e.f.instruction(&Instruction::I32Const(1));
+            // A call that unwinds to a landing here never puts the word back: the path end there
+            // does, from what it held before the call (callees that unwound with it may have
+            // armed it or taken it). 2: under way, with the word saved.
+            if restore {
+                self.save_head(e);
+            }
+            e.f.instruction(&Instruction::I32Const(1 + i32::from(restore)));
             e.f.instruction(&Instruction::LocalSet(self.local(e, PENDING)));
         }
         if let Some(d) = self.adds(digit) {
-            if d.restore {
-                let (head, saved) = (Self::head(e), self.local(e, SAVED));
-                e.f.instruction(&Instruction::I32Const(0));
-                e.f.instruction(&Instruction::I64Load(head));
-                e.f.instruction(&Instruction::LocalSet(saved));
+            if d.restore && self.unwound.is_none() {
+                self.save_head(e);
             }
             Self::store_head(e, HEAD_ARMED);
         }
@@ -282,10 +295,19 @@ impl PathSink for SupergraphSink {
         e.f.instruction(&Instruction::LocalSet(started));
         e.f.instruction(&Instruction::End);
         if let Some(unwound) = self.unwound {
-            // A call under way at a path end unwound: the path never read its digit.
-            let pending = self.local(e, PENDING);
+            // A call under way at a path end unwound: the path never read its digit, and the word
+            // is put back where the call saved it.
+            let (pending, saved) = (self.local(e, PENDING), self.local(e, SAVED));
             e.f.instruction(&Instruction::LocalGet(pending));
             e.f.instruction(&Instruction::If(BlockType::Empty));
+            e.f.instruction(&Instruction::LocalGet(pending));
+            e.f.instruction(&Instruction::I32Const(2));
+            e.f.instruction(&Instruction::I32Eq);
+            e.f.instruction(&Instruction::If(BlockType::Empty));
+            e.f.instruction(&Instruction::I32Const(0));
+            e.f.instruction(&Instruction::LocalGet(saved));
+            e.f.instruction(&Instruction::I64Store(Self::head(e)));
+            e.f.instruction(&Instruction::End);
             e.f.instruction(&Instruction::I64Const(unwound as i64));
             e.f.instruction(&Instruction::LocalSet(key));
             e.f.instruction(&Instruction::I32Const(0));
