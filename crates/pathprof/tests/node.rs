@@ -188,14 +188,14 @@ const CALLS_BACK: &str = r#"
 /// Runs `run(n)` of the module instrumented as `case` under Node, with `back` calling `cb` and then
 /// `other`, and decodes the dump.
 fn calls_back_under_node(node: &Path, case: &Case, n: u32) -> Profile {
-    let host = url_of(&js("pathprof-host.mjs"));
     let script = case.tmp.path().join("drive.mjs");
     std::fs::write(
         &script,
         format!(
             "import {{ readFileSync, writeFileSync }} from 'node:fs';
-import {{ PathprofHost }} from '{host}';
-const [map, wasm, out] = process.argv.slice(2);
+import {{ pathToFileURL }} from 'node:url';
+const [hostModule, map, wasm, out] = process.argv.slice(2);
+const {{ PathprofHost }} = await import(pathToFileURL(hostModule).href);
 const host = new PathprofHost(readFileSync(map, 'utf8'));
 let e = null;
 const back = (x) => {{ e.cb(x); e.other(x); }};
@@ -207,7 +207,13 @@ writeFileSync(out, await host.dump({{ exitCode: 0 }}));
     )
     .unwrap();
     exits(
-        Command::new(node).arg("--no-warnings").arg(&script).arg(&case.map).arg(&case.instrumented).arg(case.dump()),
+        Command::new(node)
+            .arg("--no-warnings")
+            .arg(&script)
+            .arg(js("pathprof-host.mjs"))
+            .arg(&case.map)
+            .arg(&case.instrumented)
+            .arg(case.dump()),
         &format!("{} under Node", case.name),
         0,
     );
@@ -216,11 +222,6 @@ writeFileSync(out, await host.dump({{ exitCode: 0 }}));
     decode.arg("decode").arg(&case.map).arg(case.dump()).arg("-o").arg(&decoded);
     exits(&mut decode, &format!("decode {}", case.name), 0);
     common::elsewhere::read_profile(&decoded)
-}
-
-/// A `file:` URL of an absolute path, for a script's `import`.
-fn url_of(path: &Path) -> String {
-    format!("file://{}", path.display())
 }
 
 /// A host function that calls back into the program (what Emscripten's glue does) hands the call
