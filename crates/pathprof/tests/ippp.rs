@@ -600,19 +600,28 @@ fn slot_facts_merge_and_are_checked() {
     }
 }
 
-/// `f` calls `g` twice inside a `try_table`, and `g` throws when its argument is 5: both may throw,
-/// and both have probes. A run that throws nothing counts `ips:1`'s segments; in a run that throws,
-/// the two paths of `f` whose call of `g` unwound (at x = 4 and x = 5) count as Ball–Larus paths —
-/// the counts are `bl`'s — but root no segment: they are the mismatched path ends.
-const THROWS: &str = r#"
-(module
+/// `g`, which throws when its argument is 5, with its tag and the global it changes.
+const THROWER: &str = r#"
   (tag $e)
   (global $acc (mut i32) (i32.const 0))
   (func $g (param $x i32)
     (if (i32.eq (local.get $x) (i32.const 5)) (then (throw $e)))
     (if (i32.and (local.get $x) (i32.const 1))
       (then (global.set $acc (i32.add (global.get $acc) (i32.const 1))))
-      (else (global.set $acc (i32.mul (global.get $acc) (i32.const 3))))))
+      (else (global.set $acc (i32.mul (global.get $acc) (i32.const 3))))))"#;
+
+/// A module of [`THROWER`] and the functions `rest`.
+fn with_thrower(rest: &str) -> String {
+    format!("(module{THROWER}{rest}")
+}
+
+/// `f` calls `g` twice inside a `try_table`, and `g` throws when its argument is 5: both may throw,
+/// and both have probes. A run that throws nothing counts `ips:1`'s segments; in a run that throws,
+/// the two paths of `f` whose call of `g` unwound (at x = 4 and x = 5) count as Ball–Larus paths —
+/// the counts are `bl`'s — but root no segment: they are the mismatched path ends.
+fn throws() -> String {
+    with_thrower(
+        r#"
   (func $f (param $x i32)
     (block $caught
       (try_table (catch $e $caught)
@@ -627,12 +636,14 @@ const THROWS: &str = r#"
       (local.set $i (i32.add (local.get $i) (i32.const 1)))
       (br_if $l (i32.lt_u (local.get $i) (local.get $n))))
     (global.get $acc)))
-"#;
+"#,
+    )
+}
 
 #[test]
 fn functions_that_may_throw_count_segments_and_name_the_paths_that_unwound() {
     // Nothing thrown: the segments of ips:1.
-    let (dir, wasm, ips, ippp) = ips_and_ippp(THROWS, "4");
+    let (dir, wasm, ips, ippp) = ips_and_ippp(&throws(), "4");
     let f = facts(&ippp.profile.mode).unwrap();
     assert!(["f", "g"].iter().all(|n| function(&ippp.profile, n).skip_reason().is_none()), "f and g have probes");
     assert_eq!(segments(&f), segments(&facts(&ips.profile.mode).unwrap()));
@@ -665,14 +676,8 @@ fn functions_that_may_throw_count_segments_and_name_the_paths_that_unwound() {
 /// own), and the program runs as it does uninstrumented.
 #[test]
 fn a_call_that_unwinds_to_a_landing_puts_the_head_word_back() {
-    let wat = r#"(module
-      (tag $e)
-      (global $acc (mut i32) (i32.const 0))
-      (func $g (param $x i32)
-        (if (i32.eq (local.get $x) (i32.const 5)) (then (throw $e)))
-        (if (i32.and (local.get $x) (i32.const 1))
-          (then (global.set $acc (i32.add (global.get $acc) (i32.const 1))))
-          (else (global.set $acc (i32.mul (global.get $acc) (i32.const 3))))))
+    let wat = with_thrower(
+        r#"
       (func $c (param $x i32)
         (block $caught
           (try_table (catch $e $caught)
@@ -688,8 +693,9 @@ fn a_call_that_unwinds_to_a_landing_puts_the_head_word_back() {
           (call $b (local.get $i))
           (local.set $i (i32.add (local.get $i) (i32.const 1)))
           (br_if $l (i32.lt_u (local.get $i) (local.get $n))))
-        (global.get $acc)))"#;
-    let (dir, wasm) = common::wat_module(wat);
+        (global.get $acc)))"#,
+    );
+    let (dir, wasm) = common::wat_module(&wat);
     let [bl, ips, ippp] = runs(dir.path(), &wasm, "8", ["bl", "ips:1", "ippp"]);
     assert_eq!(ippp.output.stdout, bl.output.stdout, "the program's result");
     assert_eq!(counts(&ippp.profile), counts(&bl.profile), "the Ball–Larus counts are bl's");
@@ -697,7 +703,7 @@ fn a_call_that_unwinds_to_a_landing_puts_the_head_word_back() {
     assert_eq!(b.mismatched.0, 1, "c's path that ended at its landing");
     // run's segments through b are ips:1's: b's two paths over x & 2 for x = 0..8.
     let from_run = |f: &IpsFacts, p: &Profile| -> HashMap<Vec<IpsStep>, u64> {
-        let run = p.functions.iter().find(|f| f.name.as_deref() == Some("run")).unwrap().index;
+        let run = function(p, "run").index;
         segments(f).into_iter().filter(|(s, _)| matches!(&s[0], IpsStep::Sub(r) if r.function == run)).collect()
     };
     let want = from_run(&a, &ips.profile);

@@ -175,7 +175,7 @@ impl Heads {
     }
 
     /// The supergraph of defined function `k`, planned as `plan`, and the digit of each of its calls
-    /// in operator order (`None`: it adds none). Where its supergraph IDs would not fit in 64 bits,
+    /// in operator order (`None`: it never runs; radix 1: it adds none). Where its supergraph IDs would not fit in 64 bits,
     /// calls are dropped (they add no digit) until they do, each the call of the largest radix on
     /// the path whose radices have the largest product — of those that no segment of the
     /// `interesting` paths takes, while there are some [PPP07 §3.4.3: the numbering truncates no
@@ -248,7 +248,7 @@ impl Heads {
         };
         for &(i, _, digit, call) in &sites {
             // A call that adds no digit keeps whether it restores the word (see `SupergraphSink`).
-            digits[i] = Some(if call.adds_digit() { digit } else { Digit { radix: 1, weights: None, ..digit } });
+            digits[i] = Some(if call.adds_digit() { digit } else { Digit { radix: 1, ..digit } });
         }
         let at = sites.iter().map(|s| s.0).collect();
         let unwound = (throws && !sites.is_empty()).then_some(product);

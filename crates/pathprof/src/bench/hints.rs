@@ -108,6 +108,9 @@ struct Variant {
     times: Vec<f64>,
 }
 
+/// The largest ratio of a variant that made a program faster: at least 2 %.
+const FASTER: f64 = 0.98;
+
 /// One variant's ratio (hinted over unhinted median) in a program's figures, when measured.
 type Ratio = fn(&HintFigures) -> Option<f64>;
 
@@ -128,7 +131,7 @@ pub fn bench_hints(
     )?;
     // A bench region too short to time gives noise, as in `bench`: such programs keep their row.
     let untimed: Vec<String> = programs.iter().filter(|f| !f.timed()).map(|f| f.program.clone()).collect();
-    let sped_up = programs.iter().filter(|f| f.timed() && f.on_ratio <= 0.98);
+    let sped_up = programs.iter().filter(|f| f.timed() && f.on_ratio <= FASTER);
     let (pep, bl) = sped_up.fold((0.0, 0.0), |(p, b), f| (p + 1.0 - f.pep_ratio, b + 1.0 - f.on_ratio));
     let pep_share_of_speedup = (bl > 0.0).then(|| pep / bl);
     let mut report = HintReport { programs, summary: Vec::new(), pep_share_of_speedup, untimed, stopped };
@@ -153,7 +156,7 @@ pub fn bench_hints(
             variant,
             programs: of.len(),
             geomean_ratio: geomean,
-            faster_2_percent: of.iter().filter(|(r, _)| *r <= 0.98).map(|(_, p)| p.to_string()).collect(),
+            faster_2_percent: of.iter().filter(|(r, _)| *r <= FASTER).map(|(_, p)| p.to_string()).collect(),
             slower_1_percent: of.iter().filter(|(r, _)| *r >= 1.01).map(|(_, p)| p.to_string()).collect(),
         });
     }

@@ -2,6 +2,7 @@
 
 use super::truncate;
 use crate::bench::hints::{HintFigures, HintReport};
+use crate::bench::MIN_TIMED_SECONDS;
 use anyhow::Result;
 use std::io::Write;
 
@@ -56,7 +57,12 @@ pub fn summary(out: &mut impl Write, r: &HintReport) -> Result<()> {
         )?;
     }
     if !r.untimed.is_empty() {
-        writeln!(out, "left out (unhinted bench region under 1 µs, too short to time): {}", r.untimed.join(", "))?;
+        let under = MIN_TIMED_SECONDS * 1e6;
+        writeln!(
+            out,
+            "left out (unhinted bench region under {under} µs, too short to time): {}",
+            r.untimed.join(", ")
+        )?;
     }
     if let Some(share) = r.pep_share_of_speedup {
         writeln!(

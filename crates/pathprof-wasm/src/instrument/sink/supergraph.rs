@@ -211,21 +211,19 @@ impl PathSink for SupergraphSink {
     }
 
     fn call(&self, e: &mut Emitter, digit: Option<Digit>) {
-        let restore = digit.is_some_and(|d| d.restore);
+        let (restore, adds) = (digit.is_some_and(|d| d.restore), self.adds(digit).is_some());
+        // The word is saved before a call that arms it, to be put back when the call returns, and
+        // in a function that may throw before every call, to be put back at a landing the call
+        // unwinds to (callees that unwound with it may have armed it or taken it).
+        if restore && (adds || self.unwound.is_some()) {
+            self.save_head(e);
+        }
         if self.unwound.is_some() {
-            // A call that unwinds to a landing here never puts the word back: the path end there
-            // does, from what it held before the call (callees that unwound with it may have
-            // armed it or taken it). 2: under way, with the word saved.
-            if restore {
-                self.save_head(e);
-            }
+            // 2: under way, with the word saved.
             e.f.instruction(&Instruction::I32Const(1 + i32::from(restore)));
             e.f.instruction(&Instruction::LocalSet(self.local(e, PENDING)));
         }
-        if let Some(d) = self.adds(digit) {
-            if d.restore && self.unwound.is_none() {
-                self.save_head(e);
-            }
+        if adds {
             Self::store_head(e, HEAD_ARMED);
         }
     }
