@@ -90,6 +90,76 @@ pub fn depth_one(label: u64, heads: &[FirstPath]) -> Vec<Vec<Step>> {
         .collect()
 }
 
+/// What a walk finds at a call, read back from the heads a caller counted with its path (mode
+/// `ippp:K`, [`crate::supergraph::HeadLevel`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Callee {
+    /// No instrumented function ran a path for the call: the call returns at once.
+    None,
+    /// What the callee ran is not known (the call adds no digit at the depth read).
+    Unknown,
+    /// The activation the call entered, by its first path.
+    Entered(Box<HeadTree>),
+}
+
+/// The first path of an activation, `label`, with whether it ended at the function's exit (`None`:
+/// it cannot be told) and what its calls entered, as deep as its head tells: a head of depth `d`
+/// knows its calls' heads of depth `d − 1`, and one of depth 0 none ([`Callee::Unknown`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeadTree {
+    pub label: u64,
+    pub exit: Option<bool>,
+    pub calls: Vec<Callee>,
+}
+
+/// The depth-`k` IPSs rooted on the Ball–Larus path `label`, whose calls entered `calls` (each as
+/// deep as `k − 1` calls): one per call, in order, as [`SegmentFolder`] counts them; `None` for a
+/// segment whose walk needs what a head does not tell.
+pub fn walk_tree(label: u64, calls: &[Callee], k: usize) -> Vec<Option<Vec<Step>>> {
+    (0..calls.len())
+        .map(|part| {
+            let mut steps = Vec::new();
+            tree_walk(label, Some(false), calls, part, k, &mut steps).map(|_| steps)
+        })
+        .collect()
+}
+
+/// Walks from part `part` of the path `label` (ending at the exit as `exit` says, its calls having
+/// entered `calls`), following at most `left` calls, as [`SegmentFolder`]'s walk does: its steps
+/// pushed on `out`, and whether the activation returned at the walk's end and how many calls the
+/// walk followed; `None` when a head it needs is not known.
+fn tree_walk(
+    label: u64,
+    exit: Option<bool>,
+    calls: &[Callee],
+    part: usize,
+    mut left: usize,
+    out: &mut Vec<Step>,
+) -> Option<(bool, usize)> {
+    let budget = left;
+    out.push(Step::Sub { label, part: part as u32 });
+    for (j, callee) in calls.iter().enumerate().skip(part) {
+        if left == 0 {
+            return Some((false, budget));
+        }
+        left -= 1;
+        out.push(Step::Call);
+        match callee {
+            Callee::Unknown => return None,
+            Callee::None => {}
+            Callee::Entered(tree) => {
+                let (returned, used) = tree_walk(tree.label, tree.exit, &tree.calls, 0, left, out)?;
+                left -= used;
+                if !returned {
+                    return Some((false, budget - left));
+                }
+            }
+        }
+        out.extend([Step::Return, Step::Sub { label, part: j as u32 + 1 }]);
+    }
+    Some((exit?, budget - left))
+}
+
 /// The head of a callee that streamed no path: the call returns at once.
 const EMPTY: u32 = u32::MAX;
 

@@ -1,7 +1,7 @@
 //! Interprocedural path segments: [PPP07 §3.4.2]'s example, and the folder against a brute-force
 //! walk of the whole program path on generated runs.
 
-use pathprof_core::ips::{depth_one, FirstPath, SegmentFolder, Segments, Step};
+use pathprof_core::ips::{depth_one, walk_tree, Callee, FirstPath, HeadTree, SegmentFolder, Segments, Step};
 use proptest::prelude::*;
 use std::collections::HashMap;
 
@@ -183,8 +183,8 @@ struct Generator {
     shapes: Shapes,
     items: Vec<Item>,
     wpp: Vec<Token>,
-    /// Every path end with the first paths of the activations its calls entered.
-    ends: Vec<(u64, Vec<FirstPath>)>,
+    /// Every path end with the activations its calls entered, by their first paths.
+    ends: Vec<(u64, Vec<Callee>)>,
 }
 
 impl Generator {
@@ -195,8 +195,8 @@ impl Generator {
         self.state % below
     }
 
-    /// Generates an activation of `function`; its first path, as a caller's IPS takes it.
-    fn activation(&mut self, function: u64, depth: u32) -> (u64, bool) {
+    /// Generates an activation of `function`; its first path, with what its calls entered.
+    fn activation(&mut self, function: u64, depth: u32) -> HeadTree {
         self.items.push(Item::Enter);
         let loops = self.next(4);
         let mut first = None;
@@ -210,16 +210,16 @@ impl Generator {
                 self.wpp.push(Token::Sub { label, part });
                 self.wpp.push(Token::Open);
                 self.items.push(Item::Call);
-                let mut head = None;
+                let mut head = Callee::None;
                 if depth < 6 && self.next(4) != 0 {
                     let callee = self.next(4);
-                    head = Some(self.activation(callee, depth + 1));
+                    head = Callee::Entered(Box::new(self.activation(callee, depth + 1)));
                 }
                 heads.push(head);
                 self.wpp.push(Token::Close);
             }
+            first.get_or_insert_with(|| HeadTree { label, exit: Some(exit), calls: heads.clone() });
             self.ends.push((label, heads));
-            first.get_or_insert((label, self.shapes.calls(label) == 0 && exit));
             self.wpp.push(Token::Sub { label, part: self.shapes.calls(label) });
             match self.items.last_mut() {
                 Some(Item::End { label: l, exit: e, n }) if (*l, *e) == (label, exit) => *n += 1,
@@ -279,12 +279,70 @@ proptest! {
     ) {
         let g = generate(seed, &calls);
         let mut got: HashMap<Vec<Step>, u64> = HashMap::new();
-        for (label, heads) in &g.ends {
-            for steps in depth_one(*label, heads) {
+        for (label, calls) in &g.ends {
+            let heads: Vec<FirstPath> = calls
+                .iter()
+                .map(|c| match c {
+                    Callee::Entered(t) => Some((t.label, t.calls.is_empty() && t.exit == Some(true))),
+                    _ => None,
+                })
+                .collect();
+            for steps in depth_one(*label, &heads) {
                 *got.entry(steps).or_default() += 1;
             }
         }
         prop_assert_eq!(got, brute_force(&g.wpp, 1, &g.shapes));
+    }
+
+    /// Mode `ippp:K`'s IPSs: each path end's own, from the heads of depth `k − 1` of the
+    /// activations its calls entered (what they tell cut there), are the depth-`k` IPSs of the whole
+    /// program path; with heads of depth `k − 2` only, a segment is either the same or unknown, and
+    /// some are unknown exactly when a segment nests `k` calls.
+    #[test]
+    fn each_path_end_with_its_callees_heads_gives_the_segments_of_its_depth(
+        seed in any::<u64>(),
+        calls in proptest::collection::vec(0u32..3, 20),
+        k in 1usize..=4,
+    ) {
+        let g = generate(seed, &calls);
+        let want = brute_force(&g.wpp, k, &g.shapes);
+        let mut got: HashMap<Vec<Step>, u64> = HashMap::new();
+        let mut unknown = 0;
+        for (label, calls) in &g.ends {
+            let deep: Vec<Callee> = calls.iter().map(|c| cut(c, k - 1)).collect();
+            let shallow: Vec<Callee> = calls.iter().map(|c| cut(c, k.saturating_sub(2))).collect();
+            let walked = walk_tree(*label, &deep, k);
+            for (steps, short) in walked.iter().zip(walk_tree(*label, &shallow, k)) {
+                let steps = steps.clone().expect("heads of depth k − 1 tell every segment");
+                match short {
+                    Some(s) => prop_assert_eq!(&s, &steps),
+                    None => unknown += 1,
+                }
+                *got.entry(steps).or_default() += 1;
+            }
+        }
+        let nesting = |s: &Vec<Step>| {
+            s.iter().scan(0i32, |open, t| {
+                *open += match t { Step::Call => 1, Step::Return => -1, Step::Sub { .. } => 0 };
+                Some(*open)
+            }).max().unwrap_or(0)
+        };
+        let deepest = want.keys().any(|s| nesting(s) == k as i32);
+        prop_assert_eq!(unknown > 0, k > 1 && deepest);
+        prop_assert_eq!(got, want);
+    }
+}
+
+/// What a head of depth `d` tells of the activation `c` entered: its first path, and its calls'
+/// heads of depth `d − 1`; at depth 0 none of them.
+fn cut(c: &Callee, d: usize) -> Callee {
+    match c {
+        Callee::Entered(t) => Callee::Entered(Box::new(HeadTree {
+            label: t.label,
+            exit: t.exit,
+            calls: t.calls.iter().map(|c| if d == 0 { Callee::Unknown } else { cut(c, d - 1) }).collect(),
+        })),
+        other => other.clone(),
     }
 }
 

@@ -88,6 +88,28 @@ pub struct Supergraph {
     /// no segment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unwound: Option<u64>,
+    /// For segments of `k > 1` calls: the heads the function publishes at depths 1 to `k − 1`
+    /// (see [`HeadLevel`]); its counted IDs then read the calls' heads of depth `k − 1`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub levels: Vec<HeadLevel>,
+}
+
+/// The heads of depth `d ≥ 1` of a function, for segments of more than one call: its first path
+/// `Q` with the digits its calls read from their callees' heads of depth `d − 1`, published as
+/// `(Q − entry_base) + entry_paths · key` in the module's space of depth `d` — which names every
+/// walk of at most `d` calls from the activation's start ([`crate::ips::walk_tree`]). A head of
+/// depth 0 is the first path alone.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeadLevel {
+    /// Where the function's heads of this depth start in the space of the depth.
+    pub offset: u64,
+    /// Keys per path from the entry: the largest product of this depth's radices along a path, and
+    /// one more for a function that may throw (the key of a first path that ended while a call
+    /// unwound, which names no walk).
+    pub keys: u64,
+    /// The digit of every call at this depth, in operator order (read in the space of depth
+    /// `d − 1`).
+    pub calls: Vec<CallDigit>,
 }
 
 /// What a call's digit says of the callee's first path.
@@ -186,6 +208,23 @@ pub struct Heads {
     pub offset: u64,
     pub entry_base: u64,
     pub entry_paths: u64,
+    /// Heads per path from the entry: 1 at depth 0, a [`HeadLevel`]'s `keys` deeper. The head
+    /// `(Q − entry_base) + entry_paths · key` is read as the path `entry_base +` that.
+    pub keys: u64,
+}
+
+impl Heads {
+    /// The heads the function may publish.
+    pub fn size(&self) -> u64 {
+        self.entry_paths.saturating_mul(self.keys)
+    }
+
+    /// The first path and the key of head `path` (as [`HeadSpace::read`] gives it).
+    pub fn split(&self, path: u64) -> Option<(u64, u64)> {
+        let u = path.checked_sub(self.entry_base)?;
+        (u < self.size() && self.entry_paths > 0)
+            .then(|| (self.entry_base + u % self.entry_paths, u / self.entry_paths))
+    }
 }
 
 /// The module's head space: where each instrumented function's heads start.
@@ -211,7 +250,12 @@ impl HeadSpace {
         let i = self.starts.partition_point(|h| h.offset < v);
         let h = self.starts.get(i.checked_sub(1)?)?;
         let d = v - h.offset - 1;
-        (d < h.entry_paths).then(|| Head::Path { function: h.function, path: h.entry_base + d })
+        (d < h.size()).then(|| Head::Path { function: h.function, path: h.entry_base + d })
+    }
+
+    /// Where `function`'s heads lie.
+    pub fn of(&self, function: u32) -> Option<&Heads> {
+        self.functions.get(&function)
     }
 
     /// What digit `d` of a call read as `call` says.
@@ -239,7 +283,7 @@ impl HeadSpace {
             (None, Head::None) => vec![0, 1],
             (None, Head::Path { function, path }) => (self.functions.get(&function))
                 .and_then(|h| {
-                    let d = path.checked_sub(h.entry_base).filter(|&d| d < h.entry_paths)?;
+                    let d = path.checked_sub(h.entry_base).filter(|&d| d < h.size())?;
                     // Published as `offset + d + 1`, read as that − base + 1.
                     (h.offset + d + 1).checked_sub(call.base)?.checked_add(1)
                 })
@@ -270,6 +314,7 @@ mod tests {
             head_offset: 0,
             calls: calls.clone(),
             unwound: None,
+            levels: Vec::new(),
         };
         let mut seen = std::collections::HashSet::new();
         for p in 0..4 {
@@ -303,7 +348,7 @@ mod tests {
 
     #[test]
     fn heads_are_read_from_their_space() {
-        let heads = |function, offset, entry_base, entry_paths| Heads { function, offset, entry_base, entry_paths };
+        let heads = |function, offset, entry_base, entry_paths| Heads { function, offset, entry_base, entry_paths, keys: 1 };
         // Function 5's paths from its entry are 4 to 13.
         let space = HeadSpace::new([heads(3, 0, 0, 2), heads(5, 2, 4, 10), heads(9, 12, 0, 1)]);
         assert_eq!(space.head(1), Some(Head::Path { function: 3, path: 0 }));

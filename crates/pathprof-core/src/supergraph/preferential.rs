@@ -240,6 +240,7 @@ mod tests {
             head_offset: 0,
             calls,
             unwound: None,
+            levels: Vec::new(),
         };
         (plan, sg, call_blocks)
     }
@@ -308,7 +309,7 @@ mod tests {
     #[test]
     fn interesting_ids_combine_the_heads_of_every_call() {
         let (plan, mut sg, call_blocks) = function();
-        let space = HeadSpace::new([Heads { function: 7, offset: 0, entry_base: 0, entry_paths: 2 }]);
+        let space = HeadSpace::new([Heads { function: 7, offset: 0, entry_base: 0, entry_paths: 2, keys: 1 }]);
         // Calls read in the whole space: digit 0 or 1 for no head, 2 and 3 for function 7's paths.
         for c in &mut sg.calls {
             if c.radix > 1 {

@@ -142,7 +142,7 @@ impl Heads {
             let (offset, entry_paths) = (*f)?;
             let (entry_base, _) = entries(&analyses[k])?;
             let function = info.num_imported_funcs + k as u32;
-            Some(pathprof_core::supergraph::Heads { function, offset, entry_base, entry_paths })
+            Some(pathprof_core::supergraph::Heads { function, offset, entry_base, entry_paths, keys: 1 })
         }));
         Heads { functions, referenced_radix, space_radix: radix(next), classes, interposed, space }
     }
@@ -254,7 +254,7 @@ impl Heads {
         let unwound = (throws && !sites.is_empty()).then_some(product);
         let calls = sites.into_iter().map(|s| s.3).collect();
         FunctionSupergraph {
-            supergraph: Supergraph { paths, entry_base, entry_paths, ids, head_offset, calls, unwound },
+            supergraph: Supergraph { paths, entry_base, entry_paths, ids, head_offset, calls, unwound, levels: Vec::new() },
             digits,
             sites: at,
             by_block,

@@ -230,6 +230,7 @@ impl<'m> Decoder<'m> {
             offset: s.head_offset,
             entry_base: s.entry_base,
             entry_paths: s.entry_paths,
+            keys: 1,
         }));
         let by_index = map.functions.iter().map(|f| (f.index, f)).collect();
         Decoder { map, space, by_index, returns: HashMap::new() }
