@@ -135,7 +135,7 @@ fn check(options: InstrumentOptions, slotted: &[u32]) {
 #[test]
 fn slots_everywhere_count_the_interesting_supergraph_paths() {
     check(
-        InstrumentOptions { sink: SinkKind::Supergraph { slots_everywhere: true }, ..Default::default() },
+        InstrumentOptions { sink: SinkKind::Supergraph { slots_everywhere: true, depth: 1 }, ..Default::default() },
         &[0, 1, 2],
     );
 }
@@ -145,7 +145,7 @@ fn slots_count_them_where_the_host_would() {
     // `run`'s supergraph IDs are more than 8, those of `f` and `g` fewer; its table (1 KiB) does
     // not fit in the profiler's memory, its slots do.
     let options = InstrumentOptions {
-        sink: SinkKind::Supergraph { slots_everywhere: false },
+        sink: SinkKind::Supergraph { slots_everywhere: false, depth: 1 },
         array_max_paths: 8,
         array_max_bytes: 512,
         ..Default::default()

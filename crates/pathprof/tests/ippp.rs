@@ -286,13 +286,13 @@ fn interesting_segments_make_the_others_residual() {
     }
     let text = pathprof().current_dir(dir).args(["report", "field.json", "--untested"]).output().unwrap();
     assert!(text.status.success(), "{}", String::from_utf8_lossy(&text.stderr));
-    // Segments of one call only, and from ips profiles.
+    // Segments of the mode's depth only, and from ips profiles.
     run("two.json", &["--mode", "ips:2"], "1");
     run("bl.json", &[], "1");
     for (mode, given, expect) in [
         ("ippp", "two.json", "--mode ippp takes interesting segments of one call, not 2"),
         ("ippp", "bl.json", "--mode ippp takes ips profiles as --interesting"),
-        ("ippp:2", "test.json", "ippp counts segments of one call (K = 1)"),
+        ("ippp:2", "test.json", "--mode ippp:2 takes interesting segments of up to 2 calls, not 1"),
     ] {
         let out = pathprof()
             .current_dir(dir)

@@ -18,7 +18,7 @@ mod common;
 
 use arbitrary::Unstructured;
 use common::{check_segment_roots, without_not_counted};
-use pathprof::modes::ips::{facts, IpsStep};
+use pathprof::modes::ips::{facts, IpsFacts, IpsStep};
 use pathprof::{Inputs, Interesting, Mode, Prepared, RunConfig};
 use pathprof_core::profile::{InterestingRule, Profile};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -148,6 +148,56 @@ fn counts(p: &Profile) -> BTreeMap<(u32, u64), u64> {
     p.functions.iter().flat_map(|f| f.paths().iter().map(move |x| ((f.index, x.id.0), x.count.0))).collect()
 }
 
+/// How the `ips:K` and `ippp:K` runs of one export compared.
+enum Compared {
+    /// The call stack ran out in one mode and not the other.
+    Exhausted,
+    /// A path end was mismatched (a call unwound) in either mode: the `ips` profile.
+    Unwound(Box<Profile>),
+    /// The runs ended alike, with the same Ball–Larus counts and the same segments: the profiles,
+    /// the `ippp` facts and segments, and how many segments the `ippp` profile leaves out.
+    Equal { ips: Box<Profile>, ippp: Box<Profile>, facts: IpsFacts, got: HashMap<Vec<IpsStep>, u64>, left_out: usize },
+}
+
+/// Runs `config` profiled by `ips` and by `ippp` (of one depth) and checks that the runs end
+/// alike, count the same Ball–Larus paths and the same segments but those `ippp` says it left out.
+fn compare(
+    engine: &pathprof_runtime::Engine,
+    ips: &Prepared,
+    ippp: &Prepared,
+    config: &RunConfig,
+    what: &str,
+) -> Compared {
+    let (a, b) = (ips.run(engine, config).unwrap(), ippp.run(engine, config).unwrap());
+    // Instrumented frames are larger: a recursion that ends (at the module's fuel check) just short
+    // of the stack's limit under one sink's probes may pass it under another's.
+    let exhausted = |r: &pathprof::ModeRun| r.outcome.trap.as_deref().is_some_and(|t| t.contains("stack exhausted"));
+    if exhausted(&a) != exhausted(&b) {
+        return Compared::Exhausted;
+    }
+    // References print as their addresses, which differ from store to store.
+    let results = |r: &[String]| -> Vec<String> {
+        r.iter().map(|v| if v.contains("Ref") { "a reference".into() } else { v.clone() }).collect()
+    };
+    assert_eq!(
+        (a.outcome.exit_code, &a.outcome.trap, results(&a.outcome.results)),
+        (b.outcome.exit_code, &b.outcome.trap, results(&b.outcome.results)),
+        "{what}: the runs ended alike"
+    );
+    let (a, b) = (ips.profile(&a, config).unwrap(), ippp.profile(&b, config).unwrap());
+    assert_eq!(counts(&a), counts(&b), "{what}: the Ball–Larus counts");
+    let (fa, fb) = (facts(&a.mode).unwrap(), facts(&b.mode).unwrap());
+    let want: HashMap<Vec<IpsStep>, u64> = fa.ips.iter().map(|s| (s.steps.clone(), s.count.0)).collect();
+    if fa.mismatched.0 > 0 || fb.mismatched.0 > 0 {
+        return Compared::Unwound(Box::new(a));
+    }
+    let (want, left_out) = without_not_counted(want, &fb);
+    check_segment_roots(&b, &fb);
+    let got: HashMap<Vec<IpsStep>, u64> = fb.ips.iter().map(|s| (s.steps.clone(), s.count.0)).collect();
+    assert!(got == want, "{what}: the segments differ from ips:{}'s\nippp: {got:?}\nips: {want:?}", fa.k);
+    Compared::Equal { ips: Box::new(a), ippp: Box::new(b), facts: fb, got, left_out }
+}
+
 #[test]
 fn ippp_counts_the_segments_of_ips_1_on_generated_modules() {
     let cases: u64 = std::env::var("PATHPROF_SMITH_IPPP_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(400);
@@ -175,38 +225,22 @@ fn ippp_counts_the_segments_of_ips_1_on_generated_modules() {
                 capture_output: true,
                 ..RunConfig::default()
             };
-            let (a, b) = (ips.run(&engine, &config).unwrap(), ippp.run(&engine, &config).unwrap());
             let what = format!("{name}, {export}");
-            // Instrumented frames are larger: a recursion that ends (at the module's fuel check)
-            // just short of the stack's limit under one sink's probes may pass it under another's.
-            let exhausted =
-                |r: &pathprof::ModeRun| r.outcome.trap.as_deref().is_some_and(|t| t.contains("stack exhausted"));
-            if exhausted(&a) != exhausted(&b) {
-                stack_exhausted += 1;
-                continue;
-            }
-            // References print as their addresses, which differ from store to store.
-            let results = |r: &[String]| -> Vec<String> {
-                r.iter().map(|v| if v.contains("Ref") { "a reference".into() } else { v.clone() }).collect()
+            let (b, fb, got, left_out) = match compare(&engine, &ips, &ippp, &config, &what) {
+                Compared::Exhausted => {
+                    stack_exhausted += 1;
+                    continue;
+                }
+                Compared::Unwound(a) => {
+                    tested.push((config.clone(), *a));
+                    unwound += 1;
+                    continue;
+                }
+                Compared::Equal { ips, ippp, facts, got, left_out } => {
+                    tested.push((config.clone(), *ips));
+                    (*ippp, facts, got, left_out)
+                }
             };
-            assert_eq!(
-                (a.outcome.exit_code, &a.outcome.trap, results(&a.outcome.results)),
-                (b.outcome.exit_code, &b.outcome.trap, results(&b.outcome.results)),
-                "{what}: the runs ended alike"
-            );
-            let (a, b) = (ips.profile(&a, &config).unwrap(), ippp.profile(&b, &config).unwrap());
-            assert_eq!(counts(&a), counts(&b), "{what}: the Ball–Larus counts");
-            tested.push((config.clone(), a.clone()));
-            let (fa, fb) = (facts(&a.mode).unwrap(), facts(&b.mode).unwrap());
-            let want: HashMap<Vec<IpsStep>, u64> = fa.ips.iter().map(|s| (s.steps.clone(), s.count.0)).collect();
-            if fa.mismatched.0 > 0 || fb.mismatched.0 > 0 {
-                unwound += 1;
-                continue;
-            }
-            let (want, left_out) = without_not_counted(want, &fb);
-            check_segment_roots(&b, &fb);
-            let got: HashMap<Vec<IpsStep>, u64> = fb.ips.iter().map(|s| (s.steps.clone(), s.count.0)).collect();
-            assert!(got == want, "{what}: the segments differ from ips:1's\nippp: {got:?}\nips:1: {want:?}");
             runs += 1;
             segments += got.len();
             executions += got.values().sum::<u64>();
@@ -273,4 +307,62 @@ fn ippp_counts_the_segments_of_ips_1_on_generated_modules() {
     assert!(runs > cases as usize && segments >= 50 && calls_followed > 0, "the cases ran and followed calls");
     assert!(tail_calling_ends > 0 && into_tail_calling > 0, "functions that make tail calls ran and were called");
     assert!(slotted_runs * 2 > runs && in_slots > 0 && in_slots < ends, "slots and counters both counted");
+}
+
+/// `ippp:K` for `K` from 2 to 4 against `ips:K`, on the same generated modules: the same
+/// segments, but those rooted at the subpaths whose walks need a head some call does not carry.
+#[test]
+fn ippp_k_counts_the_segments_of_ips_k_on_generated_modules() {
+    let cases: u64 = std::env::var("PATHPROF_SMITH_IPPP_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(400) / 2;
+    let engine = pathprof_runtime::engine().unwrap();
+    let (mut runs, mut segments, mut executions, mut nested, mut not_counted, mut left_alone) =
+        (0, 0, 0u64, 0u64, 0, 0);
+    let only: Option<u64> = std::env::var("PATHPROF_SMITH_IPPP_CASE").ok().and_then(|v| v.parse().ok());
+    for seed in only.map_or(0..cases, |c| c..c + 1) {
+        let Some((wasm, exports, _)) = generate(seed) else { continue };
+        let k = 2 + seed % 3;
+        let name = format!("case {seed} (K = {k})");
+        let ips_mode = Mode::parse(&format!("ips:{k}")).unwrap();
+        let ippp_mode = Mode::parse(&format!("ippp:{k}")).unwrap();
+        let ips = Prepared::new(&wasm, &name, &ips_mode, &Inputs::default()).unwrap();
+        let ippp = Prepared::new(&wasm, &name, &ippp_mode, &Inputs::default()).unwrap();
+        for (export, params) in &exports {
+            let config = RunConfig {
+                invoke: Some(export.clone()),
+                args: std::iter::once(export.clone()).chain(std::iter::repeat_n("1".to_string(), *params)).collect(),
+                capture_output: true,
+                ..RunConfig::default()
+            };
+            let what = format!("{name}, {export}");
+            let Compared::Equal { got, left_out, .. } = compare(&engine, &ips, &ippp, &config, &what) else {
+                left_alone += 1;
+                continue;
+            };
+            runs += 1;
+            segments += got.len();
+            executions += got.values().sum::<u64>();
+            // Segments that entered a callee's callee: what only heads of depth 1 and more tell.
+            nested += (got.iter())
+                .filter(|(s, _)| {
+                    let mut open = 0i32;
+                    s.iter().any(|t| {
+                        open += match t {
+                            IpsStep::Mark(pathprof::modes::ips::Mark::Call) => 1,
+                            IpsStep::Mark(_) => -1,
+                            IpsStep::Sub(_) => 0,
+                        };
+                        open >= 2
+                    })
+                })
+                .map(|(_, n)| n)
+                .sum::<u64>();
+            not_counted += left_out;
+        }
+    }
+    eprintln!(
+        "{runs} runs: {segments} segments ({executions} executions, {nested} through nested calls) equal to ips:K's; {not_counted} left out as not counted; {left_alone} runs not compared"
+    );
+    if only.is_none() {
+        assert!(runs > cases as usize && segments >= 50 && nested > 0, "the cases ran and followed nested calls");
+    }
 }

@@ -348,7 +348,8 @@ mod tests {
 
     #[test]
     fn heads_are_read_from_their_space() {
-        let heads = |function, offset, entry_base, entry_paths| Heads { function, offset, entry_base, entry_paths, keys: 1 };
+        let heads =
+            |function, offset, entry_base, entry_paths| Heads { function, offset, entry_base, entry_paths, keys: 1 };
         // Function 5's paths from its entry are 4 to 13.
         let space = HeadSpace::new([heads(3, 0, 0, 2), heads(5, 2, 4, 10), heads(9, 12, 0, 1)]);
         assert_eq!(space.head(1), Some(Head::Path { function: 3, path: 0 }));

@@ -18,19 +18,33 @@
 //! enters (which takes no call: the word is not armed) runs before the caller reads the head.
 
 use super::analysis::Analysis;
-use super::sink::Digit;
+use super::sink::{Digit, Read};
 use crate::cfg::{FuncCfg, SiteKind, Special};
 use crate::module::ModuleInfo;
+use pathprof_core::ips::MAX_DEPTH;
 use pathprof_core::supergraph::{
-    entry_paths, heaviest_path, CallDigit, CallsByBlock, HeadSpace, InterestingPath, Supergraph, SupergraphPpp,
+    entry_paths, heaviest_path, CallDigit, CallsByBlock, HeadLevel, HeadSpace, InterestingPath, Supergraph,
+    SupergraphPpp,
 };
 use pathprof_core::FunctionPlan;
 use std::collections::{HashMap, HashSet};
 use wasmparser::FunctionBody;
 
-/// The head space of a module.
+/// The head space of a module: one per depth of the heads its functions publish (1 for segments
+/// of one call, `k` for segments of `k`).
 pub(crate) struct Heads {
-    /// Each defined function's `(offset, paths from its entry)` when it is instrumented.
+    levels: Vec<Level>,
+    /// Each defined function's heads of depth 1 to `k − 1`: the digits its calls read at each,
+    /// with how each is read.
+    deeper: Vec<Vec<(HeadLevel, Vec<Option<Read>>)>>,
+    /// Whether a function without probes, a host function that may call back or a tail call is in
+    /// the module: calls that arm the head words then restore them.
+    interposed: bool,
+}
+
+/// The heads of one depth.
+struct Level {
+    /// Each defined function's `(offset, heads it may publish)` when it is instrumented.
     functions: Vec<Option<(u64, u64)>>,
     /// The radices of a digit read in the part of the space that references may reach, and in the
     /// whole space (the part's size + 2); 0 when it does not fit in 64 bits.
@@ -39,11 +53,34 @@ pub(crate) struct Heads {
     /// By type class, where its referenced functions' heads start and the radix of a digit read
     /// among them; `None` when indirect calls read the whole space.
     classes: Option<HashMap<u32, (u64, u64)>>,
-    /// Whether a function without probes, a host function that may call back or a tail call is in
-    /// the module: calls that arm the head word then restore it.
-    interposed: bool,
     /// The space, to read heads in.
     space: HeadSpace,
+}
+
+/// A function's reachable calls: for each, its index among the function's calls (in operator
+/// order), its block, its callee (`None`: indirect) and its type.
+struct Sites {
+    sites: Vec<(usize, usize, Option<u32>, Option<u32>)>,
+    /// The function's calls, reachable or not.
+    calls: usize,
+}
+
+impl Sites {
+    fn new(fcfg: &FuncCfg, body_start: u64) -> Sites {
+        let mut sites = Vec::new();
+        let mut calls = 0;
+        for &(op, special) in &fcfg.specials {
+            let Special::Call { callee, signature } = special else { continue };
+            let at = body_start + u64::from(fcfg.op_offsets[op]);
+            let b = fcfg.blocks.partition_point(|b| b.offset <= at);
+            // An unreachable call never runs.
+            if let Some(block) = b.checked_sub(1).filter(|&b| at < fcfg.blocks[b].end) {
+                sites.push((calls, block, callee, signature));
+            }
+            calls += 1;
+        }
+        Sites { sites, calls }
+    }
 }
 
 /// Most digits of all the calls of one function whose weights a preferential numbering of its
@@ -70,46 +107,45 @@ fn may_call_back(module: &str) -> bool {
         || module == "bench")
 }
 
-impl Heads {
-    /// The head space of the functions `analyses` instrument: those that `info` or their code
-    /// reference first, by type class, then the others, each in index order.
-    pub fn new(info: &ModuleInfo, analyses: &[Analysis]) -> Heads {
-        let mut referenced: HashSet<u32> = info.referenced_funcs.iter().copied().collect();
-        for (fcfg, _) in analyses.iter().flatten() {
-            for &(_, special) in &fcfg.specials {
-                if let Special::RefFunc { func } = special {
-                    referenced.insert(func);
-                }
-            }
-        }
-        // Only paths from the entry are heads.
-        let entries = |a: &Analysis| match a {
-            Ok((_, Ok(planned))) => Some(entry_paths(&planned.plan.dag, &planned.plan.numbering)),
-            _ => None,
-        };
-        let paths = |a: &Analysis| entries(a).map(|e| e.1);
-        let class = |f: u32| info.func_types.get(f as usize).and_then(|&t| info.type_classes.get(t as usize)?.as_ref());
-        // The referenced functions by type class (those of no class last), then the others, each
-        // in index order: `(unreferenced, class, k)`.
-        let mut order: Vec<(bool, Option<u32>, usize)> = (0..analyses.len())
-            .map(|k| {
-                let index = info.num_imported_funcs + k as u32;
-                let referenced = referenced.contains(&index);
-                (!referenced, class(index).copied().filter(|_| referenced), k)
-            })
-            .collect();
-        order.sort_unstable_by_key(|&(unreferenced, class, k)| (unreferenced, class.is_none(), class, k));
-        let mut functions = vec![None; analyses.len()];
+/// The order of the defined functions in every depth's space: those that `info` or their code
+/// reference first, by type class (those of no class last), then the others, each in index order —
+/// `(unreferenced, class, k)`.
+fn space_order(info: &ModuleInfo, analyses: &[Analysis], referenced: &HashSet<u32>) -> Vec<(bool, Option<u32>, usize)> {
+    let class = |f: u32| info.func_types.get(f as usize).and_then(|&t| info.type_classes.get(t as usize)?.as_ref());
+    let mut order: Vec<(bool, Option<u32>, usize)> = (0..analyses.len())
+        .map(|k| {
+            let index = info.num_imported_funcs + k as u32;
+            let referenced = referenced.contains(&index);
+            (!referenced, class(index).copied().filter(|_| referenced), k)
+        })
+        .collect();
+    order.sort_unstable_by_key(|&(unreferenced, class, k)| (unreferenced, class.is_none(), class, k));
+    order
+}
+
+impl Level {
+    /// The space of the defined functions whose heads are `sizes` (`None`: not instrumented), in
+    /// `order`; `bases` gives each one's `(entry_base, entry_paths)`, and `keys` its heads per path
+    /// from the entry.
+    fn new(
+        info: &ModuleInfo,
+        referenced: &HashSet<u32>,
+        order: &[(bool, Option<u32>, usize)],
+        bases: &[Option<(u64, u64)>],
+        keys: &[u64],
+    ) -> Level {
+        let mut functions = vec![None; bases.len()];
         let mut next = 0u128;
         let mut referenced_size = 0u128;
         let mut class_spans: HashMap<u32, (u128, u128)> = HashMap::new();
-        for &(unreferenced, class, k) in &order {
-            if let Some(n) = paths(&analyses[k]) {
+        for &(unreferenced, class, k) in order {
+            if let Some((_, n)) = bases[k] {
+                let size = u128::from(n) * u128::from(keys[k]);
                 if let Some(c) = class {
-                    class_spans.entry(c).or_insert((next, 0)).1 += u128::from(n);
+                    class_spans.entry(c).or_insert((next, 0)).1 += size;
                 }
-                functions[k] = u64::try_from(next).ok().map(|o| (o, n));
-                next += u128::from(n);
+                functions[k] = u64::try_from(next).ok().zip(u64::try_from(size).ok());
+                next += size;
             }
             if !unreferenced {
                 referenced_size = next;
@@ -120,18 +156,9 @@ impl Heads {
         // function take an indirect call: such calls then read the whole space.
         let any = referenced.iter().any(|&f| match f.checked_sub(info.num_imported_funcs) {
             None => info.import_modules.get(f as usize).is_some_and(|m| may_call_back(m)),
-            Some(k) => functions.get(k as usize).is_some_and(Option::is_none),
+            Some(k) => bases.get(k as usize).is_some_and(Option::is_none),
         });
         let referenced_radix = if any { radix(next) } else { radix(referenced_size) };
-        // A function that makes a tail call publishes its head before the call, and the function
-        // it enters runs before the caller reads it: its calls, and those of every function it
-        // calls in turn, must put back the word as around a function without probes.
-        let tail_calls = analyses
-            .iter()
-            .flatten()
-            .any(|(fcfg, _)| fcfg.sites.iter().any(|s| matches!(s.kind, SiteKind::TailCall(_))));
-        let interposed =
-            tail_calls || info.import_modules.iter().any(|m| may_call_back(m)) || functions.iter().any(Option::is_none);
         let classes = (!any).then(|| {
             class_spans
                 .into_iter()
@@ -139,160 +166,37 @@ impl Heads {
                 .collect()
         });
         let space = HeadSpace::new(functions.iter().enumerate().filter_map(|(k, f)| {
-            let (offset, entry_paths) = (*f)?;
-            let (entry_base, _) = entries(&analyses[k])?;
+            let (offset, _) = (*f)?;
+            let (entry_base, entry_paths) = bases[k]?;
             let function = info.num_imported_funcs + k as u32;
-            Some(pathprof_core::supergraph::Heads { function, offset, entry_base, entry_paths, keys: 1 })
+            Some(pathprof_core::supergraph::Heads { function, offset, entry_base, entry_paths, keys: keys[k] })
         }));
-        Heads { functions, referenced_radix, space_radix: radix(next), classes, interposed, space }
+        Level { functions, referenced_radix, space_radix: radix(next), classes, space }
     }
 
-    /// The preferential numbering of the supergraph paths of a function planned as `plan` with
-    /// supergraph `s` whose `paths` are interesting, within `max_slots` slots; `None` without
-    /// interesting supergraph paths, or when they would take too many slots or weights.
-    pub fn preferential(
-        &self,
-        s: &FunctionSupergraph,
-        plan: &FunctionPlan,
-        paths: Option<&Vec<InterestingPath>>,
-        max_slots: u64,
-    ) -> Option<SupergraphPpp> {
-        let sg = &s.supergraph;
-        let weights: u64 = sg.calls.iter().filter(|c| c.adds_digit()).map(|c| c.radix).sum();
-        if weights > MAX_DIGIT_WEIGHTS {
-            return None;
-        }
-        let ids = SupergraphPpp::interesting_ids(sg, plan, &s.by_block, &self.space, paths?, max_slots as usize);
-        if ids.is_empty() {
-            return None;
-        }
-        SupergraphPpp::build(plan, sg, &s.by_block, ids, max_slots).ok().flatten()
-    }
-
-    /// Where defined function `k`'s heads start.
-    pub fn offset(&self, k: usize) -> u64 {
-        self.functions[k].map_or(0, |(o, _)| o)
-    }
-
-    /// The supergraph of defined function `k`, planned as `plan`, and the digit of each of its calls
-    /// in operator order (`None`: it never runs; radix 1: it adds none). Where its supergraph IDs would not fit in 64 bits,
-    /// calls are dropped (they add no digit) until they do, each the call of the largest radix on
-    /// the path whose radices have the largest product — of those that no segment of the
-    /// `interesting` paths takes, while there are some [PPP07 §3.4.3: the numbering truncates no
-    /// edge an interesting segment takes].
-    pub fn supergraph(
-        &self,
-        info: &ModuleInfo,
-        k: usize,
-        fcfg: &FuncCfg,
-        body: &FunctionBody,
-        plan: &FunctionPlan,
-        interesting: Option<&Vec<InterestingPath>>,
-    ) -> FunctionSupergraph {
-        let paths = plan.num_paths();
-        let (entry_base, entry_paths) = entry_paths(&plan.dag, &plan.numbering);
-        let head_offset = self.offset(k);
-        let body_start = body.range().start as u64;
-        // Each reachable call: its digit's index, its block, and how it is read.
-        let mut sites: Vec<(usize, usize, Digit, CallDigit)> = Vec::new();
-        let mut digits = Vec::new();
-        for &(op, special) in &fcfg.specials {
-            let Special::Call { callee, signature } = special else { continue };
-            let at = body_start + u64::from(fcfg.op_offsets[op]);
-            let b = fcfg.blocks.partition_point(|b| b.offset <= at);
-            if let Some(block) = b.checked_sub(1).filter(|&b| at < fcfg.blocks[b].end) {
-                let (digit, call) = self.digit(info, callee, signature);
-                sites.push((digits.len(), block, digit, call));
-            }
-            // An unreachable call never runs.
-            digits.push(None);
-        }
-        // A call whose space is too large to read it in is dropped; so is, while the IDs would not fit
-        // in 64 bits, the call of the largest radix on the path of the largest product.
-        let drop = |site: &mut (usize, usize, Digit, CallDigit)| {
-            site.3 = CallDigit { radix: 1, dropped: true, ..site.3 };
-        };
-        sites.iter_mut().filter(|s| s.3.radix == 0).for_each(drop);
-        // The calls (by their place among `sites`) where interesting segments are rooted.
-        let blocks: Vec<u32> = sites.iter().map(|s| s.1 as u32).collect();
-        let by_block = CallsByBlock::new(&blocks);
-        let mut taken = HashSet::new();
-        for p in interesting.into_iter().flatten() {
-            let Ok(path) = pathprof_core::regen::regenerate(&plan.dag, &plan.numbering, p.path) else { continue };
-            let calls = by_block.on(&path.blocks);
-            taken.extend(calls.iter().zip(&p.heads).filter(|(_, heads)| !heads.is_empty()).map(|(&c, _)| c));
-        }
-        // A function that may throw keeps one key past every path's digits for the paths that end
-        // while a call unwinds.
-        let throws = fcfg.cfg.throws();
-        let (ids, product) = loop {
-            let mut weight = vec![1u128; plan.dag.num_nodes() as usize];
-            for &(_, block, _, call) in &sites {
-                weight[block] = weight[block].saturating_mul(u128::from(call.radix));
-            }
-            let (product, path) = heaviest_path(&plan.dag, &weight);
-            let keys = if throws { product.saturating_add(1) } else { product };
-            if let Ok(ids) = u64::try_from(u128::from(paths).saturating_mul(keys)) {
-                break (ids, product as u64);
-            }
-            let on_path: HashSet<usize> = path.iter().map(|&b| b as usize).collect();
-            let victim = (sites.iter_mut().enumerate())
-                .filter(|(_, s)| !s.3.dropped && on_path.contains(&s.1))
-                .max_by_key(|(c, s)| (!taken.contains(c), s.3.radix, std::cmp::Reverse(s.0)))
-                .map(|(_, s)| s);
-            match victim {
-                Some(site) => drop(site),
-                // The paths alone are too many for 64 bits (a plan never has so many).
-                None => break (paths, 1),
-            }
-        };
-        for &(i, _, digit, call) in &sites {
-            // A call that adds no digit keeps whether it restores the word (see `SupergraphSink`).
-            digits[i] = Some(if call.adds_digit() { digit } else { Digit { radix: 1, ..digit } });
-        }
-        let at = sites.iter().map(|s| s.0).collect();
-        let unwound = (throws && !sites.is_empty()).then_some(product);
-        let calls = sites.into_iter().map(|s| s.3).collect();
-        FunctionSupergraph {
-            supergraph: Supergraph { paths, entry_base, entry_paths, ids, head_offset, calls, unwound, levels: Vec::new() },
-            digits,
-            sites: at,
-            by_block,
-        }
-    }
-
-    /// How a call of `callee` (`None`: indirect, of type `signature`) is read, for the instrumenter
-    /// and for the map; a radix of 0 when its space is too large to read it in.
-    fn digit(&self, info: &ModuleInfo, callee: Option<u32>, signature: Option<u32>) -> (Digit, CallDigit) {
+    /// How a call of `callee` (`None`: indirect, of type `signature`) reads its digit in this
+    /// space, for the instrumenter and for the map; a radix of 0 when the space is too large to
+    /// read it in.
+    fn read(&self, info: &ModuleInfo, callee: Option<u32>, signature: Option<u32>) -> (Read, CallDigit) {
         // The head + 1, less `base` when published (see `Supergraph`).
         let within = |radix, base| {
-            let digit = Digit { radix, minus: u64::MAX, rebase: base, restore: self.interposed, weights: None };
-            (digit, CallDigit { radix, callee: None, base, dropped: false })
+            (Read { radix, minus: u64::MAX, rebase: base }, CallDigit { radix, callee: None, base, dropped: false })
         };
         match callee {
             Some(c) if c < info.num_imported_funcs => {
                 if may_call_back(&info.import_modules[c as usize]) {
                     within(self.space_radix, 0)
                 } else {
-                    (
-                        Digit { radix: 1, minus: 0, rebase: 0, restore: false, weights: None },
-                        CallDigit { radix: 1, callee: None, base: 0, dropped: false },
-                    )
+                    (Read::NONE, CallDigit { radix: 1, callee: None, base: 0, dropped: false })
                 }
             }
-            // An instrumented callee always takes the call and publishes one of its paths: the
-            // digit is the path.
+            // An instrumented callee always takes the call and publishes one of its heads: the
+            // digit is the head.
             Some(c) => match self.functions[(c - info.num_imported_funcs) as usize] {
-                Some((offset, paths)) => {
-                    let radix = paths.max(1);
-                    let digit = Digit {
-                        radix,
-                        minus: offset.wrapping_add(1),
-                        rebase: 0,
-                        restore: self.interposed,
-                        weights: None,
-                    };
-                    (digit, CallDigit { radix, callee: Some(c), base: 0, dropped: false })
+                Some((offset, size)) => {
+                    let radix = size.max(1);
+                    let read = Read { radix, minus: offset.wrapping_add(1), rebase: 0 };
+                    (read, CallDigit { radix, callee: Some(c), base: 0, dropped: false })
                 }
                 None => within(self.space_radix, 0),
             },
@@ -308,6 +212,206 @@ impl Heads {
                     _ => within(self.referenced_radix, 0),
                 }
             }
+        }
+    }
+
+    /// The digits of the calls `sites` of a function planned as `plan`, read in this space, that
+    /// fit in 64 bits with `per_key` IDs per key (one key more for a function that `throws`): the
+    /// calls' reads and digits, and the largest product of radices along a path. Where they would
+    /// not fit, calls are dropped (they add no digit) until they do, each the call of the largest
+    /// radix on the path whose radices have the largest product — of those not in `taken`, while
+    /// there are some [PPP07 §3.4.3: the numbering truncates no edge an interesting segment takes].
+    fn fit(
+        &self,
+        info: &ModuleInfo,
+        sites: &Sites,
+        plan: &FunctionPlan,
+        per_key: u64,
+        throws: bool,
+        taken: &HashSet<usize>,
+    ) -> (Vec<(Read, CallDigit)>, u64) {
+        let mut read: Vec<(Read, CallDigit)> = sites.sites.iter().map(|&(_, _, c, t)| self.read(info, c, t)).collect();
+        // A call whose space is too large to read it in is dropped; so is, while the IDs would not fit
+        // in 64 bits, the call of the largest radix on the path of the largest product.
+        let drop = |r: &mut (Read, CallDigit)| {
+            *r = (Read::NONE, CallDigit { radix: 1, dropped: true, ..r.1 });
+        };
+        read.iter_mut().filter(|r| r.1.radix == 0).for_each(drop);
+        loop {
+            let mut weight = vec![1u128; plan.dag.num_nodes() as usize];
+            for (&(_, block, _, _), r) in sites.sites.iter().zip(&read) {
+                weight[block] = weight[block].saturating_mul(u128::from(r.1.radix));
+            }
+            let (product, path) = heaviest_path(&plan.dag, &weight);
+            let keys = if throws { product.saturating_add(1) } else { product };
+            if u64::try_from(u128::from(per_key).saturating_mul(keys)).is_ok() {
+                return (read, product as u64);
+            }
+            let on_path: HashSet<usize> = path.iter().map(|&b| b as usize).collect();
+            let victim = (read.iter_mut().zip(&sites.sites).enumerate())
+                .filter(|(_, (r, s))| !r.1.dropped && on_path.contains(&s.1))
+                .max_by_key(|(c, (r, s))| (!taken.contains(c), r.1.radix, std::cmp::Reverse(s.0)))
+                .map(|(_, (r, _))| r);
+            match victim {
+                Some(r) => drop(r),
+                // The paths alone are too many for 64 bits (a plan never has so many).
+                None => return (read, 1),
+            }
+        }
+    }
+}
+
+impl Heads {
+    /// The head spaces, of depths 0 to `depth − 1`, of the functions `analyses` instrument (their
+    /// bodies starting at `body_starts`).
+    pub fn new(info: &ModuleInfo, analyses: &[Analysis], body_starts: &[u64], depth: usize) -> Heads {
+        let mut referenced: HashSet<u32> = info.referenced_funcs.iter().copied().collect();
+        for (fcfg, _) in analyses.iter().flatten() {
+            for &(_, special) in &fcfg.specials {
+                if let Special::RefFunc { func } = special {
+                    referenced.insert(func);
+                }
+            }
+        }
+        fn planned(a: &Analysis) -> Option<(&FuncCfg, &FunctionPlan)> {
+            match a {
+                Ok((fcfg, Ok(planned))) => Some((fcfg, &planned.plan)),
+                _ => None,
+            }
+        }
+        // Only paths from the entry are heads.
+        let bases: Vec<Option<(u64, u64)>> =
+            analyses.iter().map(|a| planned(a).map(|(_, plan)| entry_paths(&plan.dag, &plan.numbering))).collect();
+        let order = space_order(info, analyses, &referenced);
+        let mut levels = vec![Level::new(info, &referenced, &order, &bases, &vec![1; analyses.len()])];
+        let mut deeper: Vec<Vec<(HeadLevel, Vec<Option<Read>>)>> = vec![Vec::new(); analyses.len()];
+        if depth > 1 {
+            let sites: Vec<Option<Sites>> = (analyses.iter().zip(body_starts))
+                .map(|(a, &start)| planned(a).map(|(fcfg, _)| Sites::new(fcfg, start)))
+                .collect();
+            for _ in 1..depth {
+                let below = levels.last().expect("depth 0 is built first");
+                let mut keys = vec![1; analyses.len()];
+                for (k, a) in analyses.iter().enumerate() {
+                    let (Some((fcfg, plan)), Some(sites), Some((_, entry))) = (planned(a), &sites[k], bases[k]) else {
+                        continue;
+                    };
+                    let throws = fcfg.cfg.throws() && !sites.sites.is_empty();
+                    let (read, product) = below.fit(info, sites, plan, entry.max(1), throws, &HashSet::new());
+                    keys[k] = product + u64::from(throws);
+                    let mut reads = vec![None; sites.calls];
+                    for (s, r) in sites.sites.iter().zip(&read) {
+                        reads[s.0] = Some(r.0);
+                    }
+                    let calls = read.into_iter().map(|r| r.1).collect();
+                    deeper[k].push((HeadLevel { offset: 0, keys: keys[k], calls }, reads));
+                }
+                let level = Level::new(info, &referenced, &order, &bases, &keys);
+                for (k, d) in deeper.iter_mut().enumerate() {
+                    if let (Some(last), Some((offset, _))) = (d.last_mut(), level.functions[k]) {
+                        last.0.offset = offset;
+                    }
+                }
+                levels.push(level);
+            }
+        }
+        // A function that makes a tail call publishes its head before the call, and the function
+        // it enters runs before the caller reads it: its calls, and those of every function it
+        // calls in turn, must put back the word as around a function without probes.
+        let tail_calls = analyses
+            .iter()
+            .flatten()
+            .any(|(fcfg, _)| fcfg.sites.iter().any(|s| matches!(s.kind, SiteKind::TailCall(_))));
+        let interposed = tail_calls
+            || info.import_modules.iter().any(|m| may_call_back(m))
+            || levels[0].functions.iter().any(Option::is_none);
+        Heads { levels, deeper, interposed }
+    }
+
+    /// The preferential numbering of the supergraph paths of a function planned as `plan` with
+    /// supergraph `s` whose `paths` are interesting, within `max_slots` slots; `None` without
+    /// interesting supergraph paths, or when they would take too many slots or weights.
+    pub fn preferential(
+        &self,
+        s: &FunctionSupergraph,
+        plan: &FunctionPlan,
+        paths: Option<&Vec<InterestingPath>>,
+        max_slots: u64,
+    ) -> Option<SupergraphPpp> {
+        let sg = &s.supergraph;
+        // Interesting supergraph paths are numbered at depth 1 only.
+        if !sg.levels.is_empty() {
+            return None;
+        }
+        let weights: u64 = sg.calls.iter().filter(|c| c.adds_digit()).map(|c| c.radix).sum();
+        if weights > MAX_DIGIT_WEIGHTS {
+            return None;
+        }
+        let ids =
+            SupergraphPpp::interesting_ids(sg, plan, &s.by_block, &self.levels[0].space, paths?, max_slots as usize);
+        if ids.is_empty() {
+            return None;
+        }
+        SupergraphPpp::build(plan, sg, &s.by_block, ids, max_slots).ok().flatten()
+    }
+
+    /// The supergraph of defined function `k`, planned as `plan`, and the digit of each of its calls
+    /// in operator order (`None`: it never runs; radix 1: it adds none): its counted IDs read the
+    /// calls' heads of the deepest depth, dropping calls until they fit in 64 bits ([`Level::fit`]),
+    /// but preferably none where the `interesting` paths root segments.
+    pub fn supergraph(
+        &self,
+        info: &ModuleInfo,
+        k: usize,
+        fcfg: &FuncCfg,
+        body: &FunctionBody,
+        plan: &FunctionPlan,
+        interesting: Option<&Vec<InterestingPath>>,
+    ) -> FunctionSupergraph {
+        let paths = plan.num_paths();
+        let (entry_base, entry_paths) = entry_paths(&plan.dag, &plan.numbering);
+        let head_offset = self.levels[0].functions[k].map_or(0, |(o, _)| o);
+        let sites = Sites::new(fcfg, body.range().start as u64);
+        // The calls (by their place among the sites) where interesting segments are rooted.
+        let blocks: Vec<u32> = sites.sites.iter().map(|s| s.1 as u32).collect();
+        let by_block = CallsByBlock::new(&blocks);
+        let mut taken = HashSet::new();
+        for p in interesting.into_iter().flatten() {
+            let Ok(path) = pathprof_core::regen::regenerate(&plan.dag, &plan.numbering, p.path) else { continue };
+            let calls = by_block.on(&path.blocks);
+            taken.extend(calls.iter().zip(&p.heads).filter(|(_, heads)| !heads.is_empty()).map(|(&c, _)| c));
+        }
+        // A function that may throw keeps one key past every path's digits for the paths that end
+        // while a call unwinds.
+        let throws = fcfg.cfg.throws();
+        let deepest = self.levels.last().expect("a head space has depth 0");
+        let (read, product) = deepest.fit(info, &sites, plan, paths, throws, &taken);
+        let keys = if throws { u128::from(product) + 1 } else { u128::from(product) };
+        let ids = u64::try_from(u128::from(paths) * keys).unwrap_or(paths);
+        let deeper = &self.deeper[k];
+        let mut digits = vec![None; sites.calls];
+        for (&(i, _, callee, _), &(r, _)) in sites.sites.iter().zip(&read) {
+            let mut heads = [Read::NONE; MAX_DEPTH - 1];
+            for (h, (_, reads)) in heads.iter_mut().zip(deeper) {
+                *h = reads[i].unwrap_or(Read::NONE);
+            }
+            // A host function that never calls back runs no function that could use the word; any
+            // other call, adding a digit or not, keeps whether it restores the word (see
+            // `SupergraphSink`).
+            let quiet =
+                callee.is_some_and(|f| f < info.num_imported_funcs && !may_call_back(&info.import_modules[f as usize]));
+            let restore = self.interposed && !quiet;
+            digits[i] = Some(Digit { radix: r.radix, minus: r.minus, rebase: r.rebase, restore, weights: None, heads });
+        }
+        let at = sites.sites.iter().map(|s| s.0).collect();
+        let unwound = (throws && !sites.sites.is_empty()).then_some(product);
+        let calls = read.into_iter().map(|r| r.1).collect();
+        let levels = deeper.iter().map(|(level, _)| level.clone()).collect();
+        FunctionSupergraph {
+            supergraph: Supergraph { paths, entry_base, entry_paths, ids, head_offset, calls, unwound, levels },
+            digits,
+            sites: at,
+            by_block,
         }
     }
 }

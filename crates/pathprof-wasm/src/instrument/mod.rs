@@ -90,7 +90,13 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
     let (info, bodies) = ModuleInfo::read_sections(bytes)?;
     let analyses = analyse_all(&info, &bodies, options)?;
     let mut layout = Layout::new(options.sink.header_bytes(), options.array_max_paths, options.array_max_bytes);
-    let heads = matches!(options.sink, SinkKind::Supergraph { .. }).then(|| heads::Heads::new(&info, &analyses));
+    let heads = match options.sink {
+        SinkKind::Supergraph { depth, .. } => {
+            let starts: Vec<u64> = bodies.iter().map(|b| b.1.range().start as u64).collect();
+            Some(heads::Heads::new(&info, &analyses, &starts, usize::from(depth.max(1))))
+        }
+        _ => None,
+    };
     let mut functions = Functions::default();
     for (k, analysis) in analyses.into_iter().enumerate() {
         let heads = heads.as_ref().map(|h| (h, k));

@@ -1,16 +1,21 @@
-//! Mode `ippp`: interprocedural path segments of one call counted as paths of supergraphs
-//! [PPP07 §3.4.3–3.4.5]. Where `ips` streams every path end to a thread that pairs calls with
+//! Mode `ippp[:K]`: interprocedural path segments of up to `K` calls counted as paths of
+//! supergraphs [PPP07 §3.4.3–3.4.5]. Where `ips` streams every path end to a thread that pairs calls with
 //! their callees, here each function counts, in an array or a table as `bl` counts its paths, its
 //! *supergraph* path: its Ball–Larus path with, for each call on it, the first path of the
 //! activation the call entered, which the callee hands back when it returns (the instrumenter's
 //! sink `supergraph`; `pathprof_core::supergraph`). Every depth-1 IPS is counted exactly, the
 //! same as `ips:1` counts it; the profile's paths are the exact Ball–Larus counts and its
-//! `mode_facts` the IPSs, in `ips`'s form. With interesting segments (`--interesting`, the `ips`
+//! `mode_facts` the IPSs, in `ips`'s form. For `K > 1` a callee hands back its head of depth
+//! `K − 1`: its first path with its own calls' heads of depth `K − 2`, and so on down to the first
+//! paths ([`pathprof_core::supergraph::HeadLevel`]); the decoder reads the tree of activations a
+//! counted ID names and walks it as `ips:K` walks the stream ([`pathprof_core::ips::walk_tree`]),
+//! so every depth-`K` IPS is counted exactly, as `ips:K` counts it. With interesting segments (`--interesting`, the `ips`
 //! profiles of a test suite) the others are residual (`report --untested`), and the supergraph
 //! paths whose segments are all interesting get compact preferential IDs [PPP07 §3.4.5 with §3.3]:
 //! they count in slots in the functions whose supergraph paths the host would count (too many for
 //! an array, and their table too large for the profiler's memory), or with `ippp:slots` in every
-//! function, as `ppp` and `ppp:slots` count interesting paths.
+//! function, as `ppp` and `ppp:slots` count interesting paths (at `K = 1`; deeper, the
+//! interesting segments decide which calls keep their digits, and the others are residual).
 
 use super::bl::{replay_counted, run_counted};
 use super::ips::{
@@ -23,10 +28,10 @@ use crate::inputs::Inputs;
 use crate::mode_identity;
 use crate::profiled::ProfiledModule;
 use anyhow::{bail, Context, Result};
-use pathprof_core::ips::{depth_one, FirstPath, Segments, Step};
+use pathprof_core::ips::{depth_one, walk_tree, Callee, FirstPath, HeadTree, Segments, Step};
 use pathprof_core::profile::{FunctionProfile, Profile, ProfileMode, U64};
 use pathprof_core::regen::{self, PathPoint};
-use pathprof_core::supergraph::{digits, Head, HeadSpace, Heads, InterestingPath};
+use pathprof_core::supergraph::{digits, CallDigit, Head, HeadSpace, Heads, InterestingPath};
 use pathprof_runtime::{Engine, Program, Recorded, RunConfig};
 use pathprof_wasm::map::{FunctionMap, RawCounts};
 use pathprof_wasm::{InstrumentOptions, ProfileMap, SinkKind};
@@ -34,15 +39,17 @@ use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::io::Write;
 
-/// Mode `ippp`'s kind: it follows one call.
+/// Mode `ippp`'s kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ippp;
 
-/// An `ippp` mode: with `slots_everywhere`, the interesting supergraph paths of every function count
-/// in slots, not only those of functions whose supergraph paths the host would count.
+/// An `ippp` mode, of segments of up to `k` calls: with `slots_everywhere` (`k = 1`), the
+/// interesting supergraph paths of every function count in slots, not only those of functions whose
+/// supergraph paths the host would count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IpppMode {
     pub slots_everywhere: bool,
+    pub k: usize,
 }
 
 impl ModeKind for Ippp {
@@ -51,20 +58,15 @@ impl ModeKind for Ippp {
     }
 
     fn forms(&self) -> &'static [&'static str] {
-        &["ippp[:1]", "ippp:slots"]
+        &["ippp[:K]", "ippp:slots"]
     }
 
     fn parse(&self, spec: &str, settings: Option<&str>) -> Option<Result<Mode>> {
         if settings == Some("slots") {
-            return Some(Ok(Mode::new(IpppMode { slots_everywhere: true })));
+            return Some(Ok(Mode::new(IpppMode { slots_everywhere: true, k: 1 })));
         }
-        match settings.map(|k| whole_number(spec, "K", k, pathprof_core::ips::MAX_DEPTH as u64)) {
-            None | Some(Ok(1)) => Some(Ok(Mode::new(IpppMode { slots_everywhere: false }))),
-            Some(Ok(k)) => Some(Err(anyhow::anyhow!(
-                "--mode {spec}: ippp counts segments of one call (K = 1); --mode ips:{k} counts those of {k}"
-            ))),
-            Some(Err(e)) => Some(Err(e)),
-        }
+        let k = settings.map_or(Ok(1), |k| whole_number(spec, "K", k, pathprof_core::ips::MAX_DEPTH as u64));
+        Some(k.map(|k| Mode::new(IpppMode { slots_everywhere: false, k: k as usize })))
     }
 
     fn merge(&self, a: &ProfileMode, b: &ProfileMode) -> Result<ProfileMode> {
@@ -82,7 +84,11 @@ impl ProfilingMode for IpppMode {
     }
 
     fn write(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(if self.slots_everywhere { "ippp:slots" } else { "ippp" })
+        match (self.slots_everywhere, self.k) {
+            (true, _) => f.write_str("ippp:slots"),
+            (false, 1) => f.write_str("ippp"),
+            (false, k) => write!(f, "ippp:{k}"),
+        }
     }
 
     fn accepts(&self, setting: Setting) -> bool {
@@ -95,16 +101,16 @@ impl ProfilingMode for IpppMode {
     }
 
     fn sink(&self) -> Option<SinkKind> {
-        Some(SinkKind::Supergraph { slots_everywhere: self.slots_everywhere })
+        Some(SinkKind::Supergraph { slots_everywhere: self.slots_everywhere, depth: self.k as u8 })
     }
 
-    /// With `--interesting`, the profiles must count segments of one call: the paths their
-    /// segments take, with the heads of their calls, are the interesting ones.
+    /// With `--interesting`, the profiles must count segments of `k` calls: the paths their
+    /// segments start on, with the first paths of the callees they enter, are the interesting ones.
     fn instrument(&self, options: &mut InstrumentOptions, profiled: &ProfiledModule, inputs: &Inputs) -> Result<()> {
         if self.slots_everywhere && inputs.interesting.is_none() {
             bail!("--mode {self} needs --interesting PROFILE (ips:1 profiles whose segments are interesting)");
         }
-        check_interesting(&Mode::new(*self), 1, profiled, inputs)?;
+        check_interesting(&Mode::new(*self), self.k, profiled, inputs)?;
         if let Some(tested) = inputs.interesting.and_then(|i| i.segments.as_ref()) {
             options.interesting_segments = interesting_paths(tested);
         }
@@ -120,11 +126,11 @@ impl ProfilingMode for IpppMode {
         _: Option<&SnapshotSink>,
     ) -> Result<ModeRun> {
         let run = run_counted(engine, program, map, config, None, |_| Box::new(()))?;
-        supergraph_run(instrumented(map)?, run)
+        supergraph_run(instrumented(map)?, run, self.k)
     }
 
     fn replay(&self, map: &ProfileMap, recorded: Recorded) -> Result<ModeRun> {
-        supergraph_run(map, replay_counted(map, recorded, |_| Box::new(()))?)
+        supergraph_run(map, replay_counted(map, recorded, |_| Box::new(()))?, self.k)
     }
 
     fn profile_mode(
@@ -157,7 +163,7 @@ impl fmt::Display for IpppMode {
     }
 }
 
-/// The paths that the depth-1 segments `tested` take, by function, with the heads their calls took
+/// The paths that the segments `tested` take, by function, with the first paths their calls took
 /// there: each of the chosen Ball–Larus paths, and at its call `j` the first path of every callee
 /// an interesting segment rooted there entered.
 fn interesting_paths(tested: &TestedSegments) -> HashMap<u32, Vec<InterestingPath>> {
@@ -197,12 +203,12 @@ struct Decoded {
     in_slots: u64,
 }
 
-/// A run that counted supergraph paths, as a run of the mode: the Ball–Larus path counts and the
-/// IPSs they hold.
-fn supergraph_run(map: &ProfileMap, run: ModeRun) -> Result<ModeRun> {
+/// A run that counted supergraph paths of segments of `k` calls, as a run of the mode: the
+/// Ball–Larus path counts and the IPSs they hold.
+fn supergraph_run(map: &ProfileMap, run: ModeRun, k: usize) -> Result<ModeRun> {
     let probed = |f: u32| map.functions.iter().any(|m| m.index == f && m.probes().is_some());
     let open = run.outcome.open_frames.iter().filter(|&&f| probed(f)).count();
-    let (counts, mut decoded) = Decoder::new(map).decode(&run.counts)?;
+    let (counts, mut decoded) = Decoder::new(map, k).decode(&run.counts)?;
     decoded.segments.open = open;
     let figures = vec![RunFigure { key: "segments", label: "IPSs", value: decoded.segments.segments.len() as u64 }];
     Ok(ModeRun { counts, facts: Box::new(decoded), figures, ..run })
@@ -215,30 +221,61 @@ type Rooted = (Vec<Vec<Step>>, Vec<u32>);
 /// Reads supergraph IDs back into Ball–Larus paths and the IPSs they root.
 struct Decoder<'m> {
     map: &'m ProfileMap,
-    space: HeadSpace,
+    k: usize,
+    /// The head space of each depth, 0 to `k − 1`.
+    spaces: Vec<HeadSpace>,
     by_index: HashMap<u32, &'m FunctionMap>,
     /// The first paths already read: whether each has no calls and is its activation's last
     /// (`None`: it cannot be told).
     returns: HashMap<u64, Option<bool>>,
+    /// The heads already read, by function, head and depth (`None`: they name no activation).
+    trees: HashMap<(u32, u64, usize), Option<HeadTree>>,
+    /// The index of each block's first call among its function's, by function.
+    first_calls: HashMap<u32, Vec<usize>>,
+}
+
+/// The index of each block's first call among `f`'s calls (in operator order, as the blocks'
+/// offsets are).
+fn first_calls(f: &FunctionMap) -> (Vec<usize>, usize) {
+    let mut by_offset: Vec<usize> = (0..f.blocks.len()).collect();
+    by_offset.sort_by_key(|&b| f.blocks[b].offset);
+    let mut first_call = vec![0; f.blocks.len()];
+    let mut n = 0usize;
+    for b in by_offset {
+        first_call[b] = n;
+        n += f.blocks[b].calls as usize;
+    }
+    (first_call, n)
 }
 
 impl<'m> Decoder<'m> {
-    fn new(map: &'m ProfileMap) -> Decoder<'m> {
-        let with = map.functions.iter().filter_map(|f| Some((f, f.probes()?.supergraph.as_ref()?)));
-        let space = HeadSpace::new(with.map(|(f, s)| Heads {
-            function: f.index,
-            offset: s.head_offset,
-            entry_base: s.entry_base,
-            entry_paths: s.entry_paths,
-            keys: 1,
-        }));
+    fn new(map: &'m ProfileMap, k: usize) -> Decoder<'m> {
+        let with: Vec<_> = map.functions.iter().filter_map(|f| Some((f, f.probes()?.supergraph.as_ref()?))).collect();
+        let spaces = (0..k)
+            .map(|d| {
+                HeadSpace::new(with.iter().filter_map(|(f, s)| {
+                    let (offset, keys) = match d {
+                        0 => (s.head_offset, 1),
+                        d => s.levels.get(d - 1).map(|l| (l.offset, l.keys))?,
+                    };
+                    Some(Heads {
+                        function: f.index,
+                        offset,
+                        entry_base: s.entry_base,
+                        entry_paths: s.entry_paths,
+                        keys,
+                    })
+                }))
+            })
+            .collect();
         let by_index = map.functions.iter().map(|f| (f.index, f)).collect();
-        Decoder { map, space, by_index, returns: HashMap::new() }
+        let (returns, trees, first_calls) = (HashMap::new(), HashMap::new(), HashMap::new());
+        Decoder { map, k, spaces, by_index, returns, trees, first_calls }
     }
 
     /// The Ball–Larus path counts and the IPSs of supergraph path counts `counts`.
     fn decode(&mut self, counts: &RawCounts) -> Result<(RawCounts, Decoded)> {
-        let mut out = Segments { k: 1, ..Segments::default() };
+        let mut out = Segments { k: self.k, ..Segments::default() };
         let (mut not_counted_ends, mut roots, mut in_slots) = (0u64, HashMap::new(), 0u64);
         let mut paths = RawCounts::new();
         for f in &self.map.functions {
@@ -247,17 +284,8 @@ impl<'m> Decoder<'m> {
                 paths.insert(f.index, list.clone());
                 continue;
             };
-            // The index of each block's first call among the function's (in operator order, as the
-            // blocks' offsets are).
-            let mut by_offset: Vec<usize> = (0..f.blocks.len()).collect();
-            by_offset.sort_by_key(|&b| f.blocks[b].offset);
-            let mut first_call = vec![0; f.blocks.len()];
-            let mut n = 0usize;
-            for b in by_offset {
-                first_call[b] = n;
-                n += f.blocks[b].calls as usize;
-            }
-            if sg.calls.len() != n {
+            let (first_call, n) = first_calls(f);
+            if sg.calls.len() != n || sg.levels.iter().any(|l| l.calls.len() != n) {
                 bail!("the map of function {} has {} calls for its blocks' {n}", f.index, sg.calls.len());
             }
             let mut by_path: HashMap<u64, u64> = HashMap::new();
@@ -269,7 +297,11 @@ impl<'m> Decoder<'m> {
                 let (path, key) = sg.split(id);
                 let c = by_path.entry(path).or_default();
                 *c = sum(*c, count, "a path's counts")?;
-                match self.segments(f, &first_call, path, key)? {
+                let rooted = match self.k {
+                    1 => self.segments(f, &first_call, path, key)?,
+                    _ => self.deep_segments(f, &first_call, path, key)?,
+                };
+                match rooted {
                     Some((found, dropped)) => {
                         if !dropped.is_empty() {
                             not_counted_ends = sum(not_counted_ends, count, "the path ends not counted")?;
@@ -319,7 +351,7 @@ impl<'m> Decoder<'m> {
                 heads.push(None);
                 continue;
             }
-            heads.push(match self.space.read(sg.calls[c], d) {
+            heads.push(match self.spaces[0].read(sg.calls[c], d) {
                 None => return Ok(None),
                 Some(Head::None) => None,
                 Some(Head::Path { function, path }) => match self.returns(function, path)? {
@@ -332,6 +364,111 @@ impl<'m> Decoder<'m> {
             .zip(&calls)
             .filter_map(|(steps, &c)| (!sg.calls[c].dropped).then_some(steps))
             .collect();
+        Ok(Some((found, dropped)))
+    }
+
+    /// The calls (their indices among `f`'s) on path `path` of `f`, its end, and the digits `key`
+    /// holds for them read as `calls` says; `None` when `key` is not that of the path's calls.
+    fn digits_on(
+        f: &FunctionMap,
+        first_call: &[usize],
+        path: u64,
+        key: u64,
+        calls: &[CallDigit],
+    ) -> Result<Option<(Vec<usize>, Vec<u64>, PathPoint)>> {
+        let p = f.probes().context("a supergraph path of a function without probes")?;
+        let regenerated = regen::regenerate(&p.plan.dag, &p.plan.numbering, path)?;
+        let on: Vec<usize> = (regenerated.blocks.iter())
+            .flat_map(|&b| first_call[b as usize]..first_call[b as usize] + f.blocks[b as usize].calls as usize)
+            .collect();
+        let radices: Vec<u64> = on.iter().map(|&c| calls[c].radix).collect();
+        Ok(digits(key, &radices).map(|ds| (on, ds, regenerated.end)))
+    }
+
+    /// What the calls `on` of a function, read as `calls` with digits `ds` in the space of depth
+    /// `d`, entered; `None` when a digit names no activation.
+    fn callees(&mut self, calls: &[CallDigit], on: &[usize], ds: &[u64], d: usize) -> Result<Option<Vec<Callee>>> {
+        let mut out = Vec::with_capacity(on.len());
+        for (&c, &digit) in on.iter().zip(ds) {
+            if calls[c].dropped {
+                out.push(Callee::Unknown);
+                continue;
+            }
+            out.push(match self.spaces[d].read(calls[c], digit) {
+                None => return Ok(None),
+                Some(Head::None) => Callee::None,
+                Some(Head::Path { function, path }) => match self.tree(function, path, d)? {
+                    Some(tree) => Callee::Entered(Box::new(tree)),
+                    None => return Ok(None),
+                },
+            });
+        }
+        Ok(Some(out))
+    }
+
+    /// The activation that head `head` of `function`, of depth `d`, names: its first path, whether
+    /// that ended at the exit, and what its calls entered to depth `d − 1`; `None` when the head
+    /// names none.
+    fn tree(&mut self, function: u32, head: u64, d: usize) -> Result<Option<HeadTree>> {
+        if let Some(t) = self.trees.get(&(function, head, d)) {
+            return Ok(t.clone());
+        }
+        let f = *self.by_index.get(&function).context("a head of a function the map does not have")?;
+        let sg =
+            (f.probes().and_then(|p| p.supergraph.as_ref())).context("a head of a function without a supergraph")?;
+        let tree = match self.spaces[d].of(function).and_then(|h| h.split(head)) {
+            None => None,
+            Some((path, key)) => {
+                let first_call = match self.first_calls.get(&function) {
+                    Some(c) => c.clone(),
+                    None => first_calls(f).0,
+                };
+                self.first_calls.entry(function).or_insert_with(|| first_call.clone());
+                let calls = match d {
+                    0 => &sg.calls,
+                    d => &sg.levels.get(d - 1).context("a head deeper than its function's levels")?.calls,
+                };
+                match Self::digits_on(f, &first_call, path, if d == 0 { 0 } else { key }, calls)? {
+                    Some(_) if d == 0 && key != 0 => None,
+                    None => None,
+                    Some((on, ds, end)) => {
+                        let exit = match end {
+                            PathPoint::Boundary => Some(true),
+                            PathPoint::Throw => (!f.blocks.iter().any(|b| b.landing)).then_some(true),
+                            PathPoint::Block(_) => Some(false),
+                        };
+                        let label = u64::from(function) << 32 | path;
+                        let callees = match d {
+                            // A head of depth 0 tells nothing of its calls.
+                            0 => Some(vec![Callee::Unknown; on.len()]),
+                            d => self.callees(calls, &on, &ds, d - 1)?,
+                        };
+                        callees.map(|calls| HeadTree { label, exit, calls })
+                    }
+                }
+            }
+        };
+        self.trees.insert((function, head, d), tree.clone());
+        Ok(tree)
+    }
+
+    /// The IPSs of up to `k > 1` calls that path `path` of `f` roots, its calls' digits `key`
+    /// naming the heads of depth `k − 1` of the activations they entered; those that need a head
+    /// not known (a call dropped at some depth, an end that cannot be told) are left out and their
+    /// parts come second; `None` when the digits name no activations.
+    fn deep_segments(&mut self, f: &FunctionMap, first_call: &[usize], path: u64, key: u64) -> Result<Option<Rooted>> {
+        let p = f.probes().context("a supergraph path of a function without probes")?;
+        let sg = p.supergraph.as_ref().context("a supergraph path of a function without a supergraph")?;
+        let Some((on, ds, _)) = Self::digits_on(f, first_call, path, key, &sg.calls)? else { return Ok(None) };
+        let Some(callees) = self.callees(&sg.calls, &on, &ds, self.k - 1)? else { return Ok(None) };
+        let label = u64::from(f.index) << 32 | path;
+        let (mut found, mut dropped) = (Vec::new(), Vec::new());
+        for (j, walked) in walk_tree(label, &callees, self.k).into_iter().enumerate() {
+            match walked {
+                Some(steps) => found.push(steps),
+                None => dropped.push(j as u32),
+            }
+        }
         Ok(Some((found, dropped)))
     }
 

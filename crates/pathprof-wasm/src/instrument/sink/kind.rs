@@ -66,18 +66,20 @@ pub enum SinkKind {
     /// before every call: the host cuts each path into the subpaths between its calls and follows
     /// the calls into interprocedural path segments (`ips`) [PPP07 §3.4.1].
     Segments,
-    /// Mode `ippp` (depth-1 interprocedural path segments) [PPP07 §3.4.3–3.4.5]: every function
-    /// counts its *supergraph* paths — its Ball–Larus path and, for each call on it, the first path
-    /// of the activation the call entered, which the callee hands back through a word of the
-    /// profiler's memory — exactly, in an array, a table or the host's table (see
+    /// Mode `ippp` (interprocedural path segments of `depth` calls, 1 to
+    /// [`MAX_DEPTH`](pathprof_core::ips::MAX_DEPTH)) [PPP07 §3.4.3–3.4.5]: every function
+    /// counts its *supergraph* paths — its Ball–Larus path and, for each call on it, the head of
+    /// depth `depth − 1` of the activation the call entered (its first path, with its own calls'
+    /// heads one depth less), which the callee hands back through words of the profiler's memory —
+    /// exactly, in an array, a table or the host's table (see
     /// [`pathprof_core::supergraph`]). With interesting segments
     /// ([`InstrumentOptions::interesting_segments`](crate::InstrumentOptions::interesting_segments)),
     /// a function's interesting supergraph paths count in compact slots, checked against their
     /// supergraph IDs [PPP07 §3.4.5 with §3.3], and the others as before: in the functions whose
     /// supergraph paths the host would count (too many for an array, and their table too large
     /// for the profiler's memory), or, with `slots_everywhere`, in every function, its other paths
-    /// then counted in a table.
-    Supergraph { slots_everywhere: bool },
+    /// then counted in a table (at depth 1 only).
+    Supergraph { slots_everywhere: bool, depth: u8 },
 }
 
 impl SinkKind {
@@ -220,7 +222,7 @@ impl SinkKind {
     pub(crate) fn header_bytes(self) -> u64 {
         match self {
             SinkKind::Count | SinkKind::Preferential { .. } | SinkKind::Decode | SinkKind::Direct => 0,
-            SinkKind::Supergraph { .. } => u64::from(crate::abi::HEAD_WORD) + 8,
+            SinkKind::Supergraph { depth, .. } => u64::from(crate::abi::HEAD_WORD) + 8 * u64::from(depth.max(1)),
             SinkKind::Sample { buffer: None } => u64::from(crate::abi::SAMPLE_WORDS),
             SinkKind::Sample { buffer: Some(slots) } => SampleBufferLayout::new(slots).end(),
             SinkKind::Stream | SinkKind::Bursts | SinkKind::Trace | SinkKind::Segments => {
@@ -267,7 +269,7 @@ impl SinkKind {
                     None => Sink::Hash,
                 }
             }
-            SinkKind::Supergraph { slots_everywhere } => {
+            SinkKind::Supergraph { slots_everywhere, .. } => {
                 let s = supergraph.expect("supergraph sinks are planned with their supergraph");
                 let numbering = (ppp.and_then(|p| p.numbering.as_ref())).filter(|n| n.interesting() > 0);
                 // With slots everywhere, the interesting supergraph paths in slots and the others in

@@ -22,6 +22,12 @@
 //!   whose preferential ID indexes the slot of its supergraph ID counts there, any other as
 //!   before.
 //!
+//! * For segments of `k > 1` calls, there are `k` head words, one per depth: the activation keeps
+//!   a key per depth besides the counted one, reads the head of depth `d − 1` from word `d − 1`
+//!   into its key of depth `d`, and its counted key from word `k − 1`; at the first path's end it
+//!   keeps its head of every depth (`(path − entry_base) + entry_paths · key`), and at the exit it
+//!   publishes each in its word. A call arms, clears and puts back all the words.
+//!
 //! Calls that add no digit (a callee of one path from its entry, a host function that never calls
 //! back, a call dropped so that the IDs fit in 64 bits) neither arm nor read the word; a function
 //! none of whose calls adds one still takes its call and publishes its first path.
@@ -32,6 +38,7 @@ use super::ppp::PppSink;
 use super::table::TableSink;
 use crate::abi::{HEAD_ARMED, HEAD_EMPTY, HEAD_WORD};
 use crate::instrument::emit::Emitter;
+use pathprof_core::ips::MAX_DEPTH;
 use pathprof_core::supergraph::Supergraph;
 use wasm_encoder::{BlockType, Instruction, MemArg, ValType};
 
@@ -42,7 +49,9 @@ use wasm_encoder::{BlockType, Instruction, MemArg, ValType};
 /// after `rebase`. With `restore`, the call puts back what the head word held before it armed it (a
 /// head published for a caller of a function without probes that is still running). With
 /// `weights`, the offset from the increment tables' base of the `radix` + 1 weights (32 bits each,
-/// the last 0) that the digit adds to the preferential register.
+/// the last 0) that the digit adds to the preferential register. For segments of `k > 1` calls,
+/// `radix`, `minus` and `rebase` read head word `k − 1` into the counted key, and `heads[d − 1]`
+/// reads word `d − 1` into the key of depth `d`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Digit {
     pub radix: u64,
@@ -50,6 +59,47 @@ pub(crate) struct Digit {
     pub rebase: u64,
     pub restore: bool,
     pub weights: Option<u32>,
+    pub heads: [Read; MAX_DEPTH - 1],
+}
+
+/// How a head word is read into a digit: `head − minus`, less `rebase` when the head is published,
+/// below `radix` (1: no digit).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Read {
+    pub radix: u64,
+    pub minus: u64,
+    pub rebase: u64,
+}
+
+impl Read {
+    /// No digit.
+    pub const NONE: Read = Read { radix: 1, minus: 0, rebase: 0 };
+}
+
+impl Digit {
+    /// The read of head word `w` of `words`, and the key (by depth, `words` being the counted one)
+    /// it goes into.
+    fn read(&self, w: usize, words: usize) -> Read {
+        if w + 1 == words {
+            Read { radix: self.radix, minus: self.minus, rebase: self.rebase }
+        } else {
+            self.heads[w]
+        }
+    }
+
+    /// Whether the call adds a digit to any key.
+    fn adds_any(&self) -> bool {
+        self.radix > 1 || self.heads.iter().any(|h| h.radix > 1)
+    }
+}
+
+/// The heads of depth `d ≥ 1` a function publishes: `first − entry_base + entry_paths · key`,
+/// plus `publish` (its offset in the space + 1); `unwound`, for a function that may throw, is the
+/// key of a first path that ended while a call unwound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LevelSink {
+    pub publish: u64,
+    pub unwound: Option<u64>,
 }
 
 /// Where a function's supergraph paths are counted.
@@ -80,6 +130,12 @@ pub(crate) struct SupergraphSink {
     pub slots: Option<PppSink>,
     /// For a function that may throw: the key of a path that ends while a call unwinds.
     pub unwound: Option<u64>,
+    /// The head words (the depth of the segments counted), and the heads of depth 1 to
+    /// `words − 1`, with the first path's place among those from the entry.
+    pub words: usize,
+    pub levels: [LevelSink; MAX_DEPTH - 1],
+    pub entry_base: u64,
+    pub entry_paths: u64,
 }
 
 /// The sink's locals: the inner sink's (a table's: `i64`, `i32`), then its own — the key of the
@@ -102,12 +158,25 @@ const LOCALS: [ValType; 9] = [
 /// The preferential register alone after the sink's own locals, without the call's flag.
 const LOCALS_WITH_REGISTER: [ValType; 8] =
     [ValType::I64, ValType::I32, ValType::I64, ValType::I64, ValType::I32, ValType::I32, ValType::I64, ValType::I32];
+/// With more than one head word: all of [`LOCALS`], then for each depth `d` from 1 its key, then
+/// for each its first head, then for each word past the first what it held before a call.
+const LOCALS_DEEP: [ValType; 9 + 3 * (MAX_DEPTH - 1)] = {
+    let mut all = [ValType::I64; 9 + 3 * (MAX_DEPTH - 1)];
+    let mut i = 0;
+    while i < 9 {
+        all[i] = LOCALS[i];
+        i += 1;
+    }
+    all
+};
 const KEY: u32 = 0;
 const FIRST: u32 = 1;
 const STARTED: u32 = 2;
 const TOOK: u32 = 3;
 const SAVED: u32 = 4;
 const PENDING: u32 = 5;
+/// The first of the locals past those of one head word.
+const DEEP: u32 = 7;
 
 impl SupergraphSink {
     /// The sink of a function with supergraph `s`, counting in `counts` and, when given, its
@@ -117,7 +186,89 @@ impl SupergraphSink {
         // ended unwound.
         let digits = s.calls.iter().any(|c| c.adds_digit()) || s.unwound.is_some();
         let publish = s.head_offset.wrapping_sub(s.entry_base).wrapping_add(1);
-        SupergraphSink { counts, paths: s.paths, publish, digits, slots, unwound: s.unwound }
+        let mut levels = [LevelSink { publish: 0, unwound: None }; MAX_DEPTH - 1];
+        for (l, level) in levels.iter_mut().zip(&s.levels) {
+            *l = LevelSink {
+                publish: level.offset.wrapping_add(1),
+                unwound: s.unwound.map(|_| level.keys.saturating_sub(1)),
+            };
+        }
+        SupergraphSink {
+            counts,
+            paths: s.paths,
+            publish,
+            digits,
+            slots,
+            unwound: s.unwound,
+            words: s.levels.len() + 1,
+            levels,
+            entry_base: s.entry_base,
+            entry_paths: s.entry_paths,
+        }
+    }
+
+    /// The key of depth `d` (1 to `words − 1`), the first head of that depth, and what head word
+    /// `d` held before a call.
+    fn key_of(&self, e: &Emitter, d: usize) -> u32 {
+        self.local(e, DEEP + d as u32 - 1)
+    }
+
+    fn first_of(&self, e: &Emitter, d: usize) -> u32 {
+        self.local(e, DEEP + (self.words + d) as u32 - 2)
+    }
+
+    fn saved_of(&self, e: &Emitter, w: usize) -> u32 {
+        if w == 0 {
+            self.local(e, SAVED)
+        } else {
+            self.local(e, DEEP + (2 * self.words + w) as u32 - 3)
+        }
+    }
+
+    /// Head word `w`.
+    fn word(e: &Emitter, w: usize) -> MemArg {
+        MemArg { offset: u64::from(HEAD_WORD) + 8 * w as u64, align: 3, memory_index: e.memory }
+    }
+
+    /// Stores `value` in every head word.
+    fn store_words(&self, e: &mut Emitter, value: i64) {
+        for w in 0..self.words {
+            let word = Self::word(e, w);
+            e.f.instruction(&Instruction::I32Const(0));
+            e.f.instruction(&Instruction::I64Const(value));
+            e.f.instruction(&Instruction::I64Store(word));
+        }
+    }
+
+    /// Puts back every head word from where a call saved it.
+    fn restore_words(&self, e: &mut Emitter) {
+        for w in 0..self.words {
+            let (word, saved) = (Self::word(e, w), self.saved_of(e, w));
+            e.f.instruction(&Instruction::I32Const(0));
+            e.f.instruction(&Instruction::LocalGet(saved));
+            e.f.instruction(&Instruction::I64Store(word));
+        }
+    }
+
+    /// Pushes the digit that `read` makes of head word `w`: `head − minus`, less `rebase` when the
+    /// head is published (above 0).
+    fn push_digit(e: &mut Emitter, w: usize, read: Read) {
+        let word = Self::word(e, w);
+        e.f.instruction(&Instruction::I32Const(0));
+        e.f.instruction(&Instruction::I64Load(word));
+        e.f.instruction(&Instruction::I64Const(read.minus as i64));
+        e.f.instruction(&Instruction::I64Sub);
+        if read.rebase != 0 {
+            // − (head > 0 ? rebase : 0)
+            e.f.instruction(&Instruction::I64Const(read.rebase as i64));
+            e.f.instruction(&Instruction::I64Const(0));
+            e.f.instruction(&Instruction::I32Const(0));
+            e.f.instruction(&Instruction::I64Load(word));
+            e.f.instruction(&Instruction::I64Const(0));
+            e.f.instruction(&Instruction::I64GtS);
+            e.f.instruction(&Instruction::Select);
+            e.f.instruction(&Instruction::I64Sub);
+        }
     }
 
     fn inner(&self) -> &dyn PathSink {
@@ -134,14 +285,7 @@ impl SupergraphSink {
     }
 
     fn head(e: &Emitter) -> MemArg {
-        MemArg { offset: u64::from(HEAD_WORD), align: 3, memory_index: e.memory }
-    }
-
-    fn store_head(e: &mut Emitter, value: i64) {
-        let head = Self::head(e);
-        e.f.instruction(&Instruction::I32Const(0));
-        e.f.instruction(&Instruction::I64Const(value));
-        e.f.instruction(&Instruction::I64Store(head));
+        Self::word(e, 0)
     }
 
     /// Counts the supergraph path in the register where the function counts its paths.
@@ -167,17 +311,40 @@ impl SupergraphSink {
         self.slots.map(|_| self.locals().len() as u32 - 1)
     }
 
-    /// Keeps what the head word holds in the local `SAVED`.
-    fn save_head(&self, e: &mut Emitter) {
-        let (head, saved) = (Self::head(e), self.local(e, SAVED));
-        e.f.instruction(&Instruction::I32Const(0));
-        e.f.instruction(&Instruction::I64Load(head));
-        e.f.instruction(&Instruction::LocalSet(saved));
+    /// Keeps what the head words hold in the locals that save them.
+    fn save_words(&self, e: &mut Emitter) {
+        for w in 0..self.words {
+            let (word, saved) = (Self::word(e, w), self.saved_of(e, w));
+            e.f.instruction(&Instruction::I32Const(0));
+            e.f.instruction(&Instruction::I64Load(word));
+            e.f.instruction(&Instruction::LocalSet(saved));
+        }
     }
 
     /// Whether the call adds a digit.
     fn adds(&self, digit: Option<Digit>) -> Option<Digit> {
-        digit.filter(|d| self.digits && d.radix > 1)
+        digit.filter(|d| if self.words > 1 { d.adds_any() } else { self.digits && d.radix > 1 })
+    }
+
+    /// The digits of a call with more than one head word: each word's read into its key, then the
+    /// words put back when the call restores them.
+    fn returned_deep(&self, e: &mut Emitter, d: Digit) {
+        for w in 0..self.words {
+            let read = d.read(w, self.words);
+            if read.radix <= 1 {
+                continue;
+            }
+            let key = if w + 1 == self.words { self.local(e, KEY) } else { self.key_of(e, w + 1) };
+            e.f.instruction(&Instruction::LocalGet(key));
+            e.f.instruction(&Instruction::I64Const(read.radix as i64));
+            e.f.instruction(&Instruction::I64Mul);
+            Self::push_digit(e, w, read);
+            e.f.instruction(&Instruction::I64Add);
+            e.f.instruction(&Instruction::LocalSet(key));
+        }
+        if d.restore {
+            self.restore_words(e);
+        }
     }
 }
 
@@ -185,6 +352,7 @@ impl PathSink for SupergraphSink {
     fn locals(&self) -> &'static [ValType] {
         let table = matches!(self.counts, SupergraphCounts::Table(_) | SupergraphCounts::Split { table: Some(_), .. });
         let all: &'static [ValType] = match (self.unwound.is_some(), self.slots.is_some()) {
+            _ if self.words > 1 => &LOCALS_DEEP[..DEEP as usize + 2 + 3 * (self.words - 1)],
             (false, true) => &LOCALS_WITH_REGISTER,
             (true, true) => &LOCALS,
             (true, false) => &LOCALS[..8],
@@ -206,7 +374,7 @@ impl PathSink for SupergraphSink {
         e.f.instruction(&Instruction::I64Eq);
         e.f.instruction(&Instruction::LocalTee(took));
         e.f.instruction(&Instruction::If(BlockType::Empty));
-        Self::store_head(e, HEAD_EMPTY);
+        self.store_words(e, HEAD_EMPTY);
         e.f.instruction(&Instruction::End);
     }
 
@@ -216,7 +384,7 @@ impl PathSink for SupergraphSink {
         // in a function that may throw before every call, to be put back at a landing the call
         // unwinds to (callees that unwound with it may have armed it or taken it).
         if restore && (adds || self.unwound.is_some()) {
-            self.save_head(e);
+            self.save_words(e);
         }
         if self.unwound.is_some() {
             // 2: under way, with the word saved.
@@ -224,7 +392,7 @@ impl PathSink for SupergraphSink {
             e.f.instruction(&Instruction::LocalSet(self.local(e, PENDING)));
         }
         if adds {
-            Self::store_head(e, HEAD_ARMED);
+            self.store_words(e, HEAD_ARMED);
         }
     }
 
@@ -237,22 +405,11 @@ impl PathSink for SupergraphSink {
             e.f.instruction(&Instruction::LocalSet(self.local(e, PENDING)));
         }
         let Some(d) = self.adds(digit) else { return };
-        let (head, key, value) = (Self::head(e), self.local(e, KEY), self.local(e, SAVED));
-        e.f.instruction(&Instruction::I32Const(0));
-        e.f.instruction(&Instruction::I64Load(head));
-        e.f.instruction(&Instruction::I64Const(d.minus as i64));
-        e.f.instruction(&Instruction::I64Sub);
-        if d.rebase != 0 {
-            // − (head > 0 ? rebase : 0)
-            e.f.instruction(&Instruction::I64Const(d.rebase as i64));
-            e.f.instruction(&Instruction::I64Const(0));
-            e.f.instruction(&Instruction::I32Const(0));
-            e.f.instruction(&Instruction::I64Load(head));
-            e.f.instruction(&Instruction::I64Const(0));
-            e.f.instruction(&Instruction::I64GtS);
-            e.f.instruction(&Instruction::Select);
-            e.f.instruction(&Instruction::I64Sub);
+        if self.words > 1 {
+            return self.returned_deep(e, d);
         }
+        let (head, key, value) = (Self::head(e), self.local(e, KEY), self.local(e, SAVED));
+        Self::push_digit(e, 0, d.read(0, 1));
         if d.restore {
             e.f.instruction(&Instruction::I32Const(0));
             e.f.instruction(&Instruction::LocalGet(value));
@@ -283,34 +440,52 @@ impl PathSink for SupergraphSink {
     fn record(&self, e: &mut Emitter, end: PathEnd) {
         let (key, first, started, took) =
             (self.local(e, KEY), self.local(e, FIRST), self.local(e, STARTED), self.local(e, TOOK));
-        // The activation's first path.
-        e.f.instruction(&Instruction::LocalGet(started));
-        e.f.instruction(&Instruction::I32Eqz);
-        e.f.instruction(&Instruction::If(BlockType::Empty));
-        e.r_as_i64();
-        e.f.instruction(&Instruction::LocalSet(first));
-        e.f.instruction(&Instruction::I32Const(1));
-        e.f.instruction(&Instruction::LocalSet(started));
-        e.f.instruction(&Instruction::End);
         if let Some(unwound) = self.unwound {
-            // A call under way at a path end unwound: the path never read its digit, and the word
-            // is put back where the call saved it.
-            let (pending, saved) = (self.local(e, PENDING), self.local(e, SAVED));
+            // A call under way at a path end unwound: the path never read its digits, and the
+            // words are put back where the call saved them.
+            let pending = self.local(e, PENDING);
             e.f.instruction(&Instruction::LocalGet(pending));
             e.f.instruction(&Instruction::If(BlockType::Empty));
             e.f.instruction(&Instruction::LocalGet(pending));
             e.f.instruction(&Instruction::I32Const(2));
             e.f.instruction(&Instruction::I32Eq);
             e.f.instruction(&Instruction::If(BlockType::Empty));
-            e.f.instruction(&Instruction::I32Const(0));
-            e.f.instruction(&Instruction::LocalGet(saved));
-            e.f.instruction(&Instruction::I64Store(Self::head(e)));
+            self.restore_words(e);
             e.f.instruction(&Instruction::End);
             e.f.instruction(&Instruction::I64Const(unwound as i64));
             e.f.instruction(&Instruction::LocalSet(key));
+            for d in 1..self.words {
+                let unwound = self.levels[d - 1].unwound.unwrap_or(0);
+                e.f.instruction(&Instruction::I64Const(unwound as i64));
+                e.f.instruction(&Instruction::LocalSet(self.key_of(e, d)));
+            }
             e.f.instruction(&Instruction::I32Const(0));
             e.f.instruction(&Instruction::LocalSet(pending));
             e.f.instruction(&Instruction::End);
+        }
+        // The activation's first path, and its heads of every depth past 0.
+        e.f.instruction(&Instruction::LocalGet(started));
+        e.f.instruction(&Instruction::I32Eqz);
+        e.f.instruction(&Instruction::If(BlockType::Empty));
+        e.r_as_i64();
+        e.f.instruction(&Instruction::LocalSet(first));
+        for d in 1..self.words {
+            // (r − entry_base) + entry_paths · key
+            e.r_as_i64();
+            e.f.instruction(&Instruction::I64Const(self.entry_base as i64));
+            e.f.instruction(&Instruction::I64Sub);
+            e.f.instruction(&Instruction::I64Const(self.entry_paths as i64));
+            e.f.instruction(&Instruction::LocalGet(self.key_of(e, d)));
+            e.f.instruction(&Instruction::I64Mul);
+            e.f.instruction(&Instruction::I64Add);
+            e.f.instruction(&Instruction::LocalSet(self.first_of(e, d)));
+        }
+        e.f.instruction(&Instruction::I32Const(1));
+        e.f.instruction(&Instruction::LocalSet(started));
+        e.f.instruction(&Instruction::End);
+        for d in 1..self.words {
+            e.f.instruction(&Instruction::I64Const(0));
+            e.f.instruction(&Instruction::LocalSet(self.key_of(e, d)));
         }
         if self.digits {
             // r = key · paths + r; the next path's key starts at 0.
@@ -336,6 +511,14 @@ impl PathSink for SupergraphSink {
             e.f.instruction(&Instruction::I64Const(self.publish as i64));
             e.f.instruction(&Instruction::I64Add);
             e.f.instruction(&Instruction::I64Store(head));
+            for d in 1..self.words {
+                let word = Self::word(e, d);
+                e.f.instruction(&Instruction::I32Const(0));
+                e.f.instruction(&Instruction::LocalGet(self.first_of(e, d)));
+                e.f.instruction(&Instruction::I64Const(self.levels[d - 1].publish as i64));
+                e.f.instruction(&Instruction::I64Add);
+                e.f.instruction(&Instruction::I64Store(word));
+            }
             e.f.instruction(&Instruction::End);
         }
     }
