@@ -218,6 +218,9 @@ fn supergraph_run(map: &ProfileMap, run: ModeRun, k: usize) -> Result<ModeRun> {
 /// roots are not counted.
 type Rooted = (Vec<Vec<Step>>, Vec<u32>);
 
+/// The calls on a path (their indices among the function's), their digits, and the path's end.
+type CallsOn = (Vec<usize>, Vec<u64>, PathPoint);
+
 /// Reads supergraph IDs back into Ball–Larus paths and the IPSs they root.
 struct Decoder<'m> {
     map: &'m ProfileMap,
@@ -375,7 +378,7 @@ impl<'m> Decoder<'m> {
         path: u64,
         key: u64,
         calls: &[CallDigit],
-    ) -> Result<Option<(Vec<usize>, Vec<u64>, PathPoint)>> {
+    ) -> Result<Option<CallsOn>> {
         let p = f.probes().context("a supergraph path of a function without probes")?;
         let regenerated = regen::regenerate(&p.plan.dag, &p.plan.numbering, path)?;
         let on: Vec<usize> = (regenerated.blocks.iter())
