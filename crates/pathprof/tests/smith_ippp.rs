@@ -156,7 +156,13 @@ enum Compared {
     Unwound(Box<Profile>),
     /// The runs ended alike, with the same Ball–Larus counts and the same segments: the profiles,
     /// the `ippp` facts and segments, and how many segments the `ippp` profile leaves out.
-    Equal { ips: Box<Profile>, ippp: Box<Profile>, facts: IpsFacts, got: HashMap<Vec<IpsStep>, u64>, left_out: usize },
+    Equal {
+        ips: Box<Profile>,
+        ippp: Box<Profile>,
+        facts: Box<IpsFacts>,
+        got: HashMap<Vec<IpsStep>, u64>,
+        left_out: usize,
+    },
 }
 
 /// Runs `config` profiled by `ips` and by `ippp` (of one depth) and checks that the runs end
@@ -195,7 +201,7 @@ fn compare(
     check_segment_roots(&b, &fb);
     let got: HashMap<Vec<IpsStep>, u64> = fb.ips.iter().map(|s| (s.steps.clone(), s.count.0)).collect();
     assert!(got == want, "{what}: the segments differ from ips:{}'s\nippp: {got:?}\nips: {want:?}", fa.k);
-    Compared::Equal { ips: Box::new(a), ippp: Box::new(b), facts: fb, got, left_out }
+    Compared::Equal { ips: Box::new(a), ippp: Box::new(b), facts: Box::new(fb), got, left_out }
 }
 
 #[test]
