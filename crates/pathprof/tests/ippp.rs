@@ -6,7 +6,8 @@
 //! interesting segments make the others residual; a function whose supergraph IDs would need more
 //! than 64 bits drops calls until they fit, and the segments rooted there are named; an indirect
 //! call reads its digit among the functions of its type; with `ippp:slots`, the interesting
-//! supergraph paths count in slots, whose facts merge and are checked on read.
+//! supergraph paths count in slots, whose facts merge and are checked on read. Segments of up to
+//! `K` calls (`ippp:K`) are `ips:K`'s on the same modules.
 
 mod common;
 
@@ -508,11 +509,8 @@ fn an_indirect_call_of_a_type_with_subtypes_reads_among_all_referenced_functions
 }
 
 /// `u` publishes its head and tail-calls `g`, whose own call of `h` arms and uses the head word
-/// before `run` reads `u`'s head: `g` must put the word back, so that `run` reads `u`'s head (as
-/// the stream has it), not `h`'s.
-#[test]
-fn a_head_published_before_a_tail_call_outlives_the_calls_after_it() {
-    let wat = r#"(module
+/// before `run` reads `u`'s head.
+const TAIL_CALL_THEN_CALLS: &str = r#"(module
       (global $acc (mut i32) (i32.const 0))
       (func $h (param $x i32)
         (if (i32.and (local.get $x) (i32.const 2))
@@ -529,7 +527,12 @@ fn a_head_published_before_a_tail_call_outlives_the_calls_after_it() {
           (call $u (local.get $i))
           (br_if $top (i32.lt_u (local.tee $i (i32.add (local.get $i) (i32.const 1))) (local.get $n))))
         (global.get $acc)))"#;
-    let (_dir, _, ips, ippp) = ips_and_ippp(wat, "8");
+
+/// In [`TAIL_CALL_THEN_CALLS`], `g` must put the word back, so that `run` reads `u`'s head (as the
+/// stream has it), not `h`'s.
+#[test]
+fn a_head_published_before_a_tail_call_outlives_the_calls_after_it() {
+    let (_dir, _, ips, ippp) = ips_and_ippp(TAIL_CALL_THEN_CALLS, "8");
     let p = &ippp.profile;
     let (a, b) = (facts(&ips.profile.mode).unwrap(), facts(&p.mode).unwrap());
     assert_eq!((b.mismatched.0, b.not_counted.as_ref()), (0, None));
@@ -709,4 +712,62 @@ fn a_call_that_unwinds_to_a_landing_puts_the_head_word_back() {
     let want = from_run(&a, &ips.profile);
     assert_eq!(want.values().sum::<u64>(), 8);
     assert_eq!(from_run(&b, &ippp.profile), want);
+}
+
+/// The segments of up to `K` calls, for `K` from 2 to 4, are `ips:K`'s on the modules above and
+/// the C fixtures: the output is the program's, the Ball–Larus counts are `bl`'s, and some
+/// segments enter a callee's callee (what only heads of depth 1 and more tell) — but in
+/// [`TAIL_CALL_THEN_CALLS`], whose calls of `u` return from `u`'s first path. None is left out but
+/// in the tail-calling interpreter, whose `printf` internals have so many paths that heads of
+/// depth 1 of them do not fit beside their callers' digits in 64 bits: the segments rooted where
+/// such calls dropped their digits are named, with how often they ran.
+#[test]
+fn segments_of_up_to_k_calls_are_those_of_ips_k() {
+    let fixture = |name: &str| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/c")).join(name);
+    let mut modules: Vec<(tempfile::TempDir, PathBuf, Vec<&str>, bool, bool)> = Vec::new();
+    for (wat, nests) in [(CALLS, true), (TAIL_CALL_THEN_CALLS, false)] {
+        let (dir, wasm) = common::wat_module(wat);
+        modules.push((dir, wasm, vec!["--invoke", "run", "--", "7"], nests, true));
+    }
+    for (name, exact) in [("recursion.wasm", true), ("tail_calls.wasm", false)] {
+        modules.push((tempfile::tempdir().unwrap(), fixture(name), Vec::new(), true, exact));
+    }
+    let mut left_out = 0;
+    for (dir, wasm, args, nests, exact) in &modules {
+        let (flags, rest) = args.split_at(args.iter().position(|&a| a == "--").map_or(args.len(), |i| i));
+        let rest: Vec<&str> = rest.iter().skip(1).copied().collect();
+        let run = |mode: &str| {
+            let r = run_in(dir.path(), &[&["--mode", mode][..], flags].concat(), wasm, &rest);
+            assert!(r.output.status.success(), "{mode}: {}", String::from_utf8_lossy(&r.output.stderr));
+            r
+        };
+        let bl = run("bl");
+        for k in 2..=4 {
+            let (ips, ippp) = (run(&format!("ips:{k}")), run(&format!("ippp:{k}")));
+            let what = format!("{}, K = {k}", wasm.display());
+            assert_eq!(ippp.output.stdout, bl.output.stdout, "{what}: the output");
+            assert_eq!(ippp.profile.mode.name(), "ippp");
+            assert_eq!(counts(&ippp.profile), counts(&bl.profile), "{what}: the Ball–Larus counts");
+            let (a, b) = (facts(&ips.profile.mode).unwrap(), facts(&ippp.profile.mode).unwrap());
+            assert_eq!((b.k, b.mismatched.0), (k, 0), "{what}");
+            assert!(!exact || b.not_counted.is_none(), "{what}: {:?}", b.not_counted);
+            let (want, left) = common::without_not_counted(segments(&a), &b);
+            assert_eq!(segments(&b), want, "{what}: the segments are ips:{k}'s");
+            check_segment_roots(&ippp.profile, &b);
+            left_out += left;
+            let nested = b.ips.iter().any(|s| {
+                let mut open = 0;
+                s.steps.iter().any(|t| {
+                    open += match t {
+                        IpsStep::Mark(Mark::Call) => 1,
+                        IpsStep::Mark(Mark::Return) => -1,
+                        IpsStep::Sub(_) => 0,
+                    };
+                    open >= 2
+                })
+            });
+            assert_eq!(nested, *nests, "{what}: a segment enters a callee's callee");
+        }
+    }
+    assert!(left_out > 0, "the interpreter's segments through printf's internals are left out");
 }
