@@ -651,6 +651,10 @@ fn functions_that_may_throw_count_segments_and_name_the_paths_that_unwound() {
     assert!(["f", "g"].iter().all(|n| function(&ippp.profile, n).skip_reason().is_none()), "f and g have probes");
     assert_eq!(segments(&f), segments(&facts(&ips.profile.mode).unwrap()));
     assert_eq!(f.segments.0, 6, "run's call of f, f's two calls of g on its two paths into g");
+    let [two, deeper] = runs(dir.path(), &wasm, "4", ["ips:2", "ippp:2"]);
+    let deeper = facts(&deeper.profile.mode).unwrap();
+    assert_eq!((deeper.mismatched.0, deeper.not_counted.as_ref()), (0, None));
+    assert_eq!(segments(&deeper), segments(&facts(&two.profile.mode).unwrap()), "ippp:2's are ips:2's");
     // Thrown at x = 5, twice.
     let [bl, thrown] = runs(dir.path(), &wasm, "7", ["bl", "ippp"]);
     assert_eq!(thrown.output.stdout, bl.output.stdout);
@@ -712,6 +716,15 @@ fn a_call_that_unwinds_to_a_landing_puts_the_head_word_back() {
     let want = from_run(&a, &ips.profile);
     assert_eq!(want.values().sum::<u64>(), 8);
     assert_eq!(from_run(&b, &ippp.profile), want);
+    // So do segments of more calls, whose calls put back every head word.
+    for (deep, deeper) in [("ips:2", "ippp:2"), ("ips:3", "ippp:3")] {
+        let [ips, ippp] = runs(dir.path(), &wasm, "8", [deep, deeper]);
+        assert_eq!(ippp.output.stdout, bl.output.stdout, "{deeper}: the program's result");
+        assert_eq!(counts(&ippp.profile), counts(&bl.profile), "{deeper}: the Ball–Larus counts are bl's");
+        let (a, b) = (facts(&ips.profile.mode).unwrap(), facts(&ippp.profile.mode).unwrap());
+        assert_eq!(b.mismatched.0, 1, "{deeper}: c's path that ended at its landing");
+        assert_eq!(from_run(&b, &ippp.profile), from_run(&a, &ips.profile), "{deeper}");
+    }
 }
 
 /// The segments of up to `K` calls, for `K` from 2 to 4, are `ips:K`'s on the modules above and
