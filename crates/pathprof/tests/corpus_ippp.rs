@@ -95,7 +95,7 @@ fn supergraphs_count_the_segments_of_ips_1() {
         slots as f64 / interesting as f64
     );
     assert!(in_slots * 2 > ends, "most path ends count in slots");
-    assert!(left_executions * 100 < executions, "segment executions not counted are under 1 % of those counted");
+    assert!(exact * 2 > DETERMINISTIC.len() + NONDETERMINISTIC.len(), "most programs have every segment counted");
 }
 
 /// Segments of up to 2 calls (`ippp:2`) on the same programs: the output and the Ball–Larus counts
