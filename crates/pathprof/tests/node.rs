@@ -90,7 +90,7 @@ fn node_profiles_equal_embedded_ones() {
     for program in PROGRAMS {
         let wasm = corpus.join(program);
         same_profile_under_node(&node, &wasm, "bl", None);
-        for mode in ["kbl:4", "events", "events:pd", "events:dec", "pep:every:7", "ippp", "ips:2"] {
+        for mode in ["kbl:4", "events", "events:pd", "events:dec", "pep:every:7", "ippp", "ippp:2", "ips:2"] {
             same_profile_under_node(&node, &wasm, mode, None);
         }
         // Half the paths interesting: the others are residual, counted by the host's import.
@@ -255,4 +255,9 @@ fn a_host_function_calling_back_hands_its_call_to_the_function_it_calls() {
     }
     let want = [("cb".to_string(), vec![4, 4]), ("in_table".to_string(), vec![4, 4])];
     assert_eq!(from_run, want.into_iter().collect(), "run's calls are taken by cb and in_table");
+    // Every head word is put back around the host's call: segments of 2 calls are ips:2's.
+    let [ips, ippp] = ["ips:2", "ippp:2"].map(|mode| calls_back_under_node(&node, &Case::new(&wasm, mode, None, 0), 8));
+    let (a, b) = (facts(&ips.mode).unwrap(), facts(&ippp.mode).unwrap());
+    assert_eq!((b.k, b.mismatched.0, b.not_counted.as_ref()), (2, 0, None));
+    assert_eq!(segments(&b), segments(&a), "the segments are ips:2's");
 }
