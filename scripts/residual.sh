@@ -8,7 +8,7 @@
 # run is in `ips:1` and the field run in that mode, which also prints how many of the field run's
 # path ends counted in slots. The inputs are made in a temporary folder from the programs' own.
 #
-#   scripts/residual.sh [CORPUS_DIR] [PATHPROF] [ips:K|ippp|ippp:slots]    (defaults: ../shared/corpus, target/release/pathprof)
+#   scripts/residual.sh [CORPUS_DIR] [PATHPROF] [ips:K|ippp[:K]|ippp:slots]    (defaults: ../shared/corpus, target/release/pathprof)
 set -euo pipefail
 corpus=$(cd "${1:-../shared/corpus}" && pwd)
 pathprof=$(cd "$(dirname "${2:-target/release/pathprof}")" && pwd)/$(basename "${2:-target/release/pathprof}")
@@ -17,7 +17,8 @@ case "$segments" in
     "") test_mode=bl field_mode=ppp ;;
     ips|ips:[1-4]) test_mode=$segments field_mode=$segments ;;
     ippp|ippp:slots) test_mode=ips:1 field_mode=$segments ;;
-    *) echo "residual.sh: the third argument is ips:K (K from 1 to 4), ippp or ippp:slots, not $segments" >&2; exit 2 ;;
+    ippp:[1-4]) test_mode=ips:${segments#ippp:} field_mode=$segments ;;
+    *) echo "residual.sh: the third argument is ips:K or ippp:K (K from 1 to 4), ippp or ippp:slots, not $segments" >&2; exit 2 ;;
 esac
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
