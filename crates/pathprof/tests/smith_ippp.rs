@@ -148,6 +148,16 @@ fn counts(p: &Profile) -> BTreeMap<(u32, u64), u64> {
     p.functions.iter().flat_map(|f| f.paths().iter().map(move |x| ((f.index, x.id.0), x.count.0))).collect()
 }
 
+/// A run of `export`, which takes `params` numbers (each 1), its output captured.
+fn invocation(export: &str, params: usize) -> RunConfig {
+    RunConfig {
+        invoke: Some(export.to_string()),
+        args: std::iter::once(export.to_string()).chain(std::iter::repeat_n("1".to_string(), params)).collect(),
+        capture_output: true,
+        ..RunConfig::default()
+    }
+}
+
 /// How the `ips:K` and `ippp:K` runs of one export compared.
 enum Compared {
     /// The call stack ran out in one mode and not the other.
@@ -225,12 +235,7 @@ fn ippp_counts_the_segments_of_ips_1_on_generated_modules() {
         let ippp = Prepared::new(&wasm, &name, &ippp_mode, &Inputs::default()).unwrap();
         let mut tested: Vec<(RunConfig, Profile)> = Vec::new();
         for (export, params) in &exports {
-            let config = RunConfig {
-                invoke: Some(export.clone()),
-                args: std::iter::once(export.clone()).chain(std::iter::repeat_n("1".to_string(), *params)).collect(),
-                capture_output: true,
-                ..RunConfig::default()
-            };
+            let config = invocation(export, *params);
             let what = format!("{name}, {export}");
             let (b, fb, got, left_out) = match compare(&engine, &ips, &ippp, &config, &what) {
                 Compared::Exhausted => {
@@ -333,12 +338,7 @@ fn ippp_k_counts_the_segments_of_ips_k_on_generated_modules() {
         let ips = Prepared::new(&wasm, &name, &ips_mode, &Inputs::default()).unwrap();
         let ippp = Prepared::new(&wasm, &name, &ippp_mode, &Inputs::default()).unwrap();
         for (export, params) in &exports {
-            let config = RunConfig {
-                invoke: Some(export.clone()),
-                args: std::iter::once(export.clone()).chain(std::iter::repeat_n("1".to_string(), *params)).collect(),
-                capture_output: true,
-                ..RunConfig::default()
-            };
+            let config = invocation(export, *params);
             let what = format!("{name}, {export}");
             let Compared::Equal { got, left_out, .. } = compare(&engine, &ips, &ippp, &config, &what) else {
                 left_alone += 1;
