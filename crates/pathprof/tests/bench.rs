@@ -222,8 +222,8 @@ fn programs_shorter_than_min_seconds_are_left_out_of_the_summary() {
 fn bad_mode_lists_are_refused_before_any_run() {
     for (modes, message) in [
         ("bl,kbl,kbl:4", "mode kbl is given twice"),
-        ("bl:2", "unknown mode \"bl:2\" (valid modes: none, bl, pep[:S[:T]][:dup], pep:every:N, kbl[:K][:burst], ppp[:slots], events[:STRATEGY[:CUT]], ips[:K], ippp[:1], ippp:slots)"),
-        ("fast", "unknown mode \"fast\" (valid modes: none, bl, pep[:S[:T]][:dup], pep:every:N, kbl[:K][:burst], ppp[:slots], events[:STRATEGY[:CUT]], ips[:K], ippp[:1], ippp:slots)"),
+        ("bl:2", "unknown mode \"bl:2\" (valid modes: none, bl, pep[:S[:T]][:dup], pep:every:N, kbl[:K][:burst], ppp[:slots], events[:STRATEGY[:CUT]], ips[:K], ippp[:K], ippp:slots)"),
+        ("fast", "unknown mode \"fast\" (valid modes: none, bl, pep[:S[:T]][:dup], pep:every:N, kbl[:K][:burst], ppp[:slots], events[:STRATEGY[:CUT]], ips[:K], ippp[:K], ippp:slots)"),
         ("kbl:0", "mode \"kbl:0\": K must be a whole number from 1 to 64"),
         ("kbl:65", "mode \"kbl:65\": K must be a whole number from 1 to 64"),
         ("kbl:8,kbl:08", "mode kbl:8 is given twice"),

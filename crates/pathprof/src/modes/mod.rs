@@ -4,7 +4,7 @@
 //! instrument --mode`, `pathprof bench --modes`):
 //!
 //! ```text
-//! none | bl | pep[:S[:T]][:dup] | pep:every:N | kbl[:K][:burst] | ppp[:slots] | events[:STRATEGY[:CUT]] | ips[:K] | ippp[:1]
+//! none | bl | pep[:S[:T]][:dup] | pep:every:N | kbl[:K][:burst] | ppp[:slots] | events[:STRATEGY[:CUT]] | ips[:K] | ippp[:K]
 //! ```
 //!
 //! * `none` — the program as it is, the baseline of overhead measurements;
