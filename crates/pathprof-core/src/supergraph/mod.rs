@@ -95,10 +95,13 @@ pub struct Supergraph {
 }
 
 /// The heads of depth `d ≥ 1` of a function, for segments of more than one call: its first path
-/// `Q` with the digits its calls read from their callees' heads of depth `d − 1`, published as
-/// `(Q − entry_base) + entry_paths · key` in the module's space of depth `d` — which names every
-/// walk of at most `d` calls from the activation's start ([`crate::ips::walk_tree`]). A head of
-/// depth 0 is the first path alone.
+/// `Q` with the digits of what its calls entered, published as `(Q − entry_base) + entry_paths ·
+/// key` in the module's space of depth `d` — which names every walk of at most `d` calls from the
+/// activation's start ([`crate::ips::walk_tree`]). A walk of `d` calls reaches the `i`-th call of
+/// the first path (from 0) with at most `d − i` calls left, so it needs that call's head of depth
+/// `d − 1 − i` at most, and none from the `d`-th call on: a call at least `p` calls from the entry
+/// on every path ([`first_positions`]) reads its callee's head of depth `d − 1 − p`, and none when
+/// `p ≥ d`. A head of depth 0 is the first path alone.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HeadLevel {
     /// Where the function's heads of this depth start in the space of the depth.
@@ -107,9 +110,35 @@ pub struct HeadLevel {
     /// one more for a function that may throw (the key of a first path that ended while a call
     /// unwound, which names no walk).
     pub keys: u64,
-    /// The digit of every call at this depth, in operator order (read in the space of depth
-    /// `d − 1`).
+    /// The digit of every call at this depth, in operator order, read in the space of the depth
+    /// in `depths` (radix 1 for a call that reads none).
     pub calls: Vec<CallDigit>,
+    /// For every call, the depth of the head it reads (`None`: none, a walk of this depth never
+    /// reaches it).
+    pub depths: Vec<Option<u8>>,
+}
+
+/// For every block of `dag` (by its ID), the fewest calls (`calls` by block) before it on a path
+/// that starts at the function's entry; `None` for a block no such path reaches.
+pub fn first_positions(dag: &Dag, calls: &[u32]) -> Vec<Option<u32>> {
+    let mut best: Vec<Option<u32>> = vec![None; dag.num_nodes() as usize];
+    let entry = dag.entry_block() as usize;
+    if entry < best.len() {
+        best[entry] = Some(0);
+    }
+    let out = dag.out_edges();
+    for v in dag.topological_order() {
+        let (Some(here), Some(&n)) = (best[v as usize], calls.get(v as usize)) else { continue };
+        for &e in &out[v as usize] {
+            let w = dag.edges[e as usize].to as usize;
+            if w < calls.len() {
+                let through = here.saturating_add(n);
+                best[w] = Some(best[w].map_or(through, |b| b.min(through)));
+            }
+        }
+    }
+    best.truncate(calls.len());
+    best
 }
 
 /// What a call's digit says of the callee's first path.
@@ -344,6 +373,9 @@ mod tests {
         assert_eq!(max_radix_product(&dag, &[1, u128::MAX, 2, 2]), u128::MAX);
         assert_eq!(heaviest_path(&dag, &[1, 4, 7, 2]), (14, vec![0, 2, 3]));
         assert_eq!(heaviest_path(&dag, &[1, 9, 7, 2]), (18, vec![0, 1, 3]));
+        // Calls by block 1, 0, 2, 0: block 3 is one call from the entry through block 1.
+        assert_eq!(first_positions(&dag, &[1, 0, 2, 0]), vec![Some(0), Some(1), Some(1), Some(1)]);
+        assert_eq!(first_positions(&dag, &[0, 3, 2, 0]), vec![Some(0), Some(0), Some(0), Some(2)]);
     }
 
     #[test]

@@ -23,8 +23,8 @@ use crate::cfg::{FuncCfg, SiteKind, Special};
 use crate::module::ModuleInfo;
 use pathprof_core::ips::MAX_DEPTH;
 use pathprof_core::supergraph::{
-    entry_paths, heaviest_path, CallDigit, CallsByBlock, HeadLevel, HeadSpace, InterestingPath, Supergraph,
-    SupergraphPpp,
+    entry_paths, first_positions, heaviest_path, CallDigit, CallsByBlock, HeadLevel, HeadSpace, InterestingPath,
+    Supergraph, SupergraphPpp,
 };
 use pathprof_core::FunctionPlan;
 use std::collections::{HashMap, HashSet};
@@ -44,6 +44,7 @@ pub(crate) struct Heads {
 
 /// The heads of one depth.
 struct Level {
+    depth: u8,
     /// Each defined function's `(offset, heads it may publish)` when it is instrumented.
     functions: Vec<Option<(u64, u64)>>,
     /// The radices of a digit read in the part of the space that references may reach, and in the
@@ -61,12 +62,15 @@ struct Level {
 /// order), its block, its callee (`None`: indirect) and its type.
 struct Sites {
     sites: Vec<(usize, usize, Option<u32>, Option<u32>)>,
+    /// For each, the fewest calls before it on a path from the entry (`None`: no such path
+    /// reaches it).
+    positions: Vec<Option<u32>>,
     /// The function's calls, reachable or not.
     calls: usize,
 }
 
 impl Sites {
-    fn new(fcfg: &FuncCfg, body_start: u64) -> Sites {
+    fn new(fcfg: &FuncCfg, body_start: u64, plan: &FunctionPlan) -> Sites {
         let mut sites = Vec::new();
         let mut calls = 0;
         for &(op, special) in &fcfg.specials {
@@ -79,7 +83,20 @@ impl Sites {
             }
             calls += 1;
         }
-        Sites { sites, calls }
+        let mut by_block = vec![0u32; fcfg.blocks.len()];
+        for s in &sites {
+            by_block[s.1] += 1;
+        }
+        let first = first_positions(&plan.dag, &by_block);
+        let mut seen = vec![0u32; fcfg.blocks.len()];
+        let positions = (sites.iter())
+            .map(|s| {
+                let before = seen[s.1];
+                seen[s.1] += 1;
+                first.get(s.1).copied().flatten().map(|p| p + before)
+            })
+            .collect();
+        Sites { sites, positions, calls }
     }
 }
 
@@ -124,15 +141,16 @@ fn space_order(info: &ModuleInfo, analyses: &[Analysis], referenced: &HashSet<u3
 }
 
 impl Level {
-    /// The space of the defined functions whose heads are `sizes` (`None`: not instrumented), in
-    /// `order`; `bases` gives each one's `(entry_base, entry_paths)`, and `keys` its heads per path
-    /// from the entry.
+    /// The space of depth `depth` of the defined functions in `order`: `bases` gives each one's
+    /// `(entry_base, entry_paths)` (`None`: not instrumented), and `keys` its heads per path from
+    /// the entry.
     fn new(
         info: &ModuleInfo,
         referenced: &HashSet<u32>,
         order: &[(bool, Option<u32>, usize)],
         bases: &[Option<(u64, u64)>],
         keys: &[u64],
+        depth: u8,
     ) -> Level {
         let mut functions = vec![None; bases.len()];
         let mut next = 0u128;
@@ -171,7 +189,7 @@ impl Level {
             let function = info.num_imported_funcs + k as u32;
             Some(pathprof_core::supergraph::Heads { function, offset, entry_base, entry_paths, keys: keys[k] })
         }));
-        Level { functions, referenced_radix, space_radix: radix(next), classes, space }
+        Level { depth, functions, referenced_radix, space_radix: radix(next), classes, space }
     }
 
     /// How a call of `callee` (`None`: indirect, of type `signature`) reads its digit in this
@@ -180,7 +198,8 @@ impl Level {
     fn read(&self, info: &ModuleInfo, callee: Option<u32>, signature: Option<u32>) -> (Read, CallDigit) {
         // The head + 1, less `base` when published (see `Supergraph`).
         let within = |radix, base| {
-            (Read { radix, minus: u64::MAX, rebase: base }, CallDigit { radix, callee: None, base, dropped: false })
+            let read = Read { radix, minus: u64::MAX, rebase: base, word: self.depth };
+            (read, CallDigit { radix, callee: None, base, dropped: false })
         };
         match callee {
             Some(c) if c < info.num_imported_funcs => {
@@ -195,7 +214,7 @@ impl Level {
             Some(c) => match self.functions[(c - info.num_imported_funcs) as usize] {
                 Some((offset, size)) => {
                     let radix = size.max(1);
-                    let read = Read { radix, minus: offset.wrapping_add(1), rebase: 0 };
+                    let read = Read { radix, minus: offset.wrapping_add(1), rebase: 0, word: self.depth };
                     (read, CallDigit { radix, callee: Some(c), base: 0, dropped: false })
                 }
                 None => within(self.space_radix, 0),
@@ -214,49 +233,53 @@ impl Level {
             }
         }
     }
+}
 
-    /// The digits of the calls `sites` of a function planned as `plan`, read in this space, that
-    /// fit in 64 bits with `per_key` IDs per key (one key more for a function that `throws`): the
-    /// calls' reads and digits, and the largest product of radices along a path. Where they would
-    /// not fit, calls are dropped (they add no digit) until they do, each the call of the largest
-    /// radix on the path whose radices have the largest product — of those not in `taken`, while
-    /// there are some [PPP07 §3.4.3: the numbering truncates no edge an interesting segment takes].
-    fn fit(
-        &self,
-        info: &ModuleInfo,
-        sites: &Sites,
-        plan: &FunctionPlan,
-        per_key: u64,
-        throws: bool,
-        taken: &HashSet<usize>,
-    ) -> (Vec<(Read, CallDigit)>, u64) {
-        let mut read: Vec<(Read, CallDigit)> = sites.sites.iter().map(|&(_, _, c, t)| self.read(info, c, t)).collect();
-        // A call whose space is too large to read it in is dropped; so is, while the IDs would not fit
-        // in 64 bits, the call of the largest radix on the path of the largest product.
-        let drop = |r: &mut (Read, CallDigit)| {
-            *r = (Read::NONE, CallDigit { radix: 1, dropped: true, ..r.1 });
-        };
-        read.iter_mut().filter(|r| r.1.radix == 0).for_each(drop);
-        loop {
-            let mut weight = vec![1u128; plan.dag.num_nodes() as usize];
-            for (&(_, block, _, _), r) in sites.sites.iter().zip(&read) {
-                weight[block] = weight[block].saturating_mul(u128::from(r.1.radix));
-            }
-            let (product, path) = heaviest_path(&plan.dag, &weight);
-            let keys = if throws { product.saturating_add(1) } else { product };
-            if u64::try_from(u128::from(per_key).saturating_mul(keys)).is_ok() {
-                return (read, product as u64);
-            }
-            let on_path: HashSet<usize> = path.iter().map(|&b| b as usize).collect();
-            let victim = (read.iter_mut().zip(&sites.sites).enumerate())
-                .filter(|(_, (r, s))| !r.1.dropped && on_path.contains(&s.1))
-                .max_by_key(|(c, (r, s))| (!taken.contains(c), r.1.radix, std::cmp::Reverse(s.0)))
-                .map(|(_, (r, _))| r);
-            match victim {
-                Some(r) => drop(r),
-                // The paths alone are too many for 64 bits (a plan never has so many).
-                None => return (read, 1),
-            }
+/// The digits of the calls `sites` of a function planned as `plan`, each read in the space
+/// `spaces` gives it (none: it reads no head), that fit in 64 bits with `per_key` IDs per key (one
+/// key more for a function that `throws`): the calls' reads and digits, and the largest product of
+/// radices along a path. Where they would not fit, calls are dropped (they add no digit) until they
+/// do, each the call of the largest radix on the path whose radices have the largest product — of
+/// those not in `taken`, while there are some [PPP07 §3.4.3: the numbering truncates no edge an
+/// interesting segment takes].
+fn fit(
+    info: &ModuleInfo,
+    sites: &Sites,
+    spaces: &[Option<&Level>],
+    plan: &FunctionPlan,
+    per_key: u64,
+    throws: bool,
+    taken: &HashSet<usize>,
+) -> (Vec<(Read, CallDigit)>, u64) {
+    let none = (Read::NONE, CallDigit { radix: 1, callee: None, base: 0, dropped: false });
+    let mut read: Vec<(Read, CallDigit)> = (sites.sites.iter().zip(spaces))
+        .map(|(&(_, _, c, t), space)| space.map_or(none, |l| l.read(info, c, t)))
+        .collect();
+    // A call whose space is too large to read it in is dropped; so is, while the IDs would not fit
+    // in 64 bits, the call of the largest radix on the path of the largest product.
+    let drop = |r: &mut (Read, CallDigit)| {
+        *r = (Read::NONE, CallDigit { radix: 1, dropped: true, ..r.1 });
+    };
+    read.iter_mut().filter(|r| r.1.radix == 0).for_each(drop);
+    loop {
+        let mut weight = vec![1u128; plan.dag.num_nodes() as usize];
+        for (&(_, block, _, _), r) in sites.sites.iter().zip(&read) {
+            weight[block] = weight[block].saturating_mul(u128::from(r.1.radix));
+        }
+        let (product, path) = heaviest_path(&plan.dag, &weight);
+        let keys = if throws { product.saturating_add(1) } else { product };
+        if u64::try_from(u128::from(per_key).saturating_mul(keys)).is_ok() {
+            return (read, product as u64);
+        }
+        let on_path: HashSet<usize> = path.iter().map(|&b| b as usize).collect();
+        let victim = (read.iter_mut().zip(&sites.sites).enumerate())
+            .filter(|(_, (r, s))| !r.1.dropped && on_path.contains(&s.1))
+            .max_by_key(|(c, (r, s))| (!taken.contains(c), r.1.radix, std::cmp::Reverse(s.0)))
+            .map(|(_, (r, _))| r);
+        match victim {
+            Some(r) => drop(r),
+            // The paths alone are too many for 64 bits (a plan never has so many).
+            None => return (read, 1),
         }
     }
 }
@@ -283,30 +306,34 @@ impl Heads {
         let bases: Vec<Option<(u64, u64)>> =
             analyses.iter().map(|a| planned(a).map(|(_, plan)| entry_paths(&plan.dag, &plan.numbering))).collect();
         let order = space_order(info, analyses, &referenced);
-        let mut levels = vec![Level::new(info, &referenced, &order, &bases, &vec![1; analyses.len()])];
+        let mut levels = vec![Level::new(info, &referenced, &order, &bases, &vec![1; analyses.len()], 0)];
         let mut deeper: Vec<Vec<(HeadLevel, Vec<Option<Read>>)>> = vec![Vec::new(); analyses.len()];
         if depth > 1 {
             let sites: Vec<Option<Sites>> = (analyses.iter().zip(body_starts))
-                .map(|(a, &start)| planned(a).map(|(fcfg, _)| Sites::new(fcfg, start)))
+                .map(|(a, &start)| planned(a).map(|(fcfg, plan)| Sites::new(fcfg, start, plan)))
                 .collect();
-            for _ in 1..depth {
-                let below = levels.last().expect("depth 0 is built first");
+            for d in 1..depth {
                 let mut keys = vec![1; analyses.len()];
                 for (k, a) in analyses.iter().enumerate() {
                     let (Some((fcfg, plan)), Some(sites), Some((_, entry))) = (planned(a), &sites[k], bases[k]) else {
                         continue;
                     };
+                    // A call `p` calls from the entry reads the head of depth `d − 1 − p`.
+                    let read_depth = |p: &Option<u32>| p.and_then(|p| (d - 1).checked_sub(p as usize)).map(|r| r as u8);
+                    let spaces: Vec<Option<&Level>> =
+                        sites.positions.iter().map(|p| read_depth(p).map(|r| &levels[usize::from(r)])).collect();
                     let throws = fcfg.cfg.throws() && !sites.sites.is_empty();
-                    let (read, product) = below.fit(info, sites, plan, entry.max(1), throws, &HashSet::new());
+                    let (read, product) = fit(info, sites, &spaces, plan, entry.max(1), throws, &HashSet::new());
                     keys[k] = product + u64::from(throws);
                     let mut reads = vec![None; sites.calls];
                     for (s, r) in sites.sites.iter().zip(&read) {
                         reads[s.0] = Some(r.0);
                     }
+                    let depths = sites.positions.iter().map(read_depth).collect();
                     let calls = read.into_iter().map(|r| r.1).collect();
-                    deeper[k].push((HeadLevel { offset: 0, keys: keys[k], calls }, reads));
+                    deeper[k].push((HeadLevel { offset: 0, keys: keys[k], calls, depths }, reads));
                 }
-                let level = Level::new(info, &referenced, &order, &bases, &keys);
+                let level = Level::new(info, &referenced, &order, &bases, &keys, d as u8);
                 for (k, d) in deeper.iter_mut().enumerate() {
                     if let (Some(last), Some((offset, _))) = (d.last_mut(), level.functions[k]) {
                         last.0.offset = offset;
@@ -371,7 +398,7 @@ impl Heads {
         let paths = plan.num_paths();
         let (entry_base, entry_paths) = entry_paths(&plan.dag, &plan.numbering);
         let head_offset = self.levels[0].functions[k].map_or(0, |(o, _)| o);
-        let sites = Sites::new(fcfg, body.range().start as u64);
+        let sites = Sites::new(fcfg, body.range().start as u64, plan);
         // The calls (by their place among the sites) where interesting segments are rooted.
         let blocks: Vec<u32> = sites.sites.iter().map(|s| s.1 as u32).collect();
         let by_block = CallsByBlock::new(&blocks);
@@ -385,7 +412,8 @@ impl Heads {
         // while a call unwinds.
         let throws = fcfg.cfg.throws();
         let deepest = self.levels.last().expect("a head space has depth 0");
-        let (read, product) = deepest.fit(info, &sites, plan, paths, throws, &taken);
+        let spaces = vec![Some(deepest); sites.sites.len()];
+        let (read, product) = fit(info, &sites, &spaces, plan, paths, throws, &taken);
         let keys = if throws { u128::from(product) + 1 } else { u128::from(product) };
         let ids = u64::try_from(u128::from(paths) * keys).unwrap_or(paths);
         let deeper = &self.deeper[k];

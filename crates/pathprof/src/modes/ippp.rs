@@ -288,7 +288,7 @@ impl<'m> Decoder<'m> {
                 continue;
             };
             let (first_call, n) = first_calls(f);
-            if sg.calls.len() != n || sg.levels.iter().any(|l| l.calls.len() != n) {
+            if sg.calls.len() != n || sg.levels.iter().any(|l| l.calls.len() != n || l.depths.len() != n) {
                 bail!("the map of function {} has {} calls for its blocks' {n}", f.index, sg.calls.len());
             }
             let mut by_path: HashMap<u64, u64> = HashMap::new();
@@ -388,15 +388,22 @@ impl<'m> Decoder<'m> {
         Ok(digits(key, &radices).map(|ds| (on, ds, regenerated.end)))
     }
 
-    /// What the calls `on` of a function, read as `calls` with digits `ds` in the space of depth
-    /// `d`, entered; `None` when a digit names no activation.
-    fn callees(&mut self, calls: &[CallDigit], on: &[usize], ds: &[u64], d: usize) -> Result<Option<Vec<Callee>>> {
+    /// What the calls `on` of a function, read as `calls` with digits `ds`, each in the space of
+    /// the depth `depth` gives it (none: it reads no head), entered; `None` when a digit names no
+    /// activation.
+    fn callees(
+        &mut self,
+        calls: &[CallDigit],
+        on: &[usize],
+        ds: &[u64],
+        depth: impl Fn(usize) -> Option<usize>,
+    ) -> Result<Option<Vec<Callee>>> {
         let mut out = Vec::with_capacity(on.len());
         for (&c, &digit) in on.iter().zip(ds) {
-            if calls[c].dropped {
+            let Some(d) = depth(c).filter(|&d| d < self.spaces.len() && !calls[c].dropped) else {
                 out.push(Callee::Unknown);
                 continue;
-            }
+            };
             out.push(match self.spaces[d].read(calls[c], digit) {
                 None => return Ok(None),
                 Some(Head::None) => Callee::None,
@@ -410,8 +417,8 @@ impl<'m> Decoder<'m> {
     }
 
     /// The activation that head `head` of `function`, of depth `d`, names: its first path, whether
-    /// that ended at the exit, and what its calls entered to depth `d − 1`; `None` when the head
-    /// names none.
+    /// that ended at the exit, and what its calls entered, as deep as a walk of `d` calls needs
+    /// (`HeadLevel`); `None` when the head names none.
     fn tree(&mut self, function: u32, head: u64, d: usize) -> Result<Option<HeadTree>> {
         if let Some(t) = self.trees.get(&(function, head, d)) {
             return Ok(t.clone());
@@ -427,10 +434,11 @@ impl<'m> Decoder<'m> {
                     None => first_calls(f).0,
                 };
                 self.first_calls.entry(function).or_insert_with(|| first_call.clone());
-                let calls = match d {
-                    0 => &sg.calls,
-                    d => &sg.levels.get(d - 1).context("a head deeper than its function's levels")?.calls,
+                let level = match d {
+                    0 => None,
+                    d => Some(sg.levels.get(d - 1).context("a head deeper than its function's levels")?),
                 };
+                let calls = level.map_or(&sg.calls, |l| &l.calls);
                 match Self::digits_on(f, &first_call, path, if d == 0 { 0 } else { key }, calls)? {
                     Some(_) if d == 0 && key != 0 => None,
                     None => None,
@@ -444,7 +452,10 @@ impl<'m> Decoder<'m> {
                         let callees = match d {
                             // A head of depth 0 tells nothing of its calls.
                             0 => Some(vec![Callee::Unknown; on.len()]),
-                            d => self.callees(calls, &on, &ds, d - 1)?,
+                            _ => {
+                                let depths = level.map_or(&[][..], |l| &l.depths[..]);
+                                self.callees(calls, &on, &ds, |c| depths.get(c).copied().flatten().map(usize::from))?
+                            }
                         };
                         callees.map(|calls| HeadTree { label, exit, calls })
                     }
@@ -463,7 +474,8 @@ impl<'m> Decoder<'m> {
         let p = f.probes().context("a supergraph path of a function without probes")?;
         let sg = p.supergraph.as_ref().context("a supergraph path of a function without a supergraph")?;
         let Some((on, ds, _)) = Self::digits_on(f, first_call, path, key, &sg.calls)? else { return Ok(None) };
-        let Some(callees) = self.callees(&sg.calls, &on, &ds, self.k - 1)? else { return Ok(None) };
+        let deepest = self.k - 1;
+        let Some(callees) = self.callees(&sg.calls, &on, &ds, |_| Some(deepest))? else { return Ok(None) };
         let label = u64::from(f.index) << 32 | path;
         let (mut found, mut dropped) = (Vec::new(), Vec::new());
         for (j, walked) in walk_tree(label, &callees, self.k).into_iter().enumerate() {

@@ -23,8 +23,8 @@
 //!   before.
 //!
 //! * For segments of `k > 1` calls, there are `k` head words, one per depth: the activation keeps
-//!   a key per depth besides the counted one, reads the head of depth `d − 1` from word `d − 1`
-//!   into its key of depth `d`, and its counted key from word `k − 1`; at the first path's end it
+//!   a key per depth besides the counted one, reads into its key of depth `d` the head of the depth
+//!   a walk of `d` calls needs of the callee (`HeadLevel`), and its counted key from word `k − 1`; at the first path's end it
 //!   keeps its head of every depth (`(path − entry_base) + entry_paths · key`), and at the exit it
 //!   publishes each in its word. A call arms, clears and puts back all the words.
 //!
@@ -51,7 +51,7 @@ use wasm_encoder::{BlockType, Instruction, MemArg, ValType};
 /// `weights`, the offset from the increment tables' base of the `radix` + 1 weights (32 bits each,
 /// the last 0) that the digit adds to the preferential register. For segments of `k > 1` calls,
 /// `radix`, `minus` and `rebase` read head word `k − 1` into the counted key, and `heads[d − 1]`
-/// reads word `d − 1` into the key of depth `d`.
+/// reads its word into the key of depth `d`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Digit {
     pub radix: u64,
@@ -62,28 +62,28 @@ pub(crate) struct Digit {
     pub heads: [Read; MAX_DEPTH - 1],
 }
 
-/// How a head word is read into a digit: `head − minus`, less `rebase` when the head is published,
-/// below `radix` (1: no digit).
+/// How a head word is read into a digit: word `word` (the head of that depth), `head − minus`,
+/// less `rebase` when the head is published, below `radix` (1: no digit).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Read {
     pub radix: u64,
     pub minus: u64,
     pub rebase: u64,
+    pub word: u8,
 }
 
 impl Read {
     /// No digit.
-    pub const NONE: Read = Read { radix: 1, minus: 0, rebase: 0 };
+    pub const NONE: Read = Read { radix: 1, minus: 0, rebase: 0, word: 0 };
 }
 
 impl Digit {
-    /// The read of head word `w` of `words`, and the key (by depth, `words` being the counted one)
-    /// it goes into.
-    fn read(&self, w: usize, words: usize) -> Read {
-        if w + 1 == words {
-            Read { radix: self.radix, minus: self.minus, rebase: self.rebase }
+    /// The read into the key of depth `d` (1 to `words`, `words` being the counted key).
+    fn read(&self, d: usize, words: usize) -> Read {
+        if d == words {
+            Read { radix: self.radix, minus: self.minus, rebase: self.rebase, word: (words - 1) as u8 }
         } else {
-            self.heads[w]
+            self.heads[d - 1]
         }
     }
 
@@ -250,10 +250,10 @@ impl SupergraphSink {
         }
     }
 
-    /// Pushes the digit that `read` makes of head word `w`: `head − minus`, less `rebase` when the
+    /// Pushes the digit that `read` makes of its head word: `head − minus`, less `rebase` when the
     /// head is published (above 0).
-    fn push_digit(e: &mut Emitter, w: usize, read: Read) {
-        let word = Self::word(e, w);
+    fn push_digit(e: &mut Emitter, read: Read) {
+        let word = Self::word(e, usize::from(read.word));
         e.f.instruction(&Instruction::I32Const(0));
         e.f.instruction(&Instruction::I64Load(word));
         e.f.instruction(&Instruction::I64Const(read.minus as i64));
@@ -326,19 +326,19 @@ impl SupergraphSink {
         digit.filter(|d| if self.words > 1 { d.adds_any() } else { self.digits && d.radix > 1 })
     }
 
-    /// The digits of a call with more than one head word: each word's read into its key, then the
-    /// words put back when the call restores them.
+    /// The digits of a call with more than one head word: each key's digit read from its word,
+    /// then the words put back when the call restores them.
     fn returned_deep(&self, e: &mut Emitter, d: Digit) {
-        for w in 0..self.words {
-            let read = d.read(w, self.words);
+        for depth in 1..=self.words {
+            let read = d.read(depth, self.words);
             if read.radix <= 1 {
                 continue;
             }
-            let key = if w + 1 == self.words { self.local(e, KEY) } else { self.key_of(e, w + 1) };
+            let key = if depth == self.words { self.local(e, KEY) } else { self.key_of(e, depth) };
             e.f.instruction(&Instruction::LocalGet(key));
             e.f.instruction(&Instruction::I64Const(read.radix as i64));
             e.f.instruction(&Instruction::I64Mul);
-            Self::push_digit(e, w, read);
+            Self::push_digit(e, read);
             e.f.instruction(&Instruction::I64Add);
             e.f.instruction(&Instruction::LocalSet(key));
         }
@@ -409,7 +409,7 @@ impl PathSink for SupergraphSink {
             return self.returned_deep(e, d);
         }
         let (head, key, value) = (Self::head(e), self.local(e, KEY), self.local(e, SAVED));
-        Self::push_digit(e, 0, d.read(0, 1));
+        Self::push_digit(e, d.read(1, 1));
         if d.restore {
             e.f.instruction(&Instruction::I32Const(0));
             e.f.instruction(&Instruction::LocalGet(value));
