@@ -784,3 +784,74 @@ fn segments_of_up_to_k_calls_are_those_of_ips_k() {
     }
     assert!(left_out > 0, "the interpreter's segments through printf's internals are left out");
 }
+
+/// Heads of depth 1 so large that, one after the other, they would pass 2^64: `big` has 2^30 paths
+/// from its entry and sits in a table, and each of 14 functions of type `$v` reads `big`'s head
+/// twice on one path (about 2^61 heads each), before `g0` and `g1` (type `$u`), which `h` calls
+/// through the table. Each function's heads take at most an equal share of the space, so every
+/// head lies inside it and `h` reads `g0`'s and `g1`'s where they are: `ippp:2` counts `ips:2`'s
+/// segments and the program runs as it does under `bl`.
+#[test]
+fn heads_of_every_depth_fit_in_their_space() {
+    let bits: String = (0..30)
+        .map(|i| {
+            format!("(if (i32.and (local.get $x) (i32.const {})) (then (global.set $acc (i32.add (global.get $acc) (i32.const {i})))))\n", 1u32 << i)
+        })
+        .collect();
+    let fillers: String = (0..14)
+        .map(|i| {
+            format!(
+                "(func $f{i} (type $v) (param $x i32) (param $y i32)
+                   (if (local.get $x) (then (call_indirect (type $t) (local.get $y) (i32.const 0))))
+                   (call_indirect (type $t) (local.get $y) (i32.const 0)))\n"
+            )
+        })
+        .collect();
+    let names: String = (0..14).map(|i| format!(" $f{i}")).collect();
+    let calls: String = (0..14).map(|i| format!("(call $f{i} (local.get $i) (local.get $i))\n")).collect();
+    let wat = format!(
+        r#"(module
+          (type $t (func (param i32)))
+          (type $v (func (param i32 i32)))
+          (type $u (func (param i64)))
+          (global $acc (mut i32) (i32.const 0))
+          (table 17 funcref)
+          (elem (i32.const 0) $big{names} $g0 $g1)
+          (func $big (type $t) (param $x i32)
+            {bits})
+          {fillers}
+          (func $g0 (type $u) (param $x i64) (call_indirect (type $t) (i32.wrap_i64 (local.get $x)) (i32.const 0)))
+          (func $g1 (type $u) (param $x i64)
+            (if (i64.eqz (local.get $x)) (then (global.set $acc (i32.const 7))))
+            (call_indirect (type $t) (i32.wrap_i64 (local.get $x)) (i32.const 0)))
+          (func $h (param $i i32)
+            (call_indirect (type $u) (i64.extend_i32_u (local.get $i))
+              (i32.add (i32.const 15) (i32.and (local.get $i) (i32.const 1)))))
+          (func $run (export "run") (param $n i32) (result i32) (local $i i32)
+            (loop $l
+              (call $h (local.get $i))
+              {calls}
+              (local.set $i (i32.add (local.get $i) (i32.const 1)))
+              (br_if $l (i32.lt_u (local.get $i) (local.get $n))))
+            (global.get $acc)))"#
+    );
+    let (dir, wasm) = common::wat_module(&wat);
+    let [bl, ips, ippp] = runs(dir.path(), &wasm, "6", ["bl", "ips:2", "ippp:2"]);
+    assert_eq!(ippp.output.stdout, bl.output.stdout, "the program's result");
+    assert_eq!(counts(&ippp.profile), counts(&bl.profile), "the Ball–Larus counts are bl's");
+    let (a, b) = (facts(&ips.profile.mode).unwrap(), facts(&ippp.profile.mode).unwrap());
+    assert_eq!(b.mismatched.0, 0);
+    let (want, _) = common::without_not_counted(segments(&a), &b);
+    assert_eq!(segments(&b), want, "the segments are ips:2's");
+    check_segment_roots(&ippp.profile, &b);
+    // h's calls through the table, into g0 and g1, are counted: 3 each over i = 0..6.
+    let h = function(&ippp.profile, "h").index;
+    let into = |name: &str| -> u64 {
+        let g = function(&ippp.profile, name).index;
+        (b.ips.iter())
+            .filter(|s| matches!(&s.steps[..3], [IpsStep::Sub(r), _, IpsStep::Sub(c)] if r.function == h && c.function == g))
+            .map(|s| s.count.0)
+            .sum()
+    };
+    assert_eq!((into("g0"), into("g1")), (3, 3));
+}

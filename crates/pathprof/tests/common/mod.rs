@@ -398,9 +398,13 @@ pub fn check_segment_roots(p: &Profile, facts: &IpsFacts) {
     assert_eq!(roots, want, "segments rooted at each part of each path");
 }
 
-/// `want`, the segments of an oracle (`ips:1`), less those rooted at the subpaths `facts` (of an
-/// `ippp` run of the same program) names as not counted; they must have run exactly as often as it
-/// says. Returns how many segments were left out.
+/// `want`, the segments of an oracle (`ips:K`), with those rooted at the subpaths `facts` (of an
+/// `ippp:K` run of the same program) names as not counted replaced by the ones it counted there:
+/// at each such subpath, the oracle's segments ran exactly as often as those counted and those
+/// not counted together, and each counted one ran at most as often as the oracle's of the same
+/// steps (at `K = 1` a dropped call leaves every segment rooted there out; deeper, whether a walk
+/// reaches a dropped digit depends on the heads it meets). Returns how many of the oracle's
+/// segments are missing from the result.
 pub fn without_not_counted(
     mut want: HashMap<Vec<IpsStep>, u64>,
     facts: &IpsFacts,
@@ -408,21 +412,38 @@ pub fn without_not_counted(
     let Some(n) = &facts.not_counted else { return (want, 0) };
     let roots: HashMap<(u32, u64, u32), u64> =
         n.roots.iter().map(|r| ((r.function, r.path.0, r.part), r.count.0)).collect();
-    let mut left_out: HashMap<(u32, u64, u32), u64> = HashMap::new();
-    let before = want.len();
-    want.retain(|steps, count| match &steps[0] {
-        IpsStep::Sub(root) if roots.contains_key(&(root.function, root.path.0, root.part)) => {
-            *left_out.entry((root.function, root.path.0, root.part)).or_default() += *count;
+    let root_of = |steps: &[IpsStep]| match &steps[0] {
+        IpsStep::Sub(root) => Some((root.function, root.path.0, root.part)).filter(|r| roots.contains_key(r)),
+        _ => None,
+    };
+    // The oracle's segments at each such subpath, and what the run counted there.
+    let mut oracle: HashMap<Vec<IpsStep>, u64> = HashMap::new();
+    want.retain(|steps, count| match root_of(steps) {
+        Some(_) => {
+            oracle.insert(steps.clone(), *count);
             false
         }
-        _ => true,
+        None => true,
     });
-    assert_eq!(left_out, roots, "the segments left out ran as often as the subpaths named not counted");
+    let mut at_roots: HashMap<(u32, u64, u32), u64> = roots.clone();
+    for s in facts.ips.iter().filter(|s| root_of(&s.steps).is_some()) {
+        assert!(facts.k > 1, "a segment of one call counted at a dropped call: {:?}", s.steps);
+        let ran = oracle.get(&s.steps).copied().unwrap_or(0);
+        assert!(s.count.0 <= ran, "{:?} counted {} times, ran {ran}", s.steps, s.count.0);
+        *at_roots.get_mut(&root_of(&s.steps).unwrap()).unwrap() += s.count.0;
+        want.insert(s.steps.clone(), s.count.0);
+    }
+    let mut ran: HashMap<(u32, u64, u32), u64> = HashMap::new();
+    for (steps, count) in &oracle {
+        *ran.entry(root_of(steps).unwrap()).or_default() += count;
+    }
+    ran.retain(|_, c| *c > 0);
+    at_roots.retain(|_, c| *c > 0);
+    assert_eq!(ran, at_roots, "the segments at each subpath named ran as often as those counted and not counted");
     assert_eq!(n.executions.0, roots.values().sum::<u64>());
     let mut functions: Vec<u32> = roots.keys().map(|r| r.0).collect();
     functions.sort_unstable();
     functions.dedup();
     assert_eq!(n.functions, functions);
-    let left = before - want.len();
-    (want, left)
+    (want, oracle.keys().filter(|steps| !facts.ips.iter().any(|s| &s.steps == *steps)).count())
 }
