@@ -235,10 +235,18 @@ impl Level {
     }
 }
 
+/// How many IDs a function's digits may make: `per_key` per key, one key more for a function that
+/// `throws`, at most `limit` in all.
+#[derive(Clone, Copy)]
+struct Bound {
+    per_key: u64,
+    throws: bool,
+    limit: u128,
+}
+
 /// The digits of the calls `sites` of a function planned as `plan`, each read in the space
-/// `spaces` gives it (none: it reads no head), that fit in 64 bits with `per_key` IDs per key (one
-/// key more for a function that `throws`): the calls' reads and digits, and the largest product of
-/// radices along a path. Where they would not fit, calls are dropped (they add no digit) until they
+/// `spaces` gives it (none: it reads no head), whose IDs stay within `bound`: the calls' reads and
+/// digits, and the largest product of radices along a path. Where they would not, calls are dropped (they add no digit) until they
 /// do, each the call of the largest radix on the path whose radices have the largest product — of
 /// those not in `taken`, while there are some [PPP07 §3.4.3: the numbering truncates no edge an
 /// interesting segment takes].
@@ -247,10 +255,10 @@ fn fit(
     sites: &Sites,
     spaces: &[Option<&Level>],
     plan: &FunctionPlan,
-    per_key: u64,
-    throws: bool,
+    bound: Bound,
     taken: &HashSet<usize>,
 ) -> (Vec<(Read, CallDigit)>, u64) {
+    let Bound { per_key, throws, limit } = bound;
     let none = (Read::NONE, CallDigit { radix: 1, callee: None, base: 0, dropped: false });
     let mut read: Vec<(Read, CallDigit)> = (sites.sites.iter().zip(spaces))
         .map(|(&(_, _, c, t), space)| space.map_or(none, |l| l.read(info, c, t)))
@@ -268,7 +276,7 @@ fn fit(
         }
         let (product, path) = heaviest_path(&plan.dag, &weight);
         let keys = if throws { product.saturating_add(1) } else { product };
-        if u64::try_from(u128::from(per_key).saturating_mul(keys)).is_ok() {
+        if u128::from(per_key).saturating_mul(keys) <= limit {
             return (read, product as u64);
         }
         let on_path: HashSet<usize> = path.iter().map(|&b| b as usize).collect();
@@ -312,6 +320,10 @@ impl Heads {
             let sites: Vec<Option<Sites>> = (analyses.iter().zip(body_starts))
                 .map(|(a, &start)| planned(a).map(|(fcfg, plan)| Sites::new(fcfg, start, plan)))
                 .collect();
+            // Every function's heads of a depth fit in that depth's space, whose radix (its size + 2)
+            // fits in 64 bits: each takes at most an equal share of it.
+            let instrumented = bases.iter().flatten().count().max(1) as u128;
+            let share = (u128::from(u64::MAX) - 2) / instrumented;
             for d in 1..depth {
                 let mut keys = vec![1; analyses.len()];
                 for (k, a) in analyses.iter().enumerate() {
@@ -323,7 +335,7 @@ impl Heads {
                     let spaces: Vec<Option<&Level>> =
                         sites.positions.iter().map(|p| read_depth(p).map(|r| &levels[usize::from(r)])).collect();
                     let throws = fcfg.cfg.throws() && !sites.sites.is_empty();
-                    let (read, product) = fit(info, sites, &spaces, plan, entry.max(1), throws, &HashSet::new());
+                    let (read, product) = fit(info, sites, &spaces, plan, entry.max(1), share, throws, &HashSet::new());
                     keys[k] = product + u64::from(throws);
                     let mut reads = vec![None; sites.calls];
                     for (s, r) in sites.sites.iter().zip(&read) {
@@ -413,7 +425,8 @@ impl Heads {
         let throws = fcfg.cfg.throws();
         let deepest = self.levels.last().expect("a head space has depth 0");
         let spaces = vec![Some(deepest); sites.sites.len()];
-        let (read, product) = fit(info, &sites, &spaces, plan, paths, throws, &taken);
+        let bound = Bound { per_key: paths, throws, limit: u128::from(u64::MAX) };
+        let (read, product) = fit(info, &sites, &spaces, plan, bound, &taken);
         let keys = if throws { u128::from(product) + 1 } else { u128::from(product) };
         let ids = u64::try_from(u128::from(paths) * keys).unwrap_or(paths);
         let deeper = &self.deeper[k];
