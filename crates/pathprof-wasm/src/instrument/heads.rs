@@ -335,7 +335,8 @@ impl Heads {
                     let spaces: Vec<Option<&Level>> =
                         sites.positions.iter().map(|p| read_depth(p).map(|r| &levels[usize::from(r)])).collect();
                     let throws = fcfg.cfg.throws() && !sites.sites.is_empty();
-                    let (read, product) = fit(info, sites, &spaces, plan, entry.max(1), share, throws, &HashSet::new());
+                    let bound = Bound { per_key: entry.max(1), throws, limit: share };
+                    let (read, product) = fit(info, sites, &spaces, plan, bound, &HashSet::new());
                     keys[k] = product + u64::from(throws);
                     let mut reads = vec![None; sites.calls];
                     for (s, r) in sites.sites.iter().zip(&read) {
