@@ -2,8 +2,9 @@
 //! `pathprof instrument`, run in headless Chromium by a test page (`tests/browser/page.html`) with
 //! pathprof's JavaScript host and a minimal in-page WASI (`tests/browser/wasi-shim.mjs`), posted
 //! back to a server of the test's own and decoded with `pathprof decode`, give the profile
-//! `pathprof run` gives, in `bl`, `kbl`, `events` and `ppp` (half the paths interesting, the others
-//! counted by the host); the programs print what they should.
+//! `pathprof run` gives, in `bl`, `kbl`, `events`, `ippp` (segments of one and of two calls) and
+//! `ppp` (half the paths interesting, the others counted by the host); the programs print what they
+//! should.
 //!
 //! Skipped, with a message, when Chromium or the corpus is absent — unless
 //! `PATHPROF_REQUIRE_BROWSER` is set (as CI sets it once it has installed Chromium).
@@ -21,7 +22,7 @@ use std::time::{Duration, Instant};
 
 /// Corpus programs that read no file and whose paths do not vary from run to run.
 const PROGRAMS: &[&str] = &["shootout/shootout-gimli.wasm", "shootout/shootout-ratelimit.wasm"];
-const MODES: &[&str] = &["bl", "kbl:4", "events"];
+const MODES: &[&str] = &["bl", "kbl:4", "events", "ippp", "ippp:2"];
 /// The longest the page may take for all the cases.
 const PAGE_LIMIT: Duration = Duration::from_secs(120);
 
