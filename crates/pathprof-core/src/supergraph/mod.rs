@@ -1,4 +1,5 @@
-//! Supergraph numbering of depth-1 interprocedural path segments [PPP07 §3.4.3–3.4.5].
+//! Supergraph numbering of interprocedural path segments [PPP07 §3.4.3–3.4.5]: of one call below,
+//! and of up to `k` calls with the heads of deeper depths of [`HeadLevel`].
 //!
 //! [PPP07 §3.4.4] turns an IPS into an intraprocedural path by inlining the callee at the call it
 //! takes: the caller's *supergraph* has the callee's paths in it, and its Ball–Larus numbering

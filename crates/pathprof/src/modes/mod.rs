@@ -26,9 +26,10 @@
 //! * `ips` — exact counts of every interprocedural path segment through up to K calls (K = 1 when
 //!   not given, at most 4): subpaths end at calls too, and a segment follows a call into the
 //!   callee and back [PPP07 §3.4.1] ([`ips`]); the profile's paths are the Ball–Larus counts.
-//! * `ippp` — the segments of one call that `ips:1` counts, counted as supergraph paths: each
-//!   function's path with the first path of each call's callee, in arrays and tables, without a
-//!   stream [PPP07 §3.4.3–3.4.5] ([`ippp`]).
+//! * `ippp[:K]` — the segments of up to `K` calls (default 1) that `ips:K` counts, counted as
+//!   supergraph paths: each function's path with the head of each call's callee (its first path,
+//!   and for `K > 1` its own calls' heads one depth less), in arrays and tables, without a stream
+//!   [PPP07 §3.4.3–3.4.5] ([`ippp`]).
 //!
 //! A mode is written back in its shortest form: `pep:64:17` is `pep`, `pep:8:17` is `pep:8`,
 //! `kbl:4` is `kbl`, `events:pc:auto` is `events`. Settings outside the grammar (the timer's period,
