@@ -28,7 +28,6 @@ use pathprof_core::supergraph::{
 };
 use pathprof_core::FunctionPlan;
 use std::collections::{HashMap, HashSet};
-use wasmparser::FunctionBody;
 
 /// The head space of a module: one per depth of the heads its functions publish (1 for segments
 /// of one call, `k` for segments of `k`).
@@ -37,6 +36,8 @@ pub(crate) struct Heads {
     /// Each defined function's heads of depth 1 to `k − 1`: the digits its calls read at each,
     /// with how each is read.
     deeper: Vec<Vec<(HeadLevel, Vec<Option<Read>>)>>,
+    /// Each defined function's calls, when it is instrumented.
+    sites: Vec<Option<Sites>>,
     /// Whether a function without probes, a host function that may call back or a tail call is in
     /// the module: calls that arm the head words then restore them.
     interposed: bool,
@@ -63,14 +64,16 @@ struct Level {
 struct Sites {
     sites: Vec<(usize, usize, Option<u32>, Option<u32>)>,
     /// For each, the fewest calls before it on a path from the entry (`None`: no such path
-    /// reaches it).
+    /// reaches it); empty where heads have depth 0 only, which do not read them.
     positions: Vec<Option<u32>>,
     /// The function's calls, reachable or not.
     calls: usize,
 }
 
 impl Sites {
-    fn new(fcfg: &FuncCfg, body_start: u64, plan: &FunctionPlan) -> Sites {
+    /// The calls of a function whose body starts at `body_start`, with their positions when
+    /// `plan` is given.
+    fn new(fcfg: &FuncCfg, body_start: u64, plan: Option<&FunctionPlan>) -> Sites {
         let mut sites = Vec::new();
         let mut calls = 0;
         for &(op, special) in &fcfg.specials {
@@ -83,6 +86,7 @@ impl Sites {
             }
             calls += 1;
         }
+        let Some(plan) = plan else { return Sites { sites, positions: Vec::new(), calls } };
         let mut by_block = vec![0u32; fcfg.blocks.len()];
         for s in &sites {
             by_block[s.1] += 1;
@@ -316,10 +320,11 @@ impl Heads {
         let order = space_order(info, analyses, &referenced);
         let mut levels = vec![Level::new(info, &referenced, &order, &bases, &vec![1; analyses.len()], 0)];
         let mut deeper: Vec<Vec<(HeadLevel, Vec<Option<Read>>)>> = vec![Vec::new(); analyses.len()];
+        // Heads of depth 1 and more read the calls' positions.
+        let sites: Vec<Option<Sites>> = (analyses.iter().zip(body_starts))
+            .map(|(a, &start)| planned(a).map(|(fcfg, plan)| Sites::new(fcfg, start, (depth > 1).then_some(plan))))
+            .collect();
         if depth > 1 {
-            let sites: Vec<Option<Sites>> = (analyses.iter().zip(body_starts))
-                .map(|(a, &start)| planned(a).map(|(fcfg, plan)| Sites::new(fcfg, start, plan)))
-                .collect();
             // Every function's heads of a depth fit in that depth's space, whose radix (its size + 2)
             // fits in 64 bits: each takes at most an equal share of it.
             let instrumented = bases.iter().flatten().count().max(1) as u128;
@@ -365,7 +370,7 @@ impl Heads {
         let interposed = tail_calls
             || info.import_modules.iter().any(|m| may_call_back(m))
             || levels[0].functions.iter().any(Option::is_none);
-        Heads { levels, deeper, interposed }
+        Heads { levels, deeper, sites, interposed }
     }
 
     /// The preferential numbering of the supergraph paths of a function planned as `plan` with
@@ -397,21 +402,20 @@ impl Heads {
 
     /// The supergraph of defined function `k`, planned as `plan`, and the digit of each of its calls
     /// in operator order (`None`: it never runs; radix 1: it adds none): its counted IDs read the
-    /// calls' heads of the deepest depth, dropping calls until they fit in 64 bits ([`Level::fit`]),
-    /// but preferably none where the `interesting` paths root segments.
+    /// calls' heads of the deepest depth, dropping calls until they fit in 64 bits ([`fit`]), but
+    /// preferably none where the `interesting` paths root segments.
     pub fn supergraph(
         &self,
         info: &ModuleInfo,
         k: usize,
         fcfg: &FuncCfg,
-        body: &FunctionBody,
         plan: &FunctionPlan,
         interesting: Option<&Vec<InterestingPath>>,
     ) -> FunctionSupergraph {
         let paths = plan.num_paths();
         let (entry_base, entry_paths) = entry_paths(&plan.dag, &plan.numbering);
         let head_offset = self.levels[0].functions[k].map_or(0, |(o, _)| o);
-        let sites = Sites::new(fcfg, body.range().start as u64, plan);
+        let sites = self.sites[k].as_ref().expect("an instrumented function's calls are found with its head space");
         // The calls (by their place among the sites) where interesting segments are rooted.
         let blocks: Vec<u32> = sites.sites.iter().map(|s| s.1 as u32).collect();
         let by_block = CallsByBlock::new(&blocks);
@@ -427,7 +431,7 @@ impl Heads {
         let deepest = self.levels.last().expect("a head space has depth 0");
         let spaces = vec![Some(deepest); sites.sites.len()];
         let bound = Bound { per_key: paths, throws, limit: u128::from(u64::MAX) };
-        let (read, product) = fit(info, &sites, &spaces, plan, bound, &taken);
+        let (read, product) = fit(info, sites, &spaces, plan, bound, &taken);
         let keys = if throws { u128::from(product) + 1 } else { u128::from(product) };
         let ids = u64::try_from(u128::from(paths) * keys).unwrap_or(paths);
         let deeper = &self.deeper[k];

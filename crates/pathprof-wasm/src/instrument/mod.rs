@@ -215,7 +215,7 @@ impl Functions {
         };
         let assigned = planned.and_then(|(fcfg, planned)| {
             let interesting = options.interesting_segments.get(&index);
-            let supergraph = heads.map(|(h, k)| h.supergraph(info, k, &fcfg, body, &planned.plan, interesting));
+            let supergraph = heads.map(|(h, k)| h.supergraph(info, k, &fcfg, &planned.plan, interesting));
             // The preferential numbering of its interesting supergraph paths.
             let preferential = heads
                 .zip(supergraph.as_ref())

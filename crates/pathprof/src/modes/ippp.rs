@@ -233,8 +233,9 @@ struct Decoder<'m> {
     returns: HashMap<u64, Option<bool>>,
     /// The heads already read, by function, head and depth (`None`: they name no activation).
     trees: HashMap<(u32, u64, usize), Option<HeadTree>>,
-    /// The index of each block's first call among its function's, by function.
-    first_calls: HashMap<u32, Vec<usize>>,
+    /// By function with a supergraph: the index of each block's first call among its calls, and
+    /// how many calls its blocks have ([`first_calls`]).
+    first_calls: HashMap<u32, (Vec<usize>, usize)>,
 }
 
 /// The index of each block's first call among `f`'s calls (in operator order, as the blocks'
@@ -272,7 +273,8 @@ impl<'m> Decoder<'m> {
             })
             .collect();
         let by_index = map.functions.iter().map(|f| (f.index, f)).collect();
-        let (returns, trees, first_calls) = (HashMap::new(), HashMap::new(), HashMap::new());
+        let first_calls = with.iter().map(|(f, _)| (f.index, first_calls(f))).collect();
+        let (returns, trees) = (HashMap::new(), HashMap::new());
         Decoder { map, k, spaces, by_index, returns, trees, first_calls }
     }
 
@@ -287,7 +289,7 @@ impl<'m> Decoder<'m> {
                 paths.insert(f.index, list.clone());
                 continue;
             };
-            let (first_call, n) = first_calls(f);
+            let (first_call, n) = self.first_calls[&f.index].clone();
             if sg.calls.len() != n || sg.levels.iter().any(|l| l.calls.len() != n || l.depths.len() != n) {
                 bail!("the map of function {} has {} calls for its blocks' {n}", f.index, sg.calls.len());
             }
@@ -429,18 +431,14 @@ impl<'m> Decoder<'m> {
         let tree = match self.spaces[d].of(function).and_then(|h| h.split(head)) {
             None => None,
             Some((path, key)) => {
-                let first_call = match self.first_calls.get(&function) {
-                    Some(c) => c.clone(),
-                    None => first_calls(f).0,
-                };
-                self.first_calls.entry(function).or_insert_with(|| first_call.clone());
+                let first_call =
+                    &self.first_calls.get(&function).context("a head of a function without a supergraph")?.0;
                 let level = match d {
                     0 => None,
                     d => Some(sg.levels.get(d - 1).context("a head deeper than its function's levels")?),
                 };
                 let calls = level.map_or(&sg.calls, |l| &l.calls);
-                match Self::digits_on(f, &first_call, path, if d == 0 { 0 } else { key }, calls)? {
-                    Some(_) if d == 0 && key != 0 => None,
+                match Self::digits_on(f, first_call, path, key, calls)? {
                     None => None,
                     Some((on, ds, end)) => {
                         let exit = match end {

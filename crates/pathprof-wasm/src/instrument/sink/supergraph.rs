@@ -94,12 +94,12 @@ impl Digit {
 }
 
 /// The heads of depth `d ≥ 1` a function publishes: `first − entry_base + entry_paths · key`,
-/// plus `publish` (its offset in the space + 1); `unwound`, for a function that may throw, is the
-/// key of a first path that ended while a call unwound.
+/// plus `publish` (its offset in the space + 1); `unwound` (read in a function that may throw) is
+/// the key of a first path that ended while a call unwound, the depth's last.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct LevelSink {
     pub publish: u64,
-    pub unwound: Option<u64>,
+    pub unwound: u64,
 }
 
 /// Where a function's supergraph paths are counted.
@@ -186,12 +186,9 @@ impl SupergraphSink {
         // ended unwound.
         let digits = s.calls.iter().any(|c| c.adds_digit()) || s.unwound.is_some();
         let publish = s.head_offset.wrapping_sub(s.entry_base).wrapping_add(1);
-        let mut levels = [LevelSink { publish: 0, unwound: None }; MAX_DEPTH - 1];
+        let mut levels = [LevelSink { publish: 0, unwound: 0 }; MAX_DEPTH - 1];
         for (l, level) in levels.iter_mut().zip(&s.levels) {
-            *l = LevelSink {
-                publish: level.offset.wrapping_add(1),
-                unwound: s.unwound.map(|_| level.keys.saturating_sub(1)),
-            };
+            *l = LevelSink { publish: level.offset.wrapping_add(1), unwound: level.keys.saturating_sub(1) };
         }
         SupergraphSink {
             counts,
@@ -214,7 +211,20 @@ impl SupergraphSink {
     }
 
     fn first_of(&self, e: &Emitter, d: usize) -> u32 {
-        self.local(e, DEEP + (self.words + d) as u32 - 2)
+        if d == 0 {
+            self.local(e, FIRST)
+        } else {
+            self.local(e, DEEP + (self.words + d) as u32 - 2)
+        }
+    }
+
+    /// What is added to the first head of depth `d` to publish it.
+    fn publish_of(&self, d: usize) -> u64 {
+        if d == 0 {
+            self.publish
+        } else {
+            self.levels[d - 1].publish
+        }
     }
 
     fn saved_of(&self, e: &Emitter, w: usize) -> u32 {
@@ -455,8 +465,7 @@ impl PathSink for SupergraphSink {
             e.f.instruction(&Instruction::I64Const(unwound as i64));
             e.f.instruction(&Instruction::LocalSet(key));
             for d in 1..self.words {
-                let unwound = self.levels[d - 1].unwound.unwrap_or(0);
-                e.f.instruction(&Instruction::I64Const(unwound as i64));
+                e.f.instruction(&Instruction::I64Const(self.levels[d - 1].unwound as i64));
                 e.f.instruction(&Instruction::LocalSet(self.key_of(e, d)));
             }
             e.f.instruction(&Instruction::I32Const(0));
@@ -503,19 +512,13 @@ impl PathSink for SupergraphSink {
             None => self.count(e, end),
         }
         if end == PathEnd::Exit {
-            let head = Self::head(e);
             e.f.instruction(&Instruction::LocalGet(took));
             e.f.instruction(&Instruction::If(BlockType::Empty));
-            e.f.instruction(&Instruction::I32Const(0));
-            e.f.instruction(&Instruction::LocalGet(first));
-            e.f.instruction(&Instruction::I64Const(self.publish as i64));
-            e.f.instruction(&Instruction::I64Add);
-            e.f.instruction(&Instruction::I64Store(head));
-            for d in 1..self.words {
+            for d in 0..self.words {
                 let word = Self::word(e, d);
                 e.f.instruction(&Instruction::I32Const(0));
                 e.f.instruction(&Instruction::LocalGet(self.first_of(e, d)));
-                e.f.instruction(&Instruction::I64Const(self.levels[d - 1].publish as i64));
+                e.f.instruction(&Instruction::I64Const(self.publish_of(d) as i64));
                 e.f.instruction(&Instruction::I64Add);
                 e.f.instruction(&Instruction::I64Store(word));
             }
