@@ -340,6 +340,40 @@ fn with_a_hot_share_modes_are_also_measured_guided() {
 }
 
 #[test]
+fn with_a_hot_share_and_an_edge_profile_the_two_guides_are_also_measured_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let biased = PROGRAM
+        .replace("(i32.and (local.get $i) (i32.const 1))", "(i32.eqz (i32.rem_u (local.get $i) (i32.const 10)))");
+    std::fs::write(dir.path().join("biased.wasm"), wat::parse_str(&biased).unwrap()).unwrap();
+    let args = ["--modes", "bl,pep:every:1", "--hot-share", "0.5", "--edge-profile-from", "bl", "--runs", "1"];
+    let (stdout, report) = bench(dir.path(), &[&args[..], &["--max-runs", "1"]].concat());
+    let header = stdout.lines().next().unwrap();
+    let columns: Vec<&str> = header.split(" | ").skip(1).map(|c| c.split(" ms").next().unwrap().trim()).collect();
+    assert_eq!(
+        columns,
+        [
+            "bl",
+            "bl hot",
+            "bl edges",
+            "bl hot edges",
+            "pep:every:1",
+            "pep:every:1 hot",
+            "pep:every:1 edges",
+            "pep:every:1 hot edges"
+        ],
+        "{header}"
+    );
+    // Guided by both, `$work` alone is instrumented (`_start` carries no branch flow), numbered
+    // from the profile: the loop's increment moves to the arm taken one time in ten, as with the
+    // edge profile alone, and the guided build's code is the smaller.
+    let figure = |m: &str, key: &str| mode(&report, m)[key].as_f64().unwrap_or_else(|| panic!("{m} {key}: {report}"));
+    assert!(figure("bl hot edges", "increments_executed") < figure("bl hot", "increments_executed"), "{report}");
+    assert_eq!(figure("bl hot edges", "increments_executed"), figure("bl edges", "increments_executed"), "{report}");
+    assert!(figure("bl hot edges", "code_growth") < figure("bl edges", "code_growth"), "{report}");
+    assert_eq!(mode(&report, "pep:every:1 hot edges")["accuracy"]["paths"].as_f64().unwrap(), 1.0, "{report}");
+}
+
+#[test]
 fn with_an_edge_profile_modes_are_also_measured_numbered_from_it() {
     let dir = tempfile::tempdir().unwrap();
     // The corpus's loop, its branch taking the `then` arm one time in ten.

@@ -22,7 +22,9 @@
 //! Guided variants, measured beside the modes they guide: `--hot-share` instruments only the
 //! functions hot in an exact profile of the program (`MODE hot`); `--edge-profile-from MODE` numbers
 //! paths and places increments by the edge frequencies of one unmeasured run of `MODE` (`bl`, or a
-//! sampled `pep`) [PEP05 §3.4, Fig. 4], instead of static estimates (`MODE edges`).
+//! sampled `pep`) [PEP05 §3.4, Fig. 4], instead of static estimates (`MODE edges`); with both, also
+//! the two together (`MODE hot edges`), as PEP's VM instruments only the methods it optimizes,
+//! numbered from the edge profile it has of them.
 
 mod corpus;
 pub mod hints;
@@ -84,6 +86,20 @@ enum Guide {
     Edges,
     /// The segments of an `ips:1` run interesting ([`BenchOptions::tested_segments`]).
     Tested,
+    /// Both [`Guide::Hot`] and [`Guide::Edges`].
+    HotEdges,
+}
+
+impl Guide {
+    /// Whether only the hot functions are instrumented.
+    fn hot(self) -> bool {
+        matches!(self, Guide::Hot | Guide::HotEdges)
+    }
+
+    /// Whether paths are numbered from an edge profile.
+    fn edges(self) -> bool {
+        matches!(self, Guide::Edges | Guide::HotEdges)
+    }
 }
 
 impl BenchOptions {
@@ -97,7 +113,7 @@ impl BenchOptions {
     fn variants(&self) -> impl Iterator<Item = (&Mode, Guide)> {
         let modes = self.modes.iter().filter(|m| !m.is_baseline());
         modes.flat_map(|m| {
-            [Guide::Unguided, Guide::Hot, Guide::Edges, Guide::Tested]
+            [Guide::Unguided, Guide::Hot, Guide::Edges, Guide::HotEdges, Guide::Tested]
                 .into_iter()
                 .filter(|&g| self.guides(m, g))
                 .map(move |g| (m, g))
@@ -107,7 +123,7 @@ impl BenchOptions {
     /// Whether some mode is also measured numbered from an edge profile
     /// ([`BenchOptions::edge_profile_from`] given, and a mode that takes one).
     pub fn edge_guided(&self) -> bool {
-        self.measures(Guide::Edges)
+        self.variants().any(|(_, g)| g.edges())
     }
 
     /// Whether some mode is measured with `guide`.
@@ -121,6 +137,7 @@ impl BenchOptions {
             Guide::Unguided => true,
             Guide::Hot => self.hot_share.is_some() && mode.accepts(Setting::HotFrom),
             Guide::Edges => self.edge_profile_from.is_some() && mode.accepts(Setting::EdgeProfile),
+            Guide::HotEdges => self.guides(mode, Guide::Hot) && self.guides(mode, Guide::Edges),
             Guide::Tested => self.tested_segments && mode.is::<Ippp>() && !mode.requires(Setting::Interesting),
         }
     }
@@ -368,7 +385,7 @@ fn bench_program(
     // measured `bl` run when `bl` is among the modes.
     let sampled = modes.iter().any(|m| m.sampled());
     let preferential = modes.iter().any(|m| m.requires(Setting::Interesting));
-    let guided = options.measures(Guide::Hot);
+    let guided = options.variants().any(|(_, g)| g.hot());
     let exact = match (sampled && !modes.iter().any(|m| m.is::<Bl>())) || preferential || guided {
         true => match exact_profile(engine, &setup, name)? {
             Some(exact) => Some(exact),
@@ -399,7 +416,7 @@ fn bench_program(
         _ => None,
     };
     let edges = match &options.edge_profile_from {
-        Some(guide) if options.measures(Guide::Edges) => match unmeasured_run(engine, &setup, name, guide)? {
+        Some(guide) if options.edge_guided() => match unmeasured_run(engine, &setup, name, guide)? {
             Some((prepared, run)) => Some(prepared.profile(&run, config)?),
             None => return Ok(None),
         },
@@ -414,8 +431,8 @@ fn bench_program(
                 true => tested.as_ref().filter(|_| takes || guide == Guide::Tested),
                 false => interesting.as_ref().filter(|_| takes),
             },
-            hot: hot.as_ref().filter(|_| guide == Guide::Hot),
-            edge_profile: edges.as_ref().filter(|_| guide == Guide::Edges),
+            hot: hot.as_ref().filter(|_| guide.hot()),
+            edge_profile: edges.as_ref().filter(|_| guide.edges()),
             ..Inputs::default()
         };
         let prepared = Prepared::new(bytes, name, mode, &inputs)?;
@@ -487,6 +504,7 @@ fn label(mode: &Mode, guide: Guide) -> String {
         Guide::Hot => " hot",
         Guide::Edges => " edges",
         Guide::Tested => " tested",
+        Guide::HotEdges => " hot edges",
     };
     format!("{mode}{flags}{guide}")
 }

@@ -43,7 +43,8 @@ pub struct Args {
     hot_share: Option<f64>,
     /// Also measure each mode that takes --edge-profile (bl, pep, kbl, ppp, events) numbered from
     /// the profile of one unmeasured run of MODE (bl for exact edge counts, pep for sampled ones),
-    /// instead of static estimates (shown as `MODE edges`).
+    /// instead of static estimates (shown as `MODE edges`); with --hot-share too, also both
+    /// together (`MODE hot edges`).
     #[arg(long, value_name = "MODE")]
     edge_profile_from: Option<String>,
     /// Also measure each mode that takes interesting segments (ippp) with the segments of one
