@@ -16,7 +16,7 @@
 // multi-memory (the profiler's counters live in a memory of their own).
 
 export const MAP_FORMAT = 'pathprof-map';
-export const MAP_VERSION = 10;
+export const MAP_VERSION = 11;
 export const DUMP_MAGIC = 'pathprof-dump';
 export const DUMP_VERSION = 1;
 

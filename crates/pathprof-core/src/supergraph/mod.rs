@@ -90,9 +90,14 @@ pub struct Supergraph {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unwound: Option<u64>,
     /// For segments of `k > 1` calls: the heads the function publishes at depths 1 to `k − 1`
-    /// (see [`HeadLevel`]); its counted IDs then read the calls' heads of depth `k − 1`.
+    /// (see [`HeadLevel`]); its counted IDs then read the calls' heads of depth `k − 1`, or, where
+    /// those would not fit in 64 bits, shallower ones (`depths`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub levels: Vec<HeadLevel>,
+    /// For segments of `k > 1` calls: for every call, the depth of the head its digit in the
+    /// counted IDs reads (`None`: none, the call is dropped); empty for `k = 1`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub depths: Vec<Option<u8>>,
 }
 
 /// The heads of depth `d ≥ 1` of a function, for segments of more than one call: its first path
@@ -114,8 +119,9 @@ pub struct HeadLevel {
     /// The digit of every call at this depth, in operator order, read in the space of the depth
     /// in `depths` (radix 1 for a call that reads none).
     pub calls: Vec<CallDigit>,
-    /// For every call, the depth of the head it reads (`None`: none, a walk of this depth never
-    /// reaches it).
+    /// For every call, the depth of the head it reads: `d − 1 − p` at most, shallower where the
+    /// function's heads would not fit in their share of the space (`None`: none, a walk of this
+    /// depth never reaches it, or the call is dropped).
     pub depths: Vec<Option<u8>>,
 }
 
@@ -345,6 +351,7 @@ mod tests {
             calls: calls.clone(),
             unwound: None,
             levels: Vec::new(),
+            depths: Vec::new(),
         };
         let mut seen = std::collections::HashSet::new();
         for p in 0..4 {

@@ -241,6 +241,7 @@ mod tests {
             calls,
             unwound: None,
             levels: Vec::new(),
+            depths: Vec::new(),
         };
         (plan, sg, call_blocks)
     }

@@ -248,31 +248,49 @@ struct Bound {
     limit: u128,
 }
 
-/// The digits of the calls `sites` of a function planned as `plan`, each read in the space
-/// `spaces` gives it (none: it reads no head), whose IDs stay within `bound`: the calls' reads and
-/// digits, and the largest product of radices along a path. Where they would not, calls are dropped (they add no digit) until they
-/// do, each the call of the largest radix on the path whose radices have the largest product — of
-/// those not in `taken`, while there are some [PPP07 §3.4.3: the numbering truncates no edge an
-/// interesting segment takes].
+/// The digits of the calls `sites` of a function planned as `plan`, each read in the space of
+/// `levels` at the depth `depths` gives it (none: it reads no head), whose IDs stay within `bound`:
+/// the calls' reads and digits, the depth each reads at last, and the largest product of radices
+/// along a path. Where they would not fit, calls read shallower heads, and then none (they are
+/// dropped: they add no digit), until they do, each step taken by the call of the largest radix on
+/// the path whose radices have the largest product — of those not in `taken`, while there are some
+/// [PPP07 §3.4.3: the numbering truncates no edge an interesting segment takes]. A shallower head
+/// still names every walk that goes no deeper into the callee; a walk that would is not counted.
 fn fit(
     info: &ModuleInfo,
     sites: &Sites,
-    spaces: &[Option<&Level>],
+    levels: &[Level],
+    depths: &[Option<u8>],
     plan: &FunctionPlan,
     bound: Bound,
     taken: &HashSet<usize>,
-) -> (Vec<(Read, CallDigit)>, u64) {
+) -> Fitted {
     let Bound { per_key, throws, limit } = bound;
     let none = (Read::NONE, CallDigit { radix: 1, callee: None, base: 0, dropped: false });
-    let mut read: Vec<(Read, CallDigit)> = (sites.sites.iter().zip(spaces))
-        .map(|(&(_, _, c, t), space)| space.map_or(none, |l| l.read(info, c, t)))
-        .collect();
-    // A call whose space is too large to read it in is dropped; so is, while the IDs would not fit
-    // in 64 bits, the call of the largest radix on the path of the largest product.
-    let drop = |r: &mut (Read, CallDigit)| {
-        *r = (Read::NONE, CallDigit { radix: 1, dropped: true, ..r.1 });
+    let mut depths = depths.to_vec();
+    let read_at = |site: &(usize, usize, Option<u32>, Option<u32>), depth: Option<u8>| {
+        depth.map_or(none, |d| levels[usize::from(d)].read(info, site.2, site.3))
     };
-    read.iter_mut().filter(|r| r.1.radix == 0).for_each(drop);
+    let mut read: Vec<(Read, CallDigit)> = sites.sites.iter().zip(&depths).map(|(s, &d)| read_at(s, d)).collect();
+    // One step down for call `c`: a head one depth shallower, or none (dropped) below depth 0.
+    let shallower = |c: usize, read: &mut [(Read, CallDigit)], depths: &mut [Option<u8>]| {
+        match depths[c].and_then(|d| d.checked_sub(1)) {
+            Some(d) => {
+                depths[c] = Some(d);
+                read[c] = read_at(&sites.sites[c], Some(d));
+            }
+            None => {
+                depths[c] = None;
+                read[c] = (Read::NONE, CallDigit { radix: 1, dropped: true, ..read[c].1 });
+            }
+        }
+    };
+    // A call whose space is too large to read it in reads a shallower one, or none.
+    for c in 0..read.len() {
+        while read[c].1.radix == 0 {
+            shallower(c, &mut read, &mut depths);
+        }
+    }
     loop {
         let mut weight = vec![1u128; plan.dag.num_nodes() as usize];
         for (&(_, block, _, _), r) in sites.sites.iter().zip(&read) {
@@ -281,19 +299,27 @@ fn fit(
         let (product, path) = heaviest_path(&plan.dag, &weight);
         let keys = if throws { product.saturating_add(1) } else { product };
         if u128::from(per_key).saturating_mul(keys) <= limit {
-            return (read, product as u64);
+            return Fitted { read, depths, product: product as u64 };
         }
         let on_path: HashSet<usize> = path.iter().map(|&b| b as usize).collect();
-        let victim = (read.iter_mut().zip(&sites.sites).enumerate())
-            .filter(|(_, (r, s))| !r.1.dropped && on_path.contains(&s.1))
+        let victim = (read.iter().zip(&sites.sites).enumerate())
+            .filter(|(_, (r, s))| r.1.radix > 1 && on_path.contains(&s.1))
             .max_by_key(|(c, (r, s))| (!taken.contains(c), r.1.radix, std::cmp::Reverse(s.0)))
-            .map(|(_, (r, _))| r);
+            .map(|(c, _)| c);
         match victim {
-            Some(r) => drop(r),
+            Some(c) => shallower(c, &mut read, &mut depths),
             // The paths alone are too many for 64 bits (a plan never has so many).
-            None => return (read, 1),
+            None => return Fitted { read, depths, product: 1 },
         }
     }
+}
+
+/// What [`fit`] gives for a function's calls: how each is read, the depth of the head each reads
+/// (`None`: none), and the largest product of their radices along a path.
+struct Fitted {
+    read: Vec<(Read, CallDigit)>,
+    depths: Vec<Option<u8>>,
+    product: u64,
 }
 
 impl Heads {
@@ -335,19 +361,18 @@ impl Heads {
                     let (Some((fcfg, plan)), Some(sites), Some((_, entry))) = (planned(a), &sites[k], bases[k]) else {
                         continue;
                     };
-                    // A call `p` calls from the entry reads the head of depth `d − 1 − p`.
+                    // A call `p` calls from the entry reads the head of depth `d − 1 − p` at most.
                     let read_depth = |p: &Option<u32>| p.and_then(|p| (d - 1).checked_sub(p as usize)).map(|r| r as u8);
-                    let spaces: Vec<Option<&Level>> =
-                        sites.positions.iter().map(|p| read_depth(p).map(|r| &levels[usize::from(r)])).collect();
+                    let depths: Vec<Option<u8>> = sites.positions.iter().map(read_depth).collect();
                     let throws = fcfg.cfg.throws() && !sites.sites.is_empty();
                     let bound = Bound { per_key: entry.max(1), throws, limit: share };
-                    let (read, product) = fit(info, sites, &spaces, plan, bound, &HashSet::new());
+                    let Fitted { read, depths, product } =
+                        fit(info, sites, &levels, &depths, plan, bound, &HashSet::new());
                     keys[k] = product + u64::from(throws);
                     let mut reads = vec![None; sites.calls];
                     for (s, r) in sites.sites.iter().zip(&read) {
                         reads[s.0] = Some(r.0);
                     }
-                    let depths = sites.positions.iter().map(read_depth).collect();
                     let calls = read.into_iter().map(|r| r.1).collect();
                     deeper[k].push((HeadLevel { offset: 0, keys: keys[k], calls, depths }, reads));
                 }
@@ -428,10 +453,10 @@ impl Heads {
         // A function that may throw keeps one key past every path's digits for the paths that end
         // while a call unwinds.
         let throws = fcfg.cfg.throws();
-        let deepest = self.levels.last().expect("a head space has depth 0");
-        let spaces = vec![Some(deepest); sites.sites.len()];
+        let deepest = self.levels.last().expect("a head space has depth 0").depth;
         let bound = Bound { per_key: paths, throws, limit: u128::from(u64::MAX) };
-        let (read, product) = fit(info, sites, &spaces, plan, bound, &taken);
+        let Fitted { read, depths, product } =
+            fit(info, sites, &self.levels, &vec![Some(deepest); sites.sites.len()], plan, bound, &taken);
         let keys = if throws { u128::from(product) + 1 } else { u128::from(product) };
         let ids = u64::try_from(u128::from(paths) * keys).unwrap_or(paths);
         let deeper = &self.deeper[k];
@@ -447,14 +472,17 @@ impl Heads {
             let quiet =
                 callee.is_some_and(|f| f < info.num_imported_funcs && !may_call_back(&info.import_modules[f as usize]));
             let restore = self.interposed && !quiet;
-            digits[i] = Some(Digit { radix: r.radix, minus: r.minus, rebase: r.rebase, restore, weights: None, heads });
+            let (radix, minus, rebase, word) = (r.radix, r.minus, r.rebase, r.word);
+            digits[i] = Some(Digit { radix, minus, rebase, word, restore, weights: None, heads });
         }
         let at = sites.sites.iter().map(|s| s.0).collect();
         let unwound = (throws && !sites.sites.is_empty()).then_some(product);
         let calls = read.into_iter().map(|r| r.1).collect();
-        let levels = deeper.iter().map(|(level, _)| level.clone()).collect();
+        let levels: Vec<HeadLevel> = deeper.iter().map(|(level, _)| level.clone()).collect();
+        // At depth 1, every call reads its head of depth 0 or none, as `dropped` says.
+        let depths = if levels.is_empty() { Vec::new() } else { depths };
         FunctionSupergraph {
-            supergraph: Supergraph { paths, entry_base, entry_paths, ids, head_offset, calls, unwound, levels },
+            supergraph: Supergraph { paths, entry_base, entry_paths, ids, head_offset, calls, unwound, levels, depths },
             digits,
             sites: at,
             by_block,

@@ -290,7 +290,11 @@ impl<'m> Decoder<'m> {
                 continue;
             };
             let (first_call, n) = self.first_calls[&f.index].clone();
-            if sg.calls.len() != n || sg.levels.iter().any(|l| l.calls.len() != n || l.depths.len() != n) {
+            let deep = !sg.levels.is_empty();
+            if sg.calls.len() != n
+                || (deep && sg.depths.len() != n)
+                || sg.levels.iter().any(|l| l.calls.len() != n || l.depths.len() != n)
+            {
                 bail!("the map of function {} has {} calls for its blocks' {n}", f.index, sg.calls.len());
             }
             let mut by_path: HashMap<u64, u64> = HashMap::new();
@@ -472,8 +476,9 @@ impl<'m> Decoder<'m> {
         let p = f.probes().context("a supergraph path of a function without probes")?;
         let sg = p.supergraph.as_ref().context("a supergraph path of a function without a supergraph")?;
         let Some((on, ds, _)) = Self::digits_on(f, first_call, path, key, &sg.calls)? else { return Ok(None) };
-        let deepest = self.k - 1;
-        let Some(callees) = self.callees(&sg.calls, &on, &ds, |_| Some(deepest))? else { return Ok(None) };
+        // Each call's digit reads its head of depth `k − 1`, or the shallower one the map gives.
+        let depth = |c: usize| sg.depths.get(c).copied().flatten().map(usize::from);
+        let Some(callees) = self.callees(&sg.calls, &on, &ds, depth)? else { return Ok(None) };
         let label = u64::from(f.index) << 32 | path;
         let (mut found, mut dropped) = (Vec::new(), Vec::new());
         for (j, walked) in walk_tree(label, &callees, self.k).into_iter().enumerate() {

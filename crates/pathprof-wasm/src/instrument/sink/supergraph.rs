@@ -24,8 +24,9 @@
 //!
 //! * For segments of `k > 1` calls, there are `k` head words, one per depth: the activation keeps
 //!   a key per depth besides the counted one, reads into its key of depth `d` the head of the depth
-//!   a walk of `d` calls needs of the callee (`HeadLevel`), and its counted key from word `k − 1`; at the first path's end it
-//!   keeps its head of every depth (`(path − entry_base) + entry_paths · key`), and at the exit it
+//!   a walk of `d` calls needs of the callee (`HeadLevel`), and its counted key from word `k − 1`
+//!   (or, for a call whose deepest head would not fit, a shallower one: `Supergraph::depths`); at
+//!   the first path's end it keeps its head of every depth (`(path − entry_base) + entry_paths · key`), and at the exit it
 //!   publishes each in its word. A call arms, clears and puts back all the words.
 //!
 //! Calls that add no digit (a callee of one path from its entry, a host function that never calls
@@ -50,13 +51,15 @@ use wasm_encoder::{BlockType, Instruction, MemArg, ValType};
 /// head published for a caller of a function without probes that is still running). With
 /// `weights`, the offset from the increment tables' base of the `radix` + 1 weights (32 bits each,
 /// the last 0) that the digit adds to the preferential register. For segments of `k > 1` calls,
-/// `radix`, `minus` and `rebase` read head word `k − 1` into the counted key, and `heads[d − 1]`
-/// reads its word into the key of depth `d`.
+/// `radix`, `minus` and `rebase` read head word `word` (`k − 1`, or a shallower one where the
+/// deepest head would not fit) into the counted key, and `heads[d − 1]` reads its word into the
+/// key of depth `d`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Digit {
     pub radix: u64,
     pub minus: u64,
     pub rebase: u64,
+    pub word: u8,
     pub restore: bool,
     pub weights: Option<u32>,
     pub heads: [Read; MAX_DEPTH - 1],
@@ -81,7 +84,7 @@ impl Digit {
     /// The read into the key of depth `d` (1 to `words`, `words` being the counted key).
     fn read(&self, d: usize, words: usize) -> Read {
         if d == words {
-            Read { radix: self.radix, minus: self.minus, rebase: self.rebase, word: (words - 1) as u8 }
+            Read { radix: self.radix, minus: self.minus, rebase: self.rebase, word: self.word }
         } else {
             self.heads[d - 1]
         }
