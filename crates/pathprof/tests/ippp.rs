@@ -855,3 +855,86 @@ fn heads_of_every_depth_fit_in_their_space() {
     };
     assert_eq!((into("g0"), into("g1")), (3, 3));
 }
+
+/// `count` `if`s, each testing one bit of `$x` from bit 0: `2^count` paths.
+fn bit_tests(count: u32) -> String {
+    (0..count)
+        .map(|i| {
+            format!("(if (i32.and (local.get $x) (i32.const {})) (then (global.set $acc (i32.add (global.get $acc) (i32.const {i})))))\n", 1u32 << i)
+        })
+        .collect()
+}
+
+/// `root` (2^30 paths) calls `mid`, whose heads of depth 1 are 2^41 (2^21 first paths, and the
+/// 2^20 heads of `wide`, which it calls when bit 20 of its argument is set): with them, `root`'s
+/// counted IDs would need 2^71. Its call of `mid` reads `mid`'s heads of depth 0 instead, which
+/// name every walk that goes no deeper into `mid`: when `mid` does not call `wide`, the segment
+/// from `root` through `mid` is counted; when it does, the segment needs to know what `mid`
+/// entered, and is not. `ippp:2` otherwise counts `ips:2`'s segments, and the program runs as
+/// it does under `bl`.
+#[test]
+fn a_call_whose_deepest_head_would_not_fit_reads_a_shallower_one() {
+    let wat = format!(
+        r#"(module
+          (global $acc (mut i32) (i32.const 0))
+          (func $wide (param $x i32)
+            {wide})
+          (func $mid (param $x i32)
+            {mid}
+            (if (i32.and (local.get $x) (i32.const 0x100000)) (then (call $wide (local.get $x)))))
+          (func $root (param $x i32)
+            {root}
+            (call $mid (local.get $x)))
+          (func $run (export "run") (param $n i32) (result i32) (local $i i32)
+            (loop $l
+              (call $root (i32.shl (local.get $i) (i32.const 20)))
+              (local.set $i (i32.add (local.get $i) (i32.const 1)))
+              (br_if $l (i32.lt_u (local.get $i) (local.get $n))))
+            (global.get $acc)))"#,
+        wide = bit_tests(20),
+        mid = bit_tests(20),
+        root = bit_tests(30),
+    );
+    let (dir, wasm) = common::wat_module(&wat);
+    let [bl, ips, ippp] = runs(dir.path(), &wasm, "6", ["bl", "ips:2", "ippp:2"]);
+    assert_eq!(ippp.output.stdout, bl.output.stdout, "the program's result");
+    assert_eq!(counts(&ippp.profile), counts(&bl.profile), "the Ball–Larus counts are bl's");
+    let (a, b) = (facts(&ips.profile.mode).unwrap(), facts(&ippp.profile.mode).unwrap());
+    assert_eq!(b.mismatched.0, 0);
+    let (want, left) = common::without_not_counted(segments(&a), &b);
+    assert_eq!(segments(&b), want, "the segments are ips:2's");
+    check_segment_roots(&ippp.profile, &b);
+    // root's call of mid roots a segment in each of the six rounds: the three (i = 0, 2, 4) whose
+    // mid does not call wide are counted, the three others not.
+    let p = &ippp.profile;
+    let (root, mid) = (function(p, "root").index, function(p, "mid").index);
+    let through_mid: u64 = (b.ips.iter())
+        .filter(|s| matches!(&s.steps[..3], [IpsStep::Sub(r), _, IpsStep::Sub(m)] if r.function == root && m.function == mid))
+        .map(|s| s.count.0)
+        .sum();
+    assert_eq!(through_mid, 3, "{:?}", b.ips);
+    let n = b.not_counted.as_ref().expect("segments not counted");
+    let roots: Vec<(u32, u32, u64)> = n.roots.iter().map(|r| (r.function, r.part, r.count.0)).collect();
+    // (Each round's root takes a path of its own: its argument's bits differ.)
+    assert_eq!(roots, [(root, 0, 1); 3]);
+    assert_eq!(left, 3);
+    // The map says which head root's call reads.
+    let out = pathprof()
+        .current_dir(dir.path())
+        .args(["instrument", "--mode", "ippp:2", "-o", "out.wasm"])
+        .arg(&wasm)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let map: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("out.wasm.map.json")).unwrap()).unwrap();
+    let supergraph = |index: u32| {
+        let f = map["functions"].as_array().unwrap().iter().find(|f| f["index"] == index).unwrap();
+        f["state"]["supergraph"].clone()
+    };
+    let (r, m) = (supergraph(root), supergraph(mid));
+    assert_eq!(r["depths"], serde_json::json!([0]), "{r}");
+    assert_eq!((r["calls"][0]["radix"].as_u64(), r["calls"][0]["dropped"].as_bool()), (Some(1 << 21), None), "{r}");
+    assert_eq!(m["depths"], serde_json::json!([1]), "{m}");
+    assert_eq!(m["levels"][0]["keys"].as_u64(), Some(1 << 20), "{m}");
+}
