@@ -240,22 +240,25 @@ impl Level {
 }
 
 /// How many IDs a function's digits may make: `per_key` per key, one key more for a function that
-/// `throws`, at most `limit` in all.
+/// `throws`, at most `limit` in all; with `shallower`, a call dropped so that they fit may read a
+/// shallower head instead (see [`fit`]).
 #[derive(Clone, Copy)]
 struct Bound {
     per_key: u64,
     throws: bool,
     limit: u128,
+    shallower: bool,
 }
 
 /// The digits of the calls `sites` of a function planned as `plan`, each read in the space of
 /// `levels` at the depth `depths` gives it (none: it reads no head), whose IDs stay within `bound`:
 /// the calls' reads and digits, the depth each reads at last, and the largest product of radices
-/// along a path. Where they would not fit, calls read shallower heads, and then none (they are
-/// dropped: they add no digit), until they do, each step taken by the call of the largest radix on
-/// the path whose radices have the largest product — of those not in `taken`, while there are some
-/// [PPP07 §3.4.3: the numbering truncates no edge an interesting segment takes]. A shallower head
-/// still names every walk that goes no deeper into the callee; a walk that would is not counted.
+/// along a path. Where they would not fit, calls are dropped (they add no digit) until they do,
+/// each the call of the largest radix on the path whose radices have the largest product — of
+/// those not in `taken`, while there are some [PPP07 §3.4.3: the numbering truncates no edge an
+/// interesting segment takes]. With `bound.shallower`, each dropped call then reads, last dropped
+/// first, the deepest head with which the IDs still fit, if one does: a shallower head still names
+/// every walk that goes no deeper into the callee, and no other call reads less than it would have.
 fn fit(
     info: &ModuleInfo,
     sites: &Sites,
@@ -265,53 +268,76 @@ fn fit(
     bound: Bound,
     taken: &HashSet<usize>,
 ) -> Fitted {
-    let Bound { per_key, throws, limit } = bound;
+    let Bound { per_key, throws, limit, shallower } = bound;
     let none = (Read::NONE, CallDigit { radix: 1, callee: None, base: 0, dropped: false });
-    let mut depths = depths.to_vec();
-    let read_at = |site: &(usize, usize, Option<u32>, Option<u32>), depth: Option<u8>| {
-        depth.map_or(none, |d| levels[usize::from(d)].read(info, site.2, site.3))
+    let read_at = |c: usize, depth: Option<u8>| {
+        let (_, _, callee, signature) = sites.sites[c];
+        depth.map_or(none, |d| levels[usize::from(d)].read(info, callee, signature))
     };
-    let mut read: Vec<(Read, CallDigit)> = sites.sites.iter().zip(&depths).map(|(s, &d)| read_at(s, d)).collect();
-    // One step down for call `c`: a head one depth shallower, or none (dropped) below depth 0.
-    let shallower = |c: usize, read: &mut [(Read, CallDigit)], depths: &mut [Option<u8>]| {
-        match depths[c].and_then(|d| d.checked_sub(1)) {
-            Some(d) => {
-                depths[c] = Some(d);
-                read[c] = read_at(&sites.sites[c], Some(d));
-            }
-            None => {
-                depths[c] = None;
-                read[c] = (Read::NONE, CallDigit { radix: 1, dropped: true, ..read[c].1 });
-            }
-        }
-    };
-    // A call whose space is too large to read it in reads a shallower one, or none.
-    for c in 0..read.len() {
-        while read[c].1.radix == 0 {
-            shallower(c, &mut read, &mut depths);
-        }
-    }
-    loop {
+    let wanted = depths;
+    let mut depths = wanted.to_vec();
+    let mut read: Vec<(Read, CallDigit)> = (0..depths.len()).map(|c| read_at(c, depths[c])).collect();
+    // The largest product of radices along a path, and that path, when the IDs would not fit.
+    let product = |read: &[(Read, CallDigit)]| {
         let mut weight = vec![1u128; plan.dag.num_nodes() as usize];
-        for (&(_, block, _, _), r) in sites.sites.iter().zip(&read) {
+        for (&(_, block, _, _), r) in sites.sites.iter().zip(read) {
             weight[block] = weight[block].saturating_mul(u128::from(r.1.radix));
         }
         let (product, path) = heaviest_path(&plan.dag, &weight);
         let keys = if throws { product.saturating_add(1) } else { product };
-        if u128::from(per_key).saturating_mul(keys) <= limit {
-            return Fitted { read, depths, product: product as u64 };
+        match u128::from(per_key).saturating_mul(keys) <= limit {
+            true => Ok(product as u64),
+            false => Err(path),
         }
+    };
+    let mut dropped = Vec::new();
+    let mut drop = |c: usize, read: &mut [(Read, CallDigit)], depths: &mut [Option<u8>]| {
+        read[c] = (Read::NONE, CallDigit { radix: 1, dropped: true, ..read[c].1 });
+        depths[c] = None;
+        dropped.push(c);
+    };
+    // A call whose space is too large to read it in is dropped.
+    for c in 0..read.len() {
+        if read[c].1.radix == 0 {
+            drop(c, &mut read, &mut depths);
+        }
+    }
+    let mut fitted = loop {
+        let path = match product(&read) {
+            Ok(product) => break product,
+            Err(path) => path,
+        };
         let on_path: HashSet<usize> = path.iter().map(|&b| b as usize).collect();
         let victim = (read.iter().zip(&sites.sites).enumerate())
             .filter(|(_, (r, s))| r.1.radix > 1 && on_path.contains(&s.1))
             .max_by_key(|(c, (r, s))| (!taken.contains(c), r.1.radix, std::cmp::Reverse(s.0)))
             .map(|(c, _)| c);
         match victim {
-            Some(c) => shallower(c, &mut read, &mut depths),
+            Some(c) => drop(c, &mut read, &mut depths),
             // The paths alone are too many for 64 bits (a plan never has so many).
             None => return Fitted { read, depths, product: 1 },
         }
+    };
+    if shallower {
+        for &c in dropped.iter().rev() {
+            let Some(deepest) = wanted[c] else { continue };
+            for d in (0..=deepest).rev() {
+                let r = read_at(c, Some(d));
+                if r.1.radix == 0 {
+                    continue;
+                }
+                let was = std::mem::replace(&mut read[c], r);
+                match product(&read) {
+                    Ok(product) => {
+                        (depths[c], fitted) = (Some(d), product);
+                        break;
+                    }
+                    Err(_) => read[c] = was,
+                }
+            }
+        }
     }
+    Fitted { read, depths, product: fitted }
 }
 
 /// What [`fit`] gives for a function's calls: how each is read, the depth of the head each reads
@@ -365,7 +391,7 @@ impl Heads {
                     let read_depth = |p: &Option<u32>| p.and_then(|p| (d - 1).checked_sub(p as usize)).map(|r| r as u8);
                     let depths: Vec<Option<u8>> = sites.positions.iter().map(read_depth).collect();
                     let throws = fcfg.cfg.throws() && !sites.sites.is_empty();
-                    let bound = Bound { per_key: entry.max(1), throws, limit: share };
+                    let bound = Bound { per_key: entry.max(1), throws, limit: share, shallower: false };
                     let Fitted { read, depths, product } =
                         fit(info, sites, &levels, &depths, plan, bound, &HashSet::new());
                     keys[k] = product + u64::from(throws);
@@ -454,7 +480,7 @@ impl Heads {
         // while a call unwinds.
         let throws = fcfg.cfg.throws();
         let deepest = self.levels.last().expect("a head space has depth 0").depth;
-        let bound = Bound { per_key: paths, throws, limit: u128::from(u64::MAX) };
+        let bound = Bound { per_key: paths, throws, limit: u128::from(u64::MAX), shallower: true };
         let Fitted { read, depths, product } =
             fit(info, sites, &self.levels, &vec![Some(deepest); sites.sites.len()], plan, bound, &taken);
         let keys = if throws { u128::from(product) + 1 } else { u128::from(product) };
