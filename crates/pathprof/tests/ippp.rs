@@ -50,6 +50,31 @@ fn ips_and_ippp(wat: &str, n: &str) -> (tempfile::TempDir, PathBuf, Run, Run) {
     (dir, wasm, ips, ippp)
 }
 
+/// The module `wat`'s `run` with argument 6 in `bl`, `ips:2` and `ippp:2`: `ippp:2` prints what
+/// `bl` prints, counts its Ball–Larus paths, mismatches nothing, and counts `ips:2`'s segments but
+/// those at the roots it names as not counted; with the module's folder and file, the `ippp:2` run,
+/// its facts, and how many of `ips:2`'s segments were left out as not counted.
+fn ippp_2_as_bl_and_ips_2(wat: &str) -> (tempfile::TempDir, PathBuf, Run, IpsFacts, usize) {
+    let (dir, wasm) = common::wat_module(wat);
+    let [bl, ips, ippp] = runs(dir.path(), &wasm, "6", ["bl", "ips:2", "ippp:2"]);
+    assert_eq!(ippp.output.stdout, bl.output.stdout, "the program's result");
+    assert_eq!(counts(&ippp.profile), counts(&bl.profile), "the Ball–Larus counts are bl's");
+    let (a, b) = (facts(&ips.profile.mode).unwrap(), facts(&ippp.profile.mode).unwrap());
+    assert_eq!(b.mismatched.0, 0);
+    let (want, left) = common::without_not_counted(segments(&a), &b);
+    assert_eq!(segments(&b), want, "the segments are ips:2's");
+    check_segment_roots(&ippp.profile, &b);
+    (dir, wasm, ippp, b, left)
+}
+
+/// The map `pathprof instrument --mode MODE` writes for module `wasm` in `dir`.
+fn instrument_map(dir: &Path, wasm: &Path, mode: &str) -> serde_json::Value {
+    let out =
+        pathprof().current_dir(dir).args(["instrument", "--mode", mode, "-o", "out.wasm"]).arg(wasm).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_str(&std::fs::read_to_string(dir.join("out.wasm.map.json")).unwrap()).unwrap()
+}
+
 #[test]
 fn recursion_counts_the_segments_of_ips_1() {
     let dir = tempfile::tempdir().unwrap();
@@ -450,15 +475,7 @@ fn an_indirect_call_reads_its_digit_among_the_functions_of_its_type() {
     let p = &ippp.profile;
     let callees: std::collections::BTreeSet<String> = b.ips.iter().filter_map(|s| shape(p, &s.steps).1).collect();
     assert_eq!(callees.into_iter().collect::<Vec<_>>(), ["bar", "baz", "one", "wide"]);
-    let out = pathprof()
-        .current_dir(dir.path())
-        .args(["instrument", "--mode", "ippp", "-o", "out.wasm"])
-        .arg(&wasm)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let map: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("out.wasm.map.json")).unwrap()).unwrap();
+    let map = instrument_map(dir.path(), &wasm, "ippp");
     let run_index = function(p, "run").index;
     let run_map = map["functions"].as_array().unwrap().iter().find(|f| f["index"] == run_index).unwrap();
     let calls = run_map["state"]["supergraph"]["calls"].as_array().expect("run's calls");
@@ -793,11 +810,7 @@ fn segments_of_up_to_k_calls_are_those_of_ips_k() {
 /// segments and the program runs as it does under `bl`.
 #[test]
 fn heads_of_every_depth_fit_in_their_space() {
-    let bits: String = (0..30)
-        .map(|i| {
-            format!("(if (i32.and (local.get $x) (i32.const {})) (then (global.set $acc (i32.add (global.get $acc) (i32.const {i})))))\n", 1u32 << i)
-        })
-        .collect();
+    let bits = bit_tests(30);
     let fillers: String = (0..14)
         .map(|i| {
             format!(
@@ -835,15 +848,7 @@ fn heads_of_every_depth_fit_in_their_space() {
               (br_if $l (i32.lt_u (local.get $i) (local.get $n))))
             (global.get $acc)))"#
     );
-    let (dir, wasm) = common::wat_module(&wat);
-    let [bl, ips, ippp] = runs(dir.path(), &wasm, "6", ["bl", "ips:2", "ippp:2"]);
-    assert_eq!(ippp.output.stdout, bl.output.stdout, "the program's result");
-    assert_eq!(counts(&ippp.profile), counts(&bl.profile), "the Ball–Larus counts are bl's");
-    let (a, b) = (facts(&ips.profile.mode).unwrap(), facts(&ippp.profile.mode).unwrap());
-    assert_eq!(b.mismatched.0, 0);
-    let (want, _) = common::without_not_counted(segments(&a), &b);
-    assert_eq!(segments(&b), want, "the segments are ips:2's");
-    check_segment_roots(&ippp.profile, &b);
+    let (_dir, _, ippp, b, _) = ippp_2_as_bl_and_ips_2(&wat);
     // h's calls through the table, into g0 and g1, are counted: 3 each over i = 0..6.
     let h = function(&ippp.profile, "h").index;
     let into = |name: &str| -> u64 {
@@ -895,15 +900,7 @@ fn a_call_whose_deepest_head_would_not_fit_reads_a_shallower_one() {
         mid = bit_tests(20),
         root = bit_tests(30),
     );
-    let (dir, wasm) = common::wat_module(&wat);
-    let [bl, ips, ippp] = runs(dir.path(), &wasm, "6", ["bl", "ips:2", "ippp:2"]);
-    assert_eq!(ippp.output.stdout, bl.output.stdout, "the program's result");
-    assert_eq!(counts(&ippp.profile), counts(&bl.profile), "the Ball–Larus counts are bl's");
-    let (a, b) = (facts(&ips.profile.mode).unwrap(), facts(&ippp.profile.mode).unwrap());
-    assert_eq!(b.mismatched.0, 0);
-    let (want, left) = common::without_not_counted(segments(&a), &b);
-    assert_eq!(segments(&b), want, "the segments are ips:2's");
-    check_segment_roots(&ippp.profile, &b);
+    let (dir, wasm, ippp, b, left) = ippp_2_as_bl_and_ips_2(&wat);
     // root's call of mid roots a segment in each of the six rounds: the three (i = 0, 2, 4) whose
     // mid does not call wide are counted, the three others not.
     let p = &ippp.profile;
@@ -919,15 +916,7 @@ fn a_call_whose_deepest_head_would_not_fit_reads_a_shallower_one() {
     assert_eq!(roots, [(root, 0, 1); 3]);
     assert_eq!(left, 3);
     // The map says which head root's call reads.
-    let out = pathprof()
-        .current_dir(dir.path())
-        .args(["instrument", "--mode", "ippp:2", "-o", "out.wasm"])
-        .arg(&wasm)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let map: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("out.wasm.map.json")).unwrap()).unwrap();
+    let map = instrument_map(dir.path(), &wasm, "ippp:2");
     let supergraph = |index: u32| {
         let f = map["functions"].as_array().unwrap().iter().find(|f| f["index"] == index).unwrap();
         f["state"]["supergraph"].clone()
