@@ -27,6 +27,7 @@
 //! numbered from the edge profile it has of them.
 
 mod corpus;
+mod guide;
 pub mod hints;
 mod rounds;
 
@@ -34,6 +35,7 @@ pub use corpus::{expected_output, programs};
 pub use rounds::Rounds;
 
 use corpus::{each_program, Setup};
+use guide::{label, Guide};
 use rounds::{median, spread};
 
 use crate::inputs::{HotFunctions, Inputs, Interesting};
@@ -72,34 +74,6 @@ pub struct BenchOptions {
     /// Also measure each mode that takes interesting segments (`ippp`) with those of one
     /// unmeasured `ips:1` run (which `ippp:slots`, needing them, always takes).
     pub tested_segments: bool,
-}
-
-/// What guides a measured variant's instrumentation besides its mode.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Guide {
-    /// Static estimates, every function instrumented.
-    Unguided,
-    /// Only the functions hot in an exact profile ([`BenchOptions::hot_share`]).
-    Hot,
-    /// Numbering and increments from a profile's edge frequencies
-    /// ([`BenchOptions::edge_profile_from`]).
-    Edges,
-    /// The segments of an `ips:1` run interesting ([`BenchOptions::tested_segments`]).
-    Tested,
-    /// Both [`Guide::Hot`] and [`Guide::Edges`].
-    HotEdges,
-}
-
-impl Guide {
-    /// Whether only the hot functions are instrumented.
-    fn hot(self) -> bool {
-        matches!(self, Guide::Hot | Guide::HotEdges)
-    }
-
-    /// Whether paths are numbered from an edge profile.
-    fn edges(self) -> bool {
-        matches!(self, Guide::Edges | Guide::HotEdges)
-    }
 }
 
 impl BenchOptions {
@@ -493,20 +467,6 @@ fn bench_program(
         none_compile_seconds: none.compile_seconds,
         modes,
     }))
-}
-
-/// What a variant is called in the table: the mode, then `hot` after a mode guided by hot
-/// functions, `edges` after one numbered from an edge profile.
-fn label(mode: &Mode, guide: Guide) -> String {
-    let flags = mode.run_flags().map_or_else(String::new, |f| format!(" {f}"));
-    let guide = match guide {
-        Guide::Unguided => "",
-        Guide::Hot => " hot",
-        Guide::Edges => " edges",
-        Guide::Tested => " tested",
-        Guide::HotEdges => " hot edges",
-    };
-    format!("{mode}{flags}{guide}")
 }
 
 /// One unmeasured run of `mode`, its exit status checked; `None` when the run was stopped.
