@@ -6,10 +6,16 @@
 //! when the condition is non-zero and when it is zero; a profile counts both (exactly from the
 //! paths of `bl`, `kbl`, `ppp` and `events:pc`, as samples in `pep`). A branch that ran at least
 //! [`HintOptions::min_count`] times and went one way at least [`HintOptions::min_bias`] of them is
-//! hinted that way. For a `br_if` into a block that other edges also reach (a loop header, the end
-//! of a block), the hint is about the branch's own edge, which is what Cranelift lays out: the
-//! unlikely side of a branch goes out of line, whatever else jumps to where it leads. A branch
-//! whose two edges lead to one block is not hinted: its edges cannot be told apart. Hints the
+//! hinted that way, with one exception. What Cranelift does with a hint is mark a block cold and lay
+//! it out of line, and for a `br_if` hinted unlikely the block it marks is the branch's
+//! destination: a loop header, or the code after a block's `end`, which other edges may also reach.
+//! A `br_if` hinted unlikely would then move code out of line that runs hot from elsewhere (the
+//! join of an `if`-`else` chain inside a loop, a loop's latch), so such a branch is hinted only when
+//! its destination itself ran at most `1 - min_bias` of the branch's executions, counting every
+//! edge into it; the others are left unhinted and counted ([`Hinted::hot_target`]). The other
+//! cold blocks a hint can make — a `br_if`'s fall-through, an `if`'s then- or else-arm — have the
+//! branch as their only predecessor. A branch whose two edges lead to one block is not hinted: its
+//! edges cannot be told apart. Hints the
 //! module had are kept unless the profile contradicts them (it ran the branch often enough and
 //! mostly the other way).
 
@@ -19,7 +25,7 @@ use anyhow::{bail, Context, Result};
 use pathprof_core::profile::{Endpoint, FunctionProfile, Profile};
 use pathprof_core::Succ;
 use pathprof_wasm::component::{replace_core_module, CoreModulePath};
-use pathprof_wasm::hints::{branch_sites, read_hints, write_hints, BranchSite, Hints};
+use pathprof_wasm::hints::{branch_sites, read_hints, write_hints, BranchOp, BranchSite, Hints};
 use pathprof_wasm::ModuleInfo;
 use std::collections::HashMap;
 
@@ -72,6 +78,9 @@ pub struct Hinted {
     pub hinted: usize,
     pub kept: usize,
     pub dropped: usize,
+    /// The `br_if`s biased enough to be hinted unlikely but left unhinted: their destination, which
+    /// Cranelift would lay out of line, ran too often from other edges.
+    pub hot_target: usize,
     /// The hints written, by function and offset.
     pub hints: Hints,
 }
@@ -100,6 +109,16 @@ fn site_counts(site: &BranchSite, counts: &HashMap<(u32, Endpoint), u64>) -> Opt
     Some(BranchCounts { taken: count(taken), not_taken: count(not_taken) })
 }
 
+/// How often each place of `f` was entered, over every edge into it (from [`edge_counts`]).
+fn entries(counts: &HashMap<(u32, Endpoint), u64>) -> HashMap<Endpoint, u64> {
+    let mut entries = HashMap::new();
+    for (&(_, to), &n) in counts {
+        let e: &mut u64 = entries.entry(to).or_default();
+        *e = e.saturating_add(n);
+    }
+    entries
+}
+
 /// The module `profile` profiles in `program` (refused unless it is a profile of `program`), the
 /// number of its branches that hints may name (`br_if`, `if`), and the two-way branches of the
 /// functions the profile has, typed-reference branches too, with how often it saw each go each way.
@@ -117,9 +136,11 @@ fn counted_branches<'a, 'p>(
     for f in &profile.functions {
         let Some(sites) = f.index.checked_sub(first_defined).and_then(|k| sites.get(k as usize)) else { continue };
         let counts = edge_counts(f);
+        let entries = entries(&counts);
         for site in sites {
-            if let Some(counts) = site_counts(site, &counts) {
-                counted.push(Branch { function: f, site: site.clone(), counts });
+            if let Some(c) = site_counts(site, &counts) {
+                let destination = endpoint(site.taken).and_then(|to| entries.get(&to)).copied().unwrap_or(0);
+                counted.push(Branch { function: f, site: site.clone(), counts: c, destination });
             }
         }
     }
@@ -147,8 +168,8 @@ pub fn hint(program: &[u8], profile: &Profile, options: &HintOptions) -> Result<
     let (profiled, branches, mut counted) = counted_branches(program, profile)?;
     counted.retain(|b| b.site.op.hintable());
     let mut hints = read_hints(profiled.bytes).context("cannot read the module's branch hints")?;
-    let (mut ran, mut hinted, mut dropped) = (0, 0, 0);
-    for Branch { function, site, counts: c } in &counted {
+    let (mut ran, mut hinted, mut dropped, mut hot_target) = (0, 0, 0, 0);
+    for b @ Branch { function, site, counts: c, .. } in &counted {
         ran += usize::from(c.total() > 0);
         if c.total() < options.min_count {
             continue;
@@ -158,7 +179,12 @@ pub fn hint(program: &[u8], profile: &Profile, options: &HintOptions) -> Result<
         let hint = if share >= options.min_bias {
             Some(true)
         } else if 1.0 - share >= options.min_bias {
-            Some(false)
+            if b.cold_destination(options.min_bias) {
+                Some(false)
+            } else {
+                hot_target += 1;
+                None
+            }
         } else {
             None
         };
@@ -180,7 +206,7 @@ pub fn hint(program: &[u8], profile: &Profile, options: &HintOptions) -> Result<
     let written: usize = hints.values().map(|h| h.len()).sum();
     let kept = written - hinted;
     let bytes = rewritten(program, &profiled, &hints)?;
-    Ok(Hinted { bytes, branches, ran, hinted, kept, dropped, hints })
+    Ok(Hinted { bytes, branches, ran, hinted, kept, dropped, hot_target, hints })
 }
 
 /// A two-way branch of the profiled module, and how often the profile saw it go each way.
@@ -189,9 +215,19 @@ pub struct Branch<'a> {
     pub function: &'a FunctionProfile,
     pub site: BranchSite,
     pub counts: BranchCounts,
+    /// How often the place the branch leads to when taken ran, over every edge into it.
+    pub destination: u64,
 }
 
 impl Branch<'_> {
+    /// Whether a hint that the branch is unlikely taken would mark only rarely run code cold. A
+    /// `br_if`'s destination is the block Cranelift marks cold, and other edges may reach it: it
+    /// must have run at most `1 - min_bias` of the branch's executions. An `if`'s then-arm has the
+    /// `if` as its only predecessor.
+    pub fn cold_destination(&self, min_bias: f64) -> bool {
+        self.site.op != BranchOp::BrIf || self.destination as f64 <= (1.0 - min_bias) * self.counts.total() as f64
+    }
+
     /// The share of the times it went its usual way (from 0.5 to 1).
     pub fn bias(&self) -> f64 {
         let share = self.counts.taken_share();

@@ -31,13 +31,14 @@ pub fn run(a: Args) -> Result<i32> {
     let hinted = hint(&program, &profile, &HintOptions { min_count: a.min_count, min_bias: a.min_bias })?;
     write_atomically(&a.output, &hinted.bytes)?;
     eprintln!(
-        "pathprof: wrote {}: {} of its {} branches hinted ({} ran in the profile), {} hints of its own kept, {} dropped",
+        "pathprof: wrote {}: {} of its {} branches hinted ({} ran in the profile), {} hints of its own kept, {} dropped; {} br_if left unhinted: where they lead ran hot from other edges",
         a.output.display(),
         hinted.hinted,
         hinted.branches,
         hinted.ran,
         hinted.kept,
-        hinted.dropped
+        hinted.dropped,
+        hinted.hot_target
     );
     Ok(0)
 }
