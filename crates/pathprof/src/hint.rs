@@ -81,6 +81,11 @@ pub struct Hinted {
     /// The `br_if`s biased enough to be hinted unlikely but left unhinted: their destination, which
     /// Cranelift would lay out of line, ran too often from other edges.
     pub hot_target: usize,
+    /// How often the blocks the written hints mark cold ran, in the profile (of the branches it
+    /// counted), and how often the destinations of the `hot_target` branches ran: what hinting
+    /// them would have laid out of line.
+    pub cold: u64,
+    pub spared: u64,
     /// The hints written, by function and offset.
     pub hints: Hints,
 }
@@ -168,7 +173,7 @@ pub fn hint(program: &[u8], profile: &Profile, options: &HintOptions) -> Result<
     let (profiled, branches, mut counted) = counted_branches(program, profile)?;
     counted.retain(|b| b.site.op.hintable());
     let mut hints = read_hints(profiled.bytes).context("cannot read the module's branch hints")?;
-    let (mut ran, mut hinted, mut dropped, mut hot_target) = (0, 0, 0, 0);
+    let (mut ran, mut hinted, mut dropped, mut hot_target, mut spared) = (0, 0, 0, 0, 0u64);
     for b @ Branch { function, site, counts: c, .. } in &counted {
         ran += usize::from(c.total() > 0);
         if c.total() < options.min_count {
@@ -183,6 +188,7 @@ pub fn hint(program: &[u8], profile: &Profile, options: &HintOptions) -> Result<
                 Some(false)
             } else {
                 hot_target += 1;
+                spared = spared.saturating_add(b.destination);
                 None
             }
         } else {
@@ -205,8 +211,12 @@ pub fn hint(program: &[u8], profile: &Profile, options: &HintOptions) -> Result<
     hints.retain(|_, h| !h.is_empty());
     let written: usize = hints.values().map(|h| h.len()).sum();
     let kept = written - hinted;
+    let cold = counted
+        .iter()
+        .filter_map(|b| Some(b.marked_cold(*hints.get(&b.function.index)?.get(&b.site.offset)?)))
+        .fold(0u64, u64::saturating_add);
     let bytes = rewritten(program, &profiled, &hints)?;
-    Ok(Hinted { bytes, branches, ran, hinted, kept, dropped, hot_target, hints })
+    Ok(Hinted { bytes, branches, ran, hinted, kept, dropped, hot_target, cold, spared, hints })
 }
 
 /// A two-way branch of the profiled module, and how often the profile saw it go each way.
@@ -226,6 +236,17 @@ impl Branch<'_> {
     /// `if` as its only predecessor.
     pub fn cold_destination(&self, min_bias: f64) -> bool {
         self.site.op != BranchOp::BrIf || self.destination as f64 <= (1.0 - min_bias) * self.counts.total() as f64
+    }
+
+    /// How often the block that a hint `likely` on the branch marks cold ran: a `br_if`'s
+    /// fall-through or an `if`'s else-arm when likely taken, a `br_if`'s destination or an `if`'s
+    /// then-arm when not.
+    pub fn marked_cold(&self, likely: bool) -> u64 {
+        match (likely, self.site.op) {
+            (true, _) => self.counts.not_taken,
+            (false, BranchOp::BrIf) => self.destination,
+            (false, _) => self.counts.taken,
+        }
     }
 
     /// The share of the times it went its usual way (from 0.5 to 1).

@@ -111,6 +111,47 @@ fn hints_name_the_branches_the_profile_saw_biased() {
     assert!(hint(&other, &profile, &HintOptions::default()).unwrap_err().to_string().contains("another module"));
 }
 
+/// A loop over `i` whose body is an `if`-`else` made of blocks, as compilers emit it: even `i` leave
+/// the inner block by a `br_if` (half the time) and jump to the join; odd `i` reach a `br_if` to the
+/// join that is never taken, then fall through to it. After the join, a `br_if` out of the loop
+/// that is never taken either, to where the loop's own exit also goes (once per call).
+const JOIN: &str = r#"
+(module
+  (func $f (export "f") (param $n i32) (result i32) (local $i i32) (local $acc i32)
+    (block $done
+      (loop $l
+        (block $join
+          (block $even
+            (br_if $even (i32.eqz (i32.and (local.get $i) (i32.const 1))))
+            (br_if $join (i32.gt_u (local.get $i) (i32.const 1000000)))
+            (local.set $acc (i32.sub (local.get $acc) (i32.const 1)))
+            (br $join))
+          (local.set $acc (i32.add (local.get $acc) (i32.const 3))))
+        (br_if $done (i32.eq (local.get $acc) (i32.const -12345)))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br_if $l (i32.lt_u (local.get $i) (local.get $n)))))
+    (local.get $acc)))
+"#;
+
+#[test]
+fn a_br_if_is_hinted_unlikely_only_where_it_leads_is_cold() {
+    let bytes = wat::parse_str(JOIN).unwrap();
+    let profile = profile_of(&bytes, "bl", Some(("f", "1000")));
+    let ops = &branch_offsets(&bytes)[&0];
+    assert_eq!(ops.iter().map(|(_, op)| *op).collect::<Vec<_>>(), ["br_if"; 4]);
+    let hinted = hint(&bytes, &profile, &HintOptions { min_count: 1, min_bias: 0.9 }).unwrap();
+    // Cranelift marks an unlikely `br_if`'s destination cold. The second `br_if` never branches,
+    // but the join it leads to runs at every iteration: it is left unhinted. The third leads where
+    // the loop ends, once in 1000 iterations: hinted unlikely. The loop's `br_if` is likely; the
+    // first, taken half the time, is not biased.
+    let expected: Hints = [(0, [(ops[2].0, false), (ops[3].0, true)].into_iter().collect())].into();
+    assert_eq!(read_hints(&hinted.bytes).unwrap(), expected);
+    assert_eq!((hinted.ran, hinted.hinted, hinted.hot_target), (4, 2, 1));
+    // The blocks marked cold: where the loop ends, reached once by each of the two hinted branches'
+    // unlikely side; the join left alone ran 1000 times.
+    assert_eq!((hinted.cold, hinted.spared), (2, 1000));
+}
+
 #[test]
 fn hints_of_the_module_are_kept_unless_contradicted() {
     let bytes = wat::parse_str(BRANCHY).unwrap();

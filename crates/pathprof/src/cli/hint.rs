@@ -31,14 +31,16 @@ pub fn run(a: Args) -> Result<i32> {
     let hinted = hint(&program, &profile, &HintOptions { min_count: a.min_count, min_bias: a.min_bias })?;
     write_atomically(&a.output, &hinted.bytes)?;
     eprintln!(
-        "pathprof: wrote {}: {} of its {} branches hinted ({} ran in the profile), {} hints of its own kept, {} dropped; {} br_if left unhinted: where they lead ran hot from other edges",
+        "pathprof: wrote {}: {} of its {} branches hinted ({} ran in the profile), {} hints of its own kept, {} dropped; the blocks the hints mark cold ran {} times; {} br_if biased not to branch left unhinted, where they lead ran {} times",
         a.output.display(),
         hinted.hinted,
         hinted.branches,
         hinted.ran,
         hinted.kept,
         hinted.dropped,
-        hinted.hot_target
+        hinted.cold,
+        hinted.hot_target,
+        hinted.spared
     );
     Ok(0)
 }
