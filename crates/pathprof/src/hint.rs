@@ -15,9 +15,8 @@
 //! edge into it; the others are left unhinted and counted ([`Hinted::hot_target`]). The other
 //! cold blocks a hint can make — a `br_if`'s fall-through, an `if`'s then- or else-arm — have the
 //! branch as their only predecessor. A branch whose two edges lead to one block is not hinted: its
-//! edges cannot be told apart. Hints the
-//! module had are kept unless the profile contradicts them (it ran the branch often enough and
-//! mostly the other way).
+//! edges cannot be told apart. Hints the module had are kept unless the profile contradicts them
+//! (it ran the branch often enough and mostly the other way).
 
 use crate::files::sha256_hex;
 use crate::profiled::{core_module_of, ProfiledModule};
