@@ -1,5 +1,6 @@
 // Branch hints in V8: a hinted module (`pathprof hint`) run under Node's WASI with V8's optimizing
-// compiler only (`--no-liftoff`), with and without `--experimental-wasm-branch-hinting`, the two
+// compiler only (`--no-liftoff`), with `--experimental-wasm-branch-hinting` and with
+// `--no-experimental-wasm-branch-hinting` (V8 14, in Node 26, reads hints by default), the two
 // interleaved; prints each side's median bench region (`bench.start` → `bench.end`, or the whole
 // run) and their ratio, as `pathprof bench --hints` does for Wasmtime.
 //
@@ -16,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { benchTimer, median, report, sameOutput, timedChild } from './v8-timing.mjs';
 
 const FLAG = '--experimental-wasm-branch-hinting';
+const NO_FLAG = '--no-experimental-wasm-branch-hinting';
 
 async function child(module, dir, args) {
   const { WASI } = await import('node:wasi');
@@ -48,7 +50,7 @@ function parent(argv) {
   const output = sameOutput();
   for (let round = 0; round < runs; round++) {
     for (const side of ['off', 'on']) {
-      const flags = ['--no-liftoff', '--no-warnings', ...(side === 'on' ? [FLAG] : [])];
+      const flags = ['--no-liftoff', '--no-warnings', side === 'on' ? FLAG : NO_FLAG];
       const what = `the ${side} run`;
       const { seconds, stdout } = timedChild(flags, [self, '--child', resolve(module), dir, ...args], dir, what);
       output(stdout, what);
