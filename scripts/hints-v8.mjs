@@ -2,7 +2,9 @@
 // compiler only (`--no-liftoff`), with `--experimental-wasm-branch-hinting` and with
 // `--no-experimental-wasm-branch-hinting` (V8 14, in Node 26, reads hints by default), the two
 // interleaved; prints each side's median bench region (`bench.start` → `bench.end`, or the whole
-// run) and their ratio, as `pathprof bench --hints` does for Wasmtime.
+// run), their ratio, and whether V8 compiled other code with the hints (`code_changed`: the
+// module's TurboFan code as `--print-wasm-code` prints it, addresses left out; `null` where this
+// Node prints none), as `pathprof bench --hints` does for Wasmtime.
 //
 //   node scripts/hints-v8.mjs [--runs N] [--dir DIR] HINTED.wasm [ARGS...]
 //
@@ -11,6 +13,7 @@
 // Node whose V8 knows the flag (Node 20 does); prints a line and exits 0 where it does not.
 
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,6 +29,44 @@ async function child(module, dir, args) {
   const { instance } = await WebAssembly.instantiate(readFileSync(module), { wasi_snapshot_preview1: wasi.wasiImport, bench: timer.imports });
   const code = wasi.start(instance);
   report(timer.seconds(), code);
+}
+
+/** In a child: compiles the module (every function, by TurboFan) without running it. */
+function compileOnly(module) {
+  const compiled = new WebAssembly.Module(readFileSync(module));
+  const imports = {};
+  for (const i of WebAssembly.Module.imports(compiled)) {
+    (imports[i.module] ??= {})[i.name] = i.kind === 'function' ? () => 0 : undefined;
+  }
+  new WebAssembly.Instance(compiled, imports);
+}
+
+/** A hash of the code V8 compiles for `module` with `flag`, or null where this Node prints no code.
+ * Functions are compiled in parallel and printed in any order, with absolute addresses: each
+ * function's instructions are kept without addresses and hex operands, and hashed in name order. */
+function codeHash(self, module, flag) {
+  const flags = ['--no-liftoff', '--no-wasm-lazy-compilation', '--print-wasm-code', flag];
+  const r = spawnSync(process.execPath, [...flags, self, '--compile', module], { maxBuffer: 1 << 30, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`compiling ${module} with ${flag} failed: ${r.stderr.slice(0, 500)}`);
+  const functions = [];
+  let current = null;
+  let inside = false;
+  for (const line of r.stdout.split('\n')) {
+    if (line.startsWith('--- WebAssembly code ---')) [current, inside] = [[], false];
+    else if (current === null) continue;
+    else if (line.startsWith('--- End code ---')) {
+      functions.push(current.join('\n'));
+      [current, inside] = [null, false];
+    }
+    else if (line.startsWith('name:') || line.startsWith('index:')) current.push(line.trim());
+    else if (line.startsWith('Instructions')) inside = true;
+    else if (/^(Protected|Source positions|Safepoints|RelocInfo)/.test(line)) inside = false;
+    else if (inside) current.push((line.trim().split(/\s+/).slice(3).join(' ')).replace(/0x[0-9a-f]+|<\+[^>]*>/g, ''));
+  }
+  if (functions.length === 0) return null;
+  const hash = createHash('sha256');
+  for (const f of functions.sort()) hash.update(f);
+  return hash.digest('hex');
 }
 
 function parent(argv) {
@@ -59,11 +100,15 @@ function parent(argv) {
   }
   const off = median(times.off);
   const on = median(times.on);
-  console.log(JSON.stringify({ module, runs, off_median_seconds: off, on_median_seconds: on, ratio: on / off }));
+  const [hashOff, hashOn] = [NO_FLAG, FLAG].map((flag) => codeHash(self, resolve(module), flag));
+  const code_changed = hashOff === null || hashOn === null ? null : hashOff !== hashOn;
+  console.log(JSON.stringify({ module, runs, off_median_seconds: off, on_median_seconds: on, ratio: on / off, code_changed }));
 }
 
 const argv = process.argv.slice(2);
-if (argv[0] === '--child') {
+if (argv[0] === '--compile') {
+  compileOnly(argv[1]);
+} else if (argv[0] === '--child') {
   const [, module, dir, ...args] = argv;
   await child(module, dir, args);
 } else {
