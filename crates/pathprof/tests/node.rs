@@ -3,7 +3,7 @@
 //! (`js/pathprof-node.mjs`), and decoded with `pathprof decode`, give the profile `pathprof run`
 //! gives — the same paths, counts, edges, events, k-iteration path forests, interprocedural path
 //! segments and open activations — in every mode the host runs; the programs print what they
-//! should.
+//! should. And `scripts/hints-v8.mjs` tells a hinted module's changed code from an unhinted one's.
 //!
 //! Needs a Node whose V8 has multi-memory (Node 22 or later): `PATHPROF_NODE`, else `node` on the
 //! path. Skipped, with a message, when there is none or the corpus is absent — unless
