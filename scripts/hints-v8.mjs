@@ -4,7 +4,7 @@
 // interleaved; prints each side's median bench region (`bench.start` → `bench.end`, or the whole
 // run), their ratio, and whether V8 compiled other code with the hints (`code_changed`: the
 // module's TurboFan code as `--print-wasm-code` prints it, addresses left out; `null` where this
-// Node prints none), as `pathprof bench --hints` does for Wasmtime.
+// Node prints none, or more than 512 MiB), as `pathprof bench --hints` does for Wasmtime.
 //
 //   node scripts/hints-v8.mjs [--runs N] [--dir DIR] HINTED.wasm [ARGS...]
 //
@@ -31,22 +31,14 @@ async function child(module, dir, args) {
   report(timer.seconds(), code);
 }
 
-/** In a child: compiles the module (every function, by TurboFan) without running it. */
-function compileOnly(module) {
-  const compiled = new WebAssembly.Module(readFileSync(module));
-  const imports = {};
-  for (const i of WebAssembly.Module.imports(compiled)) {
-    (imports[i.module] ??= {})[i.name] = i.kind === 'function' ? () => 0 : undefined;
-  }
-  new WebAssembly.Instance(compiled, imports);
-}
-
-/** A hash of the code V8 compiles for `module` with `flag`, or null where this Node prints no code.
+/** A hash of the code V8 compiles for `module` with `flag` (every function by TurboFan, when the
+ * module is compiled, nothing run), or null where this Node prints no code or more than 512 MiB of it.
  * Functions are compiled in parallel and printed in any order, with absolute addresses: each
  * function's instructions are kept without addresses and hex operands, and hashed in name order. */
 function codeHash(self, module, flag) {
   const flags = ['--no-liftoff', '--no-wasm-lazy-compilation', '--print-wasm-code', flag];
-  const r = spawnSync(process.execPath, [...flags, self, '--compile', module], { maxBuffer: 1 << 30, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [...flags, self, '--compile', module], { maxBuffer: 2 ** 29 - 64, encoding: 'utf8' });
+  if (r.error?.code === 'ENOBUFS') return null;
   if (r.status !== 0) throw new Error(`compiling ${module} with ${flag} failed: ${r.stderr.slice(0, 500)}`);
   const functions = [];
   let current = null;
@@ -107,7 +99,7 @@ function parent(argv) {
 
 const argv = process.argv.slice(2);
 if (argv[0] === '--compile') {
-  compileOnly(argv[1]);
+  new WebAssembly.Module(readFileSync(argv[1]));
 } else if (argv[0] === '--child') {
   const [, module, dir, ...args] = argv;
   await child(module, dir, args);
