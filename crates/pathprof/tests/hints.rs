@@ -5,29 +5,13 @@
 
 mod common;
 
-use common::{corpus_config, corpus_dir, pathprof};
+use common::{corpus_config, corpus_dir, pathprof, BRANCHY};
 use pathprof::hint::{hint, HintOptions};
 use pathprof::{Inputs, Mode, Prepared, RunConfig};
 use pathprof_core::profile::Profile;
 use pathprof_runtime::{EngineOptions, NoCollector};
 use pathprof_wasm::hints::{read_hints, write_hints, Hints, BRANCH_HINT_SECTION};
 use std::collections::BTreeMap;
-
-/// A loop whose `br_if` back goes round 999 times of 1000, an `if` taken a third of the time, and an
-/// `if` never taken.
-const BRANCHY: &str = r#"
-(module
-  (func $f (export "f") (param $n i32) (result i32) (local $i i32) (local $acc i32)
-    (loop $l
-      (if (i32.eqz (i32.rem_u (local.get $i) (i32.const 3)))
-        (then (local.set $acc (i32.add (local.get $acc) (i32.const 7))))
-        (else (local.set $acc (i32.sub (local.get $acc) (i32.const 1)))))
-      (if (i32.gt_u (local.get $acc) (i32.const 100000))
-        (then (local.set $acc (i32.const 0))))
-      (local.set $i (i32.add (local.get $i) (i32.const 1)))
-      (br_if $l (i32.lt_u (local.get $i) (local.get $n))))
-    (local.get $acc)))
-"#;
 
 /// The offset, from its body's start, of every `br_if` and `if` of every defined function, read
 /// with wasmparser's operator reader (and the function's index).

@@ -262,31 +262,15 @@ fn a_host_function_calling_back_hands_its_call_to_the_function_it_calls() {
     assert_eq!(segments(&b), segments(&a), "the segments are ips:2's");
 }
 
-/// A WASI command whose loop has an `if` taken a third of the time, one never taken, and a `br_if`
-/// back taken 99,999 times of 100,000.
-const HINTABLE: &str = r#"
-(module
-  (memory (export "memory") 1)
-  (func $work (param $n i32) (result i32) (local $i i32) (local $acc i32)
-    (loop $l
-      (if (i32.eqz (i32.rem_u (local.get $i) (i32.const 3)))
-        (then (local.set $acc (i32.add (local.get $acc) (i32.const 7))))
-        (else (local.set $acc (i32.sub (local.get $acc) (i32.const 1)))))
-      (if (i32.gt_u (local.get $acc) (i32.const 100000))
-        (then (local.set $acc (i32.const 0))))
-      (local.set $i (i32.add (local.get $i) (i32.const 1)))
-      (br_if $l (i32.lt_u (local.get $i) (local.get $n))))
-    (local.get $acc))
-  (func (export "_start") (drop (call $work (i32.const 100000)))))
-"#;
-
 /// `scripts/hints-v8.mjs` times a module with V8's branch hinting on and off and says whether V8
 /// compiled other code: it did for the module hinted from its profile, and did not for the same
 /// module without hints (the control). Skipped where the Node prints no compiled code.
 #[test]
 fn hints_v8_says_whether_v8_compiled_other_code_with_the_hints() {
     let Some(node) = node_or_skip() else { return };
-    let (dir, wasm) = common::wat_module(HINTABLE);
+    // BRANCHY's loop, 100,000 times round, as a WASI command.
+    let start = r#"(module (memory (export "memory") 1) (func (export "_start") (drop (call $f (i32.const 100000))))"#;
+    let (dir, wasm) = common::wat_module(&common::BRANCHY.replacen("(module", start, 1));
     let (profile, hinted) = (dir.path().join("p.json"), dir.path().join("hinted.wasm"));
     let run =
         common::pathprof().args(["run", "--quiet", "--mode", "bl", "-o"]).arg(&profile).arg(&wasm).output().unwrap();

@@ -9,6 +9,22 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// A loop whose `br_if` back goes round 999 times of 1000, an `if` taken a third of the time, and an
+/// `if` never taken.
+pub const BRANCHY: &str = r#"
+(module
+  (func $f (export "f") (param $n i32) (result i32) (local $i i32) (local $acc i32)
+    (loop $l
+      (if (i32.eqz (i32.rem_u (local.get $i) (i32.const 3)))
+        (then (local.set $acc (i32.add (local.get $acc) (i32.const 7))))
+        (else (local.set $acc (i32.sub (local.get $acc) (i32.const 1)))))
+      (if (i32.gt_u (local.get $acc) (i32.const 100000))
+        (then (local.set $acc (i32.const 0))))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $l (i32.lt_u (local.get $i) (local.get $n))))
+    (local.get $acc)))
+"#;
+
 /// The `pathprof` command, keeping compiled code in a cache of the tests' own.
 pub fn pathprof() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_pathprof"));
