@@ -10,6 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { median } from './v8-timing.mjs';
 
 const count = (mem) =>
   `(i64.store ${mem} offset=64 (i32.and (local.get 0) (i32.const 8))
@@ -53,6 +54,6 @@ for (let round = 0; round < 9; round++) {
 }
 console.log(`V8 ${process.versions.v8}`);
 for (const [name, t] of Object.entries(times)) {
-  t.sort((a, b) => a - b);
-  console.log(`${name.padEnd(28)} ${t[4].toFixed(1)} ms (${t[0].toFixed(0)}–${t[8].toFixed(0)})`);
+  const range = `${Math.min(...t).toFixed(0)}–${Math.max(...t).toFixed(0)}`;
+  console.log(`${name.padEnd(28)} ${median(t).toFixed(1)} ms (${range})`);
 }

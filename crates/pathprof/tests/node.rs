@@ -272,16 +272,14 @@ fn hints_v8_says_whether_v8_compiled_other_code_with_the_hints() {
     let start = r#"(module (memory (export "memory") 1) (func (export "_start") (drop (call $f (i32.const 100000))))"#;
     let (dir, wasm) = common::wat_module(&common::BRANCHY.replacen("(module", start, 1));
     let (profile, hinted) = (dir.path().join("p.json"), dir.path().join("hinted.wasm"));
-    let run =
-        common::pathprof().args(["run", "--quiet", "--mode", "bl", "-o"]).arg(&profile).arg(&wasm).output().unwrap();
-    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
-    let hint = common::pathprof().arg("hint").arg(&profile).arg(&wasm).arg("-o").arg(&hinted).output().unwrap();
-    assert!(hint.status.success(), "{}", String::from_utf8_lossy(&hint.stderr));
+    exits(common::pathprof().args(["run", "--quiet", "--mode", "bl", "-o"]).arg(&profile).arg(&wasm), "run", 0);
+    exits(common::pathprof().arg("hint").arg(&profile).arg(&wasm).arg("-o").arg(&hinted), "hint", 0);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/hints-v8.mjs");
     let changed = |module: &Path| -> serde_json::Value {
-        let o = Command::new(&node).arg(&script).args(["--runs", "1"]).arg(module).output().unwrap();
-        assert!(o.status.success(), "hints-v8.mjs on {}: {}", module.display(), String::from_utf8_lossy(&o.stderr));
-        let line = String::from_utf8(o.stdout).unwrap();
+        let what = format!("hints-v8.mjs on {}", module.display());
+        let line =
+            String::from_utf8(exits(Command::new(&node).arg(&script).args(["--runs", "1"]).arg(module), &what, 0))
+                .unwrap();
         if line.starts_with("skipped:") {
             return serde_json::Value::Null;
         }
