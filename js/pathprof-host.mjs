@@ -16,9 +16,11 @@
 // multi-memory (the profiler's counters live in a memory of their own).
 
 export const MAP_FORMAT = 'pathprof-map';
-export const MAP_VERSION = 11;
+export const MAP_VERSION = 12;
 export const DUMP_MAGIC = 'pathprof-dump';
-export const DUMP_VERSION = 1;
+export const DUMP_VERSION = 2;
+/** The bit of `count_path`'s function argument that marks a high key. */
+const HIGH_KEY = 2 ** 31;
 
 /** Module name of the profiler's imports. */
 const IMPORT_MODULE = 'pathprof';
@@ -88,6 +90,7 @@ export class PathprofHost {
   #every = 0;
   #skip = 0;
   #counts = new Map();
+  #high = null;
   #overflow = new Map();
   #chunks = [];
   #streamItems = 0;
@@ -127,14 +130,14 @@ export class PathprofHost {
   /** `imports` with the profiler's imports added. */
   imports(imports = {}) {
     const own = {
-      count_path: (fn, path) => this.#count(fn >>> 0, BigInt.asUintN(64, path)),
+      count_path: (fn, path) => this.#countPath(fn >>> 0, BigInt.asUintN(64, path)),
       sample_path: (fn, path) => {
         if (this.#skip > 0) {
           this.#skip -= 1;
           return;
         }
         this.#skip = this.#every - 1;
-        this.#count(fn >>> 0, BigInt.asUintN(64, path));
+        this.#count(fn >>> 0, 0n, BigInt.asUintN(64, path));
       },
       flush_stream: () => this.#flush(),
     };
@@ -238,17 +241,18 @@ export class PathprofHost {
       stream_items: this.#streamItems,
     };
     const head = new TextEncoder().encode(`${DUMP_MAGIC} ${DUMP_VERSION}\n${JSON.stringify(header)}\n`);
-    const out = new Uint8Array(head.length + memory.length + 24 * counts.length + 8 * this.#streamItems);
+    const out = new Uint8Array(head.length + memory.length + 32 * counts.length + 8 * this.#streamItems);
     out.set(head, 0);
     out.set(memory, head.length);
     const view = new DataView(out.buffer);
     let at = head.length + memory.length;
     for (const [key, n] of counts) {
       if (n > U64_MAX) throw new Error('pathprof: a path count passed 2^64 - 1');
-      view.setUint32(at, Number(key >> 64n), true);
-      view.setBigUint64(at + 8, key & U64_MAX, true);
-      view.setBigUint64(at + 16, n, true);
-      at += 24;
+      view.setUint32(at, Number(key >> 128n), true);
+      view.setBigUint64(at + 8, (key >> 64n) & U64_MAX, true);
+      view.setBigUint64(at + 16, key & U64_MAX, true);
+      view.setBigUint64(at + 24, n, true);
+      at += 32;
     }
     for (const chunk of this.#chunks) {
       out.set(chunk, at);
@@ -257,9 +261,27 @@ export class PathprofHost {
     return out;
   }
 
-  /** One more path end of `(fn, path)` passed to the host. */
-  #count(fn, path) {
-    const key = (BigInt(fn) << 64n) | path;
+  /**
+   * A call of `count_path`: with the function's top bit set, the high key of the ID the next call
+   * passes (a supergraph ID of two words, mode `ippp`); otherwise a path end.
+   */
+  #countPath(fn, path) {
+    const high = this.#high;
+    this.#high = null;
+    if (fn >= HIGH_KEY) {
+      if (high) throw new Error('pathprof: count_path passed two high keys in a row');
+      this.#high = [fn - HIGH_KEY, path];
+    } else if (high) {
+      if (high[0] !== fn) throw new Error(`pathprof: count_path passed a high key of function ${high[0]} and then a path of ${fn}`);
+      this.#count(fn, high[1], path);
+    } else {
+      this.#count(fn, 0n, path);
+    }
+  }
+
+  /** One more path end of `(fn, high, path)` passed to the host (`high` 0: the ID has one word). */
+  #count(fn, high, path) {
+    const key = (BigInt(fn) << 128n) | (high << 64n) | path;
     const n = (this.#counts.get(key) ?? 0) + 1;
     if (n < MAX_EXACT) {
       this.#counts.set(key, n);

@@ -32,7 +32,7 @@ pub mod stop;
 mod words;
 
 pub use collect::burst::Bursts;
-pub use collect::count::{CountCollector, Counted};
+pub use collect::count::{CountCollector, Counted, WideCounts};
 pub use collect::sample::{SampleBuffer, SampleCollector, Sampled, Sampling};
 pub use collect::segments::{PathCallTable, SegmentConsumer, Segmented};
 pub use collect::stream::{

@@ -14,6 +14,9 @@ pub struct HostRecord {
     /// Path ends passed to `count_path` or `sample_path` (and kept, for `pep:every:N`): a count by
     /// `(function, path ID)`.
     pub counts: Vec<(u32, u64, u64)>,
+    /// Path ends of two words passed to `count_path` (mode `ippp`): a count by `(function, high
+    /// key, path ID)`.
+    pub wide: Vec<(u32, u64, u64, u64)>,
     /// The items `flush_stream` took from the stream buffer, in order.
     pub stream: Vec<u64>,
 }
@@ -21,7 +24,7 @@ pub struct HostRecord {
 impl HostRecord {
     /// Whether the host recorded nothing.
     pub fn is_empty(&self) -> bool {
-        self.counts.is_empty() && self.stream.is_empty()
+        self.counts.is_empty() && self.wide.is_empty() && self.stream.is_empty()
     }
 }
 

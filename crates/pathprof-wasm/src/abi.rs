@@ -52,7 +52,10 @@ pub enum HostCalls {
 #[serde(rename_all = "snake_case")]
 pub enum HostImport {
     /// `count_path(i32 function, i64 path)`: one more execution of a path of a function whose
-    /// counters do not fit in an array; the host keeps an exact hash table.
+    /// counters do not fit in an array; the host keeps an exact hash table. A supergraph ID of two
+    /// words (mode `ippp`, [`pathprof_core::supergraph`]) takes two calls in a row: the first
+    /// passes the function with [`HIGH_KEY`] set and the high key, the second the function and the
+    /// ID.
     CountPath,
     /// `sample_path(i32 function, i64 path)`: a path end while the sampling flag is set, for
     /// sampling without a buffer (every N-th path end).
@@ -87,6 +90,10 @@ impl HostImport {
         !matches!(self, HostImport::FlushStream)
     }
 }
+
+/// The bit of `count_path`'s function argument that says the call passes the high key of the
+/// supergraph ID that the next call passes (function indices stay below 2^31).
+pub const HIGH_KEY: u32 = 1 << 31;
 
 /// Mode `ippp`: byte offset of the `i64` head word, through which a callee hands its first path to
 /// its caller ([`pathprof_core::supergraph`]): a caller sets it to [`HEAD_ARMED`] before a call; an

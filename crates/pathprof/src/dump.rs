@@ -5,10 +5,11 @@
 //! A dump is, all integers little-endian (docs/profile-format.md, "Dumps"):
 //!
 //! ```text
-//! pathprof-dump 1\n          the format and its version
+//! pathprof-dump 2\n          the format and its version
 //! {...}\n                    the header: one line of JSON (DumpHeader)
 //! memory                     the profiler's memory at the end, `memory_bytes` bytes
-//! host counts                `host_counts` records of 24 bytes: u32 function, u32 0, u64 path, u64 count
+//! host counts                `host_counts` records of 32 bytes: u32 function, u32 0, u64 high key
+//!                            (0: the ID has one word), u64 path, u64 count
 //! stream                     `stream_items` u64 items, as flush_stream took them
 //! ```
 
@@ -30,9 +31,9 @@ use serde::Deserialize;
 /// The first line of a dump, without its version.
 pub const DUMP_MAGIC: &str = "pathprof-dump";
 /// Version of the dump format.
-pub const DUMP_VERSION: u32 = 1;
+pub const DUMP_VERSION: u32 = 2;
 /// Bytes of a host count record.
-const COUNT_RECORD: usize = 24;
+const COUNT_RECORD: usize = 32;
 
 /// The header of a dump: the module it ran, how the run went, and the sizes of what follows.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -92,10 +93,14 @@ impl Dump {
         let (memory, rest) = body.split_at(header.memory_bytes as usize);
         let (counts, stream) = rest.split_at(header.host_counts as usize * COUNT_RECORD);
         let u64_at = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
-        let counts = counts
-            .chunks_exact(COUNT_RECORD)
-            .map(|r| (u32::from_le_bytes(r[..4].try_into().expect("4 bytes")), u64_at(r, 8), u64_at(r, 16)))
-            .collect();
+        let (mut one, mut wide) = (Vec::new(), Vec::new());
+        for r in counts.chunks_exact(COUNT_RECORD) {
+            let function = u32::from_le_bytes(r[..4].try_into().expect("4 bytes"));
+            match u64_at(r, 8) {
+                0 => one.push((function, u64_at(r, 16), u64_at(r, 24))),
+                high => wide.push((function, high, u64_at(r, 16), u64_at(r, 24))),
+            }
+        }
         let stream = stream.chunks_exact(8).map(|c| u64_at(c, 0)).collect();
         let ending = RecordedEnding {
             exit_code: header.exit_code,
@@ -104,7 +109,7 @@ impl Dump {
             bench_region_seconds: header.bench_region_seconds,
             frames: header.open_frames.clone(),
         };
-        let recorded = Recorded { memory: memory.to_vec(), host: HostRecord { counts, stream }, ending };
+        let recorded = Recorded { memory: memory.to_vec(), host: HostRecord { counts: one, wide, stream }, ending };
         Ok(Dump { header, recorded })
     }
 }

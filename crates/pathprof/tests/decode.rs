@@ -76,7 +76,7 @@ impl Instrumented {
         for (k, v) in header.as_object().unwrap() {
             h[k] = v.clone();
         }
-        let mut out = format!("pathprof-dump 1\n{h}\n").into_bytes();
+        let mut out = format!("pathprof-dump 2\n{h}\n").into_bytes();
         out.extend_from_slice(memory);
         out
     }
@@ -86,7 +86,7 @@ impl Instrumented {
         let sizes = json!({"host_counts": counts.len(), "stream_items": stream.len()});
         let mut out = self.dump(memory, sizes);
         for &(function, path, n) in counts {
-            out.extend(function.to_le_bytes().iter().chain(&0u32.to_le_bytes()));
+            out.extend(function.to_le_bytes().iter().chain(&0u32.to_le_bytes()).chain(&0u64.to_le_bytes()));
             out.extend(path.to_le_bytes().iter().chain(&n.to_le_bytes()));
         }
         out.extend(stream.iter().flat_map(|i| i.to_le_bytes()));
@@ -168,7 +168,7 @@ fn bad_dumps_are_refused_in_one_line() {
     decode_fails(&m.map, &small, "bytes of profiler memory");
     let not_a_dump = m.write("not.dump", b"\0asm\x01\0\0\0");
     decode_fails(&m.map, &not_a_dump, "not a pathprof dump");
-    let header = m.write("header.dump", b"pathprof-dump 1\n{\"map_version\": 8}\n");
+    let header = m.write("header.dump", b"pathprof-dump 2\n{\"map_version\": 8}\n");
     decode_fails(&m.map, &header, "the dump's header");
 
     // A map of another version, and a map `pathprof run` would keep to itself (no origin).

@@ -31,6 +31,12 @@
 //! call may reach can be the part of the whole that starts after some `base` (the functions of the
 //! call's type, which alone it can call): a head published there is then read as `head − base + 1`.
 //! A call of a host function that never calls back adds no digit: its head is none.
+//!
+//! Where `paths` times the products of radices would pass 2^64, some calls put their digits in a
+//! second word, the *high key*, a mixed-radix number of their own digits in call order as the key
+//! is of the others': the counted ID is then the pair `(S, high)`, which the path (named by `S`)
+//! and the two keys determine, each within 64 bits ([`CallDigit::high`], [`call_digits`]). A
+//! call that fits in neither word is *dropped*: it adds no digit.
 
 mod preferential;
 
@@ -56,12 +62,33 @@ pub struct CallDigit {
     /// fit in 64 bits with it. The segment each of its runs roots is not counted.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dropped: bool,
+    /// The call adds its digit to the high key, not to the key (never with `dropped`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub high: bool,
 }
 
 impl CallDigit {
     /// Whether the call adds a digit to its caller's supergraph path (a dropped call's radix is 1).
     pub fn adds_digit(&self) -> bool {
         self.radix > 1
+    }
+
+    /// The call's radix in the key (1 for a call of the high key).
+    pub fn low_radix(&self) -> u64 {
+        if self.high {
+            1
+        } else {
+            self.radix
+        }
+    }
+
+    /// The call's radix in the high key (1 for a call of the key).
+    pub fn high_radix(&self) -> u64 {
+        if self.high {
+            self.radix
+        } else {
+            1
+        }
     }
 }
 
@@ -163,13 +190,21 @@ impl Supergraph {
         (id % self.paths, id / self.paths)
     }
 
+    /// Whether some call adds its digit to the high key.
+    pub fn wide(&self) -> bool {
+        self.calls.iter().any(|c| c.high)
+    }
+
     /// The supergraph ID of path `path` with the calls' `digits` (each below its call's radix), or
-    /// `None` when it is not below [`Supergraph::ids`].
+    /// `None` when it is not below [`Supergraph::ids`] or its high key is not 0.
     pub fn id(&self, path: u64, digits: &[(u64, CallDigit)]) -> Option<u64> {
         let mut key = 0u128;
         for &(d, c) in digits {
-            if d >= c.radix {
+            if d >= c.radix || (c.high && d != 0) {
                 return None;
+            }
+            if c.high {
+                continue;
             }
             key = key.checked_mul(u128::from(c.radix))?.checked_add(u128::from(d))?;
         }
@@ -190,6 +225,14 @@ pub fn digits(mut key: u64, radices: &[u64]) -> Option<Vec<u64>> {
         key /= r;
     }
     (key == 0).then_some(out)
+}
+
+/// The digits of calls `on` (read as `calls` says, in call order) in key `key` and high key `high`,
+/// or `None` when either key is not below its calls' product of radices.
+pub fn call_digits(key: u64, high: u64, on: &[usize], calls: &[CallDigit]) -> Option<Vec<u64>> {
+    let low = digits(key, &on.iter().map(|&c| calls[c].low_radix()).collect::<Vec<_>>())?;
+    let high = digits(high, &on.iter().map(|&c| calls[c].high_radix()).collect::<Vec<_>>())?;
+    Some(on.iter().zip(low.into_iter().zip(high)).map(|(&c, (l, h))| if calls[c].high { h } else { l }).collect())
 }
 
 /// The largest product of `weight` (by block) over the blocks of one path of `dag`, saturating at
@@ -339,8 +382,8 @@ mod tests {
     #[test]
     fn ids_split_into_the_path_and_the_digits() {
         let calls = vec![
-            CallDigit { radix: 3, callee: Some(7), base: 0, dropped: false },
-            CallDigit { radix: 5, callee: None, base: 0, dropped: false },
+            CallDigit { radix: 3, callee: Some(7), base: 0, dropped: false, high: false },
+            CallDigit { radix: 5, callee: None, base: 0, dropped: false, high: false },
         ];
         let sg = Supergraph {
             paths: 4,
@@ -399,15 +442,15 @@ mod tests {
         assert_eq!(space.head(13), Some(Head::Path { function: 9, path: 0 }));
         assert_eq!(space.head(14), None);
         assert_eq!(space.head(0), None);
-        let direct = CallDigit { radix: 3, callee: Some(5), base: 0, dropped: false };
-        let anywhere = CallDigit { radix: 15, callee: None, base: 0, dropped: false };
-        let host = CallDigit { radix: 1, callee: None, base: 0, dropped: false };
+        let direct = CallDigit { radix: 3, callee: Some(5), base: 0, dropped: false, high: false };
+        let anywhere = CallDigit { radix: 15, callee: None, base: 0, dropped: false, high: false };
+        let host = CallDigit { radix: 1, callee: None, base: 0, dropped: false, high: false };
         // Function 5's part of the space: heads 3 to 12.
-        let typed = CallDigit { radix: 12, callee: None, base: 2, dropped: false };
+        let typed = CallDigit { radix: 12, callee: None, base: 2, dropped: false, high: false };
         assert_eq!(space.read(direct, 2), Some(Head::Path { function: 5, path: 6 }));
         assert_eq!(space.read(direct, 3), None);
         assert_eq!(
-            space.read(CallDigit { radix: 1, callee: Some(9), base: 0, dropped: false }, 0),
+            space.read(CallDigit { radix: 1, callee: Some(9), base: 0, dropped: false, high: false }, 0),
             Some(Head::Path { function: 9, path: 0 })
         );
         assert_eq!(space.read(host, 0), Some(Head::None));

@@ -2,7 +2,7 @@
 //! of the profiler's memory, read once the program has stopped; the others in hash tables of the
 //! same memory, which pass the paths they cannot hold to [`HostImport::CountPath`], which this
 //! collector counts in an exact hash table (as it counts every path of the functions whose tables
-//! do not fit).
+//! do not fit), with the supergraph IDs of two words of mode `ippp` in a table of their own.
 //! Preferentially counted functions [PPP07 §3.3] keep their interesting paths in slots of the
 //! profiler's memory and pass the residual ones to the same import. In mode `events`, functions
 //! whose path ends add event vectors (`pd`), or that count their events directly (`dec`), keep
@@ -11,7 +11,7 @@
 use super::{Collector, HostCall};
 use crate::replay::HostRecord;
 use anyhow::{bail, ensure, Context, Result};
-use pathprof_wasm::abi::HostImport;
+use pathprof_wasm::abi::{HostImport, HIGH_KEY};
 use pathprof_wasm::map::{EventCounters, RawCounts, SinkLayout, StoredCounters};
 use pathprof_wasm::ProfileMap;
 use std::collections::HashMap;
@@ -24,7 +24,16 @@ pub struct CountCollector {
     width: usize,
     /// Counts of the hash-counted functions, by `(function, path ID)`.
     hash: HashMap<(u32, u64), u64>,
+    /// Counts of the IDs of two words, by `(function, high key, path ID)`.
+    wide: WideCounts,
+    /// The function and high key the last call passed, for the ID the next call passes.
+    high: Option<(u32, u64)>,
+    /// The functions whose IDs may have two words.
+    wide_functions: Vec<u32>,
 }
+
+/// Counts of supergraph IDs of two words, by `(function, high key, ID)`.
+pub type WideCounts = HashMap<(u32, u64, u64), u64>;
 
 /// What a run counted.
 #[derive(Debug)]
@@ -33,6 +42,8 @@ pub struct Counted {
     pub counts: RawCounts,
     /// Entries of the host's hash table.
     pub hash_entries: usize,
+    /// Counts of the supergraph IDs of two words.
+    pub wide: WideCounts,
     /// Event totals of the functions with event counters, an entry per event of the map.
     pub events: HashMap<u32, Vec<u64>>,
 }
@@ -48,6 +59,12 @@ impl CountCollector {
             events: map.event_counters(),
             width: map.events.len(),
             hash: HashMap::new(),
+            wide: HashMap::new(),
+            high: None,
+            wide_functions: (map.functions.iter())
+                .filter(|f| f.probes().and_then(|p| p.supergraph.as_ref()).is_some_and(|s| s.wide()))
+                .map(|f| f.index)
+                .collect(),
         })
     }
 
@@ -76,7 +93,12 @@ impl CountCollector {
 impl CountCollector {
     /// The counts in `memory` and the host's table, and the event totals.
     fn read(&self, memory: Option<&[u8]>) -> Counted {
-        Counted { counts: self.counts(memory), hash_entries: self.hash.len(), events: self.events(memory) }
+        Counted {
+            counts: self.counts(memory),
+            hash_entries: self.hash.len() + self.wide.len(),
+            wide: self.wide.clone(),
+            events: self.events(memory),
+        }
     }
 }
 
@@ -87,7 +109,22 @@ impl Collector for CountCollector {
 
     fn host_call(&mut self, call: HostCall<'_>) -> Result<()> {
         let HostCall::Path { function, path } = call else { bail!("count_path takes a path") };
-        *self.hash.entry((function, path)).or_insert(0) += 1;
+        match self.high.take() {
+            Some(_) if function & HIGH_KEY != 0 => bail!("count_path passed two high keys in a row"),
+            None if function & HIGH_KEY != 0 => {
+                let f = function & !HIGH_KEY;
+                ensure!(
+                    self.wide_functions.contains(&f),
+                    "count_path passed a high key for function {f}, whose IDs have one word"
+                );
+                self.high = Some((f, path));
+            }
+            Some((f, high)) => {
+                ensure!(f == function, "count_path passed a high key of function {f} and then a path of {function}");
+                *self.wide.entry((function, high, path)).or_insert(0) += 1;
+            }
+            None => *self.hash.entry((function, path)).or_insert(0) += 1,
+        }
         Ok(())
     }
 
@@ -95,6 +132,14 @@ impl Collector for CountCollector {
         ensure!(host.stream.is_empty(), "the host recorded a stream, which this module does not write");
         for &(function, path, n) in &host.counts {
             let count = self.hash.entry((function, path)).or_insert(0);
+            *count = count.checked_add(n).context("a recorded path count adds up past 2^64 - 1")?;
+        }
+        for &(function, high, path, n) in &host.wide {
+            ensure!(
+                self.wide_functions.contains(&function),
+                "the host recorded an ID of two words for function {function}, whose IDs have one word"
+            );
+            let count = self.wide.entry((function, high, path)).or_insert(0);
             *count = count.checked_add(n).context("a recorded path count adds up past 2^64 - 1")?;
         }
         Ok(())

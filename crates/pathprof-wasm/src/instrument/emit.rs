@@ -6,7 +6,7 @@
 //! emits through the emitter.
 
 use super::sink::BurstProbes;
-use crate::abi::SAMPLE_FLAG;
+use crate::abi::{HIGH_KEY, SAMPLE_FLAG};
 use crate::map::{LoopCounter, RunCounter};
 use wasm_encoder::{Function, Instruction, MemArg};
 
@@ -215,6 +215,14 @@ impl Emitter<'_> {
     /// Local `i` of the sink's own.
     pub fn sink_local(&self, i: u32) -> u32 {
         self.first_sink_local + i
+    }
+
+    /// Calls the profiler's host import with the function's index marked [`HIGH_KEY`] and the
+    /// high key in local `high`: the next call's path has two words.
+    pub fn call_with_high_key(&mut self, high: u32) {
+        self.f.instruction(&Instruction::I32Const((self.func_index | HIGH_KEY) as i32));
+        self.f.instruction(&Instruction::LocalGet(high));
+        self.f.instruction(&Instruction::Call(self.import));
     }
 
     /// Calls the profiler's host import with the function's index and the path in `r`.

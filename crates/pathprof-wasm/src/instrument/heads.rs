@@ -203,14 +203,14 @@ impl Level {
         // The head + 1, less `base` when published (see `Supergraph`).
         let within = |radix, base| {
             let read = Read { radix, minus: u64::MAX, rebase: base, word: self.depth };
-            (read, CallDigit { radix, callee: None, base, dropped: false })
+            (read, CallDigit { radix, callee: None, base, dropped: false, high: false })
         };
         match callee {
             Some(c) if c < info.num_imported_funcs => {
                 if may_call_back(&info.import_modules[c as usize]) {
                     within(self.space_radix, 0)
                 } else {
-                    (Read::NONE, CallDigit { radix: 1, callee: None, base: 0, dropped: false })
+                    (Read::NONE, CallDigit { radix: 1, callee: None, base: 0, dropped: false, high: false })
                 }
             }
             // An instrumented callee always takes the call and publishes one of its heads: the
@@ -219,7 +219,7 @@ impl Level {
                 Some((offset, size)) => {
                     let radix = size.max(1);
                     let read = Read { radix, minus: offset.wrapping_add(1), rebase: 0, word: self.depth };
-                    (read, CallDigit { radix, callee: Some(c), base: 0, dropped: false })
+                    (read, CallDigit { radix, callee: Some(c), base: 0, dropped: false, high: false })
                 }
                 None => within(self.space_radix, 0),
             },
@@ -240,112 +240,122 @@ impl Level {
 }
 
 /// How many IDs a function's digits may make: `per_key` per key, one key more for a function that
-/// `throws`, at most `limit` in all; with `shallower`, a call dropped so that they fit may read a
-/// shallower head instead (see [`fit`]).
+/// `throws`, at most `limit` in all.
 #[derive(Clone, Copy)]
 struct Bound {
     per_key: u64,
     throws: bool,
     limit: u128,
-    shallower: bool,
 }
 
-/// The digits of the calls `sites` of a function planned as `plan`, each read in the space of
-/// `levels` at the depth `depths` gives it (none: it reads no head), whose IDs stay within `bound`:
-/// the calls' reads and digits, the depth each reads at last, and the largest product of radices
-/// along a path. Where they would not fit, calls are dropped (they add no digit) until they do,
-/// each the call of the largest radix on the path whose radices have the largest product — of
-/// those not in `taken`, while there are some [PPP07 §3.4.3: the numbering truncates no edge an
-/// interesting segment takes]. With `bound.shallower`, each dropped call then reads, last dropped
-/// first, the deepest head with which the IDs still fit, if one does: a shallower head still names
-/// every walk that goes no deeper into the callee, and no other call reads less than it would have.
-fn fit(
-    info: &ModuleInfo,
-    sites: &Sites,
-    levels: &[Level],
-    depths: &[Option<u8>],
-    plan: &FunctionPlan,
+/// Fits the digits of the calls `sites` of a function planned as `plan` into one word within
+/// `bound`, each call read in the space of `levels` at the depth it is given.
+struct Fitter<'a> {
+    info: &'a ModuleInfo,
+    sites: &'a Sites,
+    levels: &'a [Level],
+    plan: &'a FunctionPlan,
     bound: Bound,
-    taken: &HashSet<usize>,
-) -> Fitted {
-    let Bound { per_key, throws, limit, shallower } = bound;
-    let none = (Read::NONE, CallDigit { radix: 1, callee: None, base: 0, dropped: false });
-    let read_at = |c: usize, depth: Option<u8>| {
-        let (_, _, callee, signature) = sites.sites[c];
-        depth.map_or(none, |d| levels[usize::from(d)].read(info, callee, signature))
-    };
-    let wanted = depths;
-    let mut depths = wanted.to_vec();
-    let mut read: Vec<(Read, CallDigit)> = (0..depths.len()).map(|c| read_at(c, depths[c])).collect();
-    // The largest product of radices along a path, and that path, when the IDs would not fit.
-    let product = |read: &[(Read, CallDigit)]| {
-        let mut weight = vec![1u128; plan.dag.num_nodes() as usize];
-        for (&(_, block, _, _), r) in sites.sites.iter().zip(read) {
-            weight[block] = weight[block].saturating_mul(u128::from(r.1.radix));
-        }
-        let (product, path) = heaviest_path(&plan.dag, &weight);
-        let keys = if throws { product.saturating_add(1) } else { product };
-        match u128::from(per_key).saturating_mul(keys) <= limit {
-            true => Ok(product as u64),
-            false => Err(path),
-        }
-    };
-    let mut dropped = Vec::new();
-    let mut drop = |c: usize, read: &mut [(Read, CallDigit)], depths: &mut [Option<u8>]| {
-        read[c] = (Read::NONE, CallDigit { radix: 1, dropped: true, ..read[c].1 });
-        depths[c] = None;
-        dropped.push(c);
-    };
-    // A call whose space is too large to read it in is dropped.
-    for c in 0..read.len() {
-        if read[c].1.radix == 0 {
-            drop(c, &mut read, &mut depths);
-        }
-    }
-    let mut fitted = loop {
-        let path = match product(&read) {
-            Ok(product) => break product,
-            Err(path) => path,
-        };
-        let on_path: HashSet<usize> = path.iter().map(|&b| b as usize).collect();
-        let victim = (read.iter().zip(&sites.sites).enumerate())
-            .filter(|(_, (r, s))| r.1.radix > 1 && on_path.contains(&s.1))
-            .max_by_key(|(c, (r, s))| (!taken.contains(c), r.1.radix, std::cmp::Reverse(s.0)))
-            .map(|(c, _)| c);
-        match victim {
-            Some(c) => drop(c, &mut read, &mut depths),
-            // The paths alone are too many for 64 bits (a plan never has so many).
-            None => return Fitted { read, depths, product: 1 },
-        }
-    };
-    if shallower {
-        for &c in dropped.iter().rev() {
-            let Some(deepest) = wanted[c] else { continue };
-            for d in (0..=deepest).rev() {
-                let r = read_at(c, Some(d));
-                if r.1.radix == 0 {
-                    continue;
-                }
-                let was = std::mem::replace(&mut read[c], r);
-                match product(&read) {
-                    Ok(product) => {
-                        (depths[c], fitted) = (Some(d), product);
-                        break;
-                    }
-                    Err(_) => read[c] = was,
-                }
-            }
-        }
-    }
-    Fitted { read, depths, product: fitted }
 }
 
-/// What [`fit`] gives for a function's calls: how each is read, the depth of the head each reads
-/// (`None`: none), and the largest product of their radices along a path.
+/// What [`Fitter::fit`] gives for a function's calls: how each is read, the depth of the head each
+/// reads (`None`: none), the largest product of their radices along a path, and the calls dropped
+/// (that wanted a head and read none), in the order they were dropped.
 struct Fitted {
     read: Vec<(Read, CallDigit)>,
     depths: Vec<Option<u8>>,
     product: u64,
+    dropped: Vec<usize>,
+}
+
+impl Fitter<'_> {
+    /// Call `c` read at `depth` (none: no digit).
+    fn read_at(&self, c: usize, depth: Option<u8>) -> (Read, CallDigit) {
+        let (_, _, callee, signature) = self.sites.sites[c];
+        match depth {
+            Some(d) => self.levels[usize::from(d)].read(self.info, callee, signature),
+            None => (Read::NONE, CallDigit { radix: 1, callee: None, base: 0, dropped: false, high: false }),
+        }
+    }
+
+    /// The largest product of radices along a path of calls read as `read`, or, when the IDs
+    /// would not fit, that path.
+    fn product(&self, read: &[(Read, CallDigit)]) -> Result<u64, Vec<u32>> {
+        let mut weight = vec![1u128; self.plan.dag.num_nodes() as usize];
+        for (&(_, block, _, _), r) in self.sites.sites.iter().zip(read) {
+            weight[block] = weight[block].saturating_mul(u128::from(r.1.radix));
+        }
+        let (product, path) = heaviest_path(&self.plan.dag, &weight);
+        let keys = if self.bound.throws { product.saturating_add(1) } else { product };
+        match u128::from(self.bound.per_key).saturating_mul(keys) <= self.bound.limit {
+            true => Ok(product as u64),
+            false => Err(path),
+        }
+    }
+
+    /// The digits of the calls, each reading the head of the depth `wanted` gives it (none: it
+    /// reads no head), whose IDs stay within the bound. Where they would not fit, calls are dropped
+    /// (they add no digit) until they do, each the call of the largest radix on the path whose
+    /// radices have the largest product — of those not in `taken`, while there are some [PPP07
+    /// §3.4.3: the numbering truncates no edge an interesting segment takes].
+    fn fit(&self, wanted: &[Option<u8>], taken: &HashSet<usize>) -> Fitted {
+        let mut depths = wanted.to_vec();
+        let mut read: Vec<(Read, CallDigit)> = (0..depths.len()).map(|c| self.read_at(c, depths[c])).collect();
+        let mut dropped = Vec::new();
+        let mut drop = |c: usize, read: &mut [(Read, CallDigit)], depths: &mut [Option<u8>]| {
+            read[c] = (Read::NONE, CallDigit { radix: 1, dropped: true, ..read[c].1 });
+            depths[c] = None;
+            dropped.push(c);
+        };
+        // A call whose space is too large to read it in is dropped.
+        for c in 0..read.len() {
+            if read[c].1.radix == 0 {
+                drop(c, &mut read, &mut depths);
+            }
+        }
+        let product = loop {
+            let path = match self.product(&read) {
+                Ok(product) => break product,
+                Err(path) => path,
+            };
+            let on_path: HashSet<usize> = path.iter().map(|&b| b as usize).collect();
+            let victim = (read.iter().zip(&self.sites.sites).enumerate())
+                .filter(|(_, (r, s))| r.1.radix > 1 && on_path.contains(&s.1))
+                .max_by_key(|(c, (r, s))| (!taken.contains(c), r.1.radix, std::cmp::Reverse(s.0)))
+                .map(|(c, _)| c);
+            match victim {
+                Some(c) => drop(c, &mut read, &mut depths),
+                // The paths alone are too many for the bound (a plan never has so many).
+                None => return Fitted { read, depths, product: 1, dropped },
+            }
+        };
+        Fitted { read, depths, product, dropped }
+    }
+
+    /// Lets each of the calls `calls` that `fitted` dropped read, in that order, the deepest head
+    /// no deeper than `wanted` gives it with which the IDs still fit, if one does: a shallower head
+    /// still names every walk that goes no deeper into the callee, and no other call reads less
+    /// than it would have.
+    fn shallower(&self, fitted: &mut Fitted, calls: &[usize], wanted: &[Option<u8>]) {
+        for &c in calls {
+            let Some(deepest) = wanted[c] else { continue };
+            for d in (0..=deepest).rev() {
+                let r = self.read_at(c, Some(d));
+                if r.1.radix == 0 {
+                    continue;
+                }
+                let was = std::mem::replace(&mut fitted.read[c], r);
+                match self.product(&fitted.read) {
+                    Ok(product) => {
+                        (fitted.depths[c], fitted.product) = (Some(d), product);
+                        fitted.dropped.retain(|&x| x != c);
+                        break;
+                    }
+                    Err(_) => fitted.read[c] = was,
+                }
+            }
+        }
+    }
 }
 
 impl Heads {
@@ -391,9 +401,9 @@ impl Heads {
                     let read_depth = |p: &Option<u32>| p.and_then(|p| (d - 1).checked_sub(p as usize)).map(|r| r as u8);
                     let depths: Vec<Option<u8>> = sites.positions.iter().map(read_depth).collect();
                     let throws = fcfg.cfg.throws() && !sites.sites.is_empty();
-                    let bound = Bound { per_key: entry.max(1), throws, limit: share, shallower: false };
-                    let Fitted { read, depths, product } =
-                        fit(info, sites, &levels, &depths, plan, bound, &HashSet::new());
+                    let bound = Bound { per_key: entry.max(1), throws, limit: share };
+                    let fitter = Fitter { info, sites, levels: &levels, plan, bound };
+                    let Fitted { read, depths, product, .. } = fitter.fit(&depths, &HashSet::new());
                     keys[k] = product + u64::from(throws);
                     let mut reads = vec![None; sites.calls];
                     for (s, r) in sites.sites.iter().zip(&read) {
@@ -435,8 +445,9 @@ impl Heads {
         max_slots: u64,
     ) -> Option<SupergraphPpp> {
         let sg = &s.supergraph;
-        // Interesting supergraph paths are numbered at depth 1 only.
-        if !sg.levels.is_empty() {
+        // Interesting supergraph paths are numbered at depth 1 only, in functions whose IDs fit
+        // in one word.
+        if !sg.levels.is_empty() || sg.wide() {
             return None;
         }
         let weights: u64 = sg.calls.iter().filter(|c| c.adds_digit()).map(|c| c.radix).sum();
@@ -453,8 +464,10 @@ impl Heads {
 
     /// The supergraph of defined function `k`, planned as `plan`, and the digit of each of its calls
     /// in operator order (`None`: it never runs; radix 1: it adds none): its counted IDs read the
-    /// calls' heads of the deepest depth, dropping calls until they fit in 64 bits ([`fit`]), but
-    /// preferably none where the `interesting` paths root segments.
+    /// calls' heads of the deepest depth, with the calls that do not fit in 64 bits beside the
+    /// paths ([`Fitter::fit`]) — preferably none where the `interesting` paths root segments — in
+    /// the high key, and those that fit in neither dropped or reading shallower heads
+    /// ([`Fitter::shallower`]).
     pub fn supergraph(
         &self,
         info: &ModuleInfo,
@@ -480,14 +493,37 @@ impl Heads {
         // while a call unwinds.
         let throws = fcfg.cfg.throws();
         let deepest = self.levels.last().expect("a head space has depth 0").depth;
-        let bound = Bound { per_key: paths, throws, limit: u128::from(u64::MAX), shallower: true };
-        let Fitted { read, depths, product } =
-            fit(info, sites, &self.levels, &vec![Some(deepest); sites.sites.len()], plan, bound, &taken);
+        let wanted = vec![Some(deepest); sites.sites.len()];
+        let bound = Bound { per_key: paths, throws, limit: u128::from(u64::MAX) };
+        let low = Fitter { info, sites, levels: &self.levels, plan, bound };
+        let mut fitted = low.fit(&wanted, &taken);
+        // The calls dropped from the key add their digits to the high key where they fit there.
+        let mut to_high = vec![None; wanted.len()];
+        for &c in &fitted.dropped {
+            to_high[c] = wanted[c];
+        }
+        let bound = Bound { per_key: 1, throws: false, limit: u128::from(u64::MAX) };
+        let high = Fitter { info, sites, levels: &self.levels, plan, bound };
+        let mut in_high = high.fit(&to_high, &taken);
+        // Those that fit in neither read a shallower head where one fits, last dropped first: in
+        // the high key, then in the key.
+        let left: Vec<usize> = in_high.dropped.iter().rev().copied().collect();
+        high.shallower(&mut in_high, &left, &to_high);
+        let left: Vec<usize> =
+            (fitted.dropped.iter().rev()).filter(|&&c| in_high.depths[c].is_none()).copied().collect();
+        low.shallower(&mut fitted, &left, &wanted);
+        for (c, depth) in in_high.depths.iter().enumerate() {
+            if depth.is_some() {
+                fitted.read[c] = (in_high.read[c].0, CallDigit { high: true, ..in_high.read[c].1 });
+                fitted.depths[c] = *depth;
+            }
+        }
+        let Fitted { read, depths, product, .. } = fitted;
         let keys = if throws { u128::from(product) + 1 } else { u128::from(product) };
         let ids = u64::try_from(u128::from(paths) * keys).unwrap_or(paths);
         let deeper = &self.deeper[k];
         let mut digits = vec![None; sites.calls];
-        for (&(i, _, callee, _), &(r, _)) in sites.sites.iter().zip(&read) {
+        for (&(i, _, callee, _), &(r, c)) in sites.sites.iter().zip(&read) {
             let mut heads = [Read::NONE; MAX_DEPTH - 1];
             for (h, (_, reads)) in heads.iter_mut().zip(deeper) {
                 *h = reads[i].unwrap_or(Read::NONE);
@@ -499,7 +535,7 @@ impl Heads {
                 callee.is_some_and(|f| f < info.num_imported_funcs && !may_call_back(&info.import_modules[f as usize]));
             let restore = self.interposed && !quiet;
             let (radix, minus, rebase, word) = (r.radix, r.minus, r.rebase, r.word);
-            digits[i] = Some(Digit { radix, minus, rebase, word, restore, weights: None, heads });
+            digits[i] = Some(Digit { radix, minus, rebase, word, high: c.high, restore, weights: None, heads });
         }
         let at = sites.sites.iter().map(|s| s.0).collect();
         let unwound = (throws && !sites.sites.is_empty()).then_some(product);

@@ -7,7 +7,7 @@ use super::setting::Setting;
 use crate::mode_identity;
 use anyhow::Result;
 use pathprof_core::profile::{FunctionProfile, ProfileMode};
-use pathprof_runtime::{CountCollector, Counted, Engine, Program, Recorded, RunConfig, RunOutcome};
+use pathprof_runtime::{CountCollector, Counted, Engine, Program, Recorded, RunConfig, RunOutcome, WideCounts};
 use pathprof_wasm::{ProfileMap, SinkKind};
 use std::collections::HashMap;
 use std::fmt;
@@ -62,11 +62,11 @@ impl ProfilingMode for Bl {
         config: &RunConfig,
         snapshots: Option<&SnapshotSink>,
     ) -> Result<ModeRun> {
-        run_counted(engine, program, map, config, snapshots, |_| Box::new(()))
+        run_counted(engine, program, map, config, snapshots, |_, _| Box::new(()))
     }
 
     fn replay(&self, map: &ProfileMap, recorded: Recorded) -> Result<ModeRun> {
-        replay_counted(map, recorded, |_| Box::new(()))
+        replay_counted(map, recorded, |_, _| Box::new(()))
     }
 
     fn profile_mode(
@@ -82,14 +82,15 @@ impl ProfilingMode for Bl {
     mode_identity!();
 }
 
-/// What makes a mode's facts of the event counters by function, for the count collector's modes.
+/// What makes a mode's facts of the event counters by function and the supergraph IDs of two
+/// words (mode `ippp`), for the count collector's modes.
 pub(crate) trait CountFacts:
-    Fn(HashMap<u32, Vec<u64>>) -> Box<dyn std::any::Any + Send> + Copy + Send + Sync + 'static
+    Fn(HashMap<u32, Vec<u64>>, WideCounts) -> Box<dyn std::any::Any + Send> + Copy + Send + Sync + 'static
 {
 }
 
 impl<F> CountFacts for F where
-    F: Fn(HashMap<u32, Vec<u64>>) -> Box<dyn std::any::Any + Send> + Copy + Send + Sync + 'static
+    F: Fn(HashMap<u32, Vec<u64>>, WideCounts) -> Box<dyn std::any::Any + Send> + Copy + Send + Sync + 'static
 {
 }
 
@@ -124,7 +125,7 @@ fn counted_run(facts: impl CountFacts) -> impl Fn(RunOutcome, Counted) -> ModeRu
     move |outcome, counted| ModeRun {
         outcome,
         counts: counted.counts,
-        facts: facts(counted.events),
+        facts: facts(counted.events, counted.wide),
         host_bytes: HASH_ENTRY_BYTES * counted.hash_entries as u64,
         figures: Vec::new(),
     }

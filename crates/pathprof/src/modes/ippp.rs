@@ -31,8 +31,8 @@ use anyhow::{bail, Context, Result};
 use pathprof_core::ips::{depth_one, walk_tree, Callee, FirstPath, HeadTree, Segments, Step};
 use pathprof_core::profile::{FunctionProfile, Profile, ProfileMode, U64};
 use pathprof_core::regen::{self, PathPoint};
-use pathprof_core::supergraph::{digits, CallDigit, Head, HeadSpace, Heads, InterestingPath};
-use pathprof_runtime::{Engine, Program, Recorded, RunConfig};
+use pathprof_core::supergraph::{call_digits, CallDigit, Head, HeadSpace, Heads, InterestingPath};
+use pathprof_runtime::{Engine, Program, Recorded, RunConfig, WideCounts};
 use pathprof_wasm::map::{FunctionMap, RawCounts};
 use pathprof_wasm::{InstrumentOptions, ProfileMap, SinkKind};
 use std::collections::{BTreeSet, HashMap};
@@ -125,12 +125,12 @@ impl ProfilingMode for IpppMode {
         config: &RunConfig,
         _: Option<&SnapshotSink>,
     ) -> Result<ModeRun> {
-        let run = run_counted(engine, program, map, config, None, |_| Box::new(()))?;
+        let run = run_counted(engine, program, map, config, None, |_, wide| Box::new(wide))?;
         supergraph_run(instrumented(map)?, run, self.k)
     }
 
     fn replay(&self, map: &ProfileMap, recorded: Recorded) -> Result<ModeRun> {
-        supergraph_run(map, replay_counted(map, recorded, |_| Box::new(()))?, self.k)
+        supergraph_run(map, replay_counted(map, recorded, |_, wide| Box::new(wide))?, self.k)
     }
 
     fn profile_mode(
@@ -208,7 +208,8 @@ struct Decoded {
 fn supergraph_run(map: &ProfileMap, run: ModeRun, k: usize) -> Result<ModeRun> {
     let probed = |f: u32| map.functions.iter().any(|m| m.index == f && m.probes().is_some());
     let open = run.outcome.open_frames.iter().filter(|&&f| probed(f)).count();
-    let (counts, mut decoded) = Decoder::new(map, k).decode(&run.counts)?;
+    let wide = run.facts::<WideCounts>()?;
+    let (counts, mut decoded) = Decoder::new(map, k).decode(&run.counts, wide)?;
     decoded.segments.open = open;
     let figures = vec![RunFigure { key: "segments", label: "IPSs", value: decoded.segments.segments.len() as u64 }];
     Ok(ModeRun { counts, facts: Box::new(decoded), figures, ..run })
@@ -217,6 +218,9 @@ fn supergraph_run(map: &ProfileMap, run: ModeRun, k: usize) -> Result<ModeRun> {
 /// The IPSs a path roots, and the parts of it (the indices of its calls) at which the segments it
 /// roots are not counted.
 type Rooted = (Vec<Vec<Step>>, Vec<u32>);
+
+/// A supergraph ID's key and high key.
+type Keys = (u64, u64);
 
 /// The calls on a path (their indices among the function's), their digits, and the path's end.
 type CallsOn = (Vec<usize>, Vec<u64>, PathPoint);
@@ -278,15 +282,24 @@ impl<'m> Decoder<'m> {
         Decoder { map, k, spaces, by_index, returns, trees, first_calls }
     }
 
-    /// The Ball–Larus path counts and the IPSs of supergraph path counts `counts`.
-    fn decode(&mut self, counts: &RawCounts) -> Result<(RawCounts, Decoded)> {
+    /// The Ball–Larus path counts and the IPSs of supergraph path counts `counts`, and `wide` of
+    /// the IDs of two words.
+    fn decode(&mut self, counts: &RawCounts, wide: &WideCounts) -> Result<(RawCounts, Decoded)> {
         let mut out = Segments { k: self.k, ..Segments::default() };
         let (mut not_counted_ends, mut roots, mut in_slots) = (0u64, HashMap::new(), 0u64);
         let mut paths = RawCounts::new();
+        // Every counted ID by function: `(ID, high key, count)`.
+        let mut ids: HashMap<u32, Vec<(u64, u64, u64)>> = HashMap::new();
+        for (&f, list) in counts {
+            ids.entry(f).or_default().extend(list.iter().map(|&(id, count)| (id, 0, count)));
+        }
+        for (&(f, high, id), &count) in wide {
+            ids.entry(f).or_default().push((id, high, count));
+        }
         for f in &self.map.functions {
-            let Some(list) = counts.get(&f.index) else { continue };
+            let Some(list) = ids.get(&f.index) else { continue };
             let Some(sg) = f.probes().and_then(|p| p.supergraph.as_ref()) else {
-                paths.insert(f.index, list.clone());
+                paths.insert(f.index, list.iter().map(|&(id, _, count)| (id, count)).collect());
                 continue;
             };
             let (first_call, n) = self.first_calls[&f.index].clone();
@@ -299,16 +312,16 @@ impl<'m> Decoder<'m> {
             }
             let mut by_path: HashMap<u64, u64> = HashMap::new();
             let slotted = f.probes().and_then(|p| p.supergraph_slots.as_ref()).map_or(&[][..], |s| &s.ids[..]);
-            for &(id, count) in list {
-                if slotted.binary_search(&id).is_ok() {
+            for &(id, high, count) in list {
+                if high == 0 && slotted.binary_search(&id).is_ok() {
                     in_slots = sum(in_slots, count, "the path ends counted in slots")?;
                 }
                 let (path, key) = sg.split(id);
                 let c = by_path.entry(path).or_default();
                 *c = sum(*c, count, "a path's counts")?;
                 let rooted = match self.k {
-                    1 => self.segments(f, &first_call, path, key)?,
-                    _ => self.deep_segments(f, &first_call, path, key)?,
+                    1 => self.segments(f, &first_call, path, (key, high))?,
+                    _ => self.deep_segments(f, &first_call, path, (key, high))?,
                 };
                 match rooted {
                     Some((found, dropped)) => {
@@ -338,19 +351,18 @@ impl<'m> Decoder<'m> {
         Ok((paths, Decoded { segments: out, not_counted_ends, roots, in_slots }))
     }
 
-    /// The IPSs that path `path` of `f` roots, its calls' digits `key` (each block's first call
-    /// being `first_call[block]` among `f`'s), but those rooted at dropped calls, whose parts (the
-    /// indices of the calls on the path) come second; `None` when the digits are not those of the
-    /// path's calls.
-    fn segments(&mut self, f: &FunctionMap, first_call: &[usize], path: u64, key: u64) -> Result<Option<Rooted>> {
+    /// The IPSs that path `path` of `f` roots, its calls' digits in `keys` (the key and the high
+    /// key; each block's first call being `first_call[block]` among `f`'s), but those rooted at
+    /// dropped calls, whose parts (the indices of the calls on the path) come second; `None` when
+    /// the digits are not those of the path's calls.
+    fn segments(&mut self, f: &FunctionMap, first_call: &[usize], path: u64, keys: Keys) -> Result<Option<Rooted>> {
         let p = f.probes().context("a supergraph path of a function without probes")?;
         let sg = p.supergraph.as_ref().context("a supergraph path of a function without a supergraph")?;
         let regenerated = regen::regenerate(&p.plan.dag, &p.plan.numbering, path)?;
         let calls: Vec<usize> = (regenerated.blocks.iter())
             .flat_map(|&b| first_call[b as usize]..first_call[b as usize] + f.blocks[b as usize].calls as usize)
             .collect();
-        let radices: Vec<u64> = calls.iter().map(|&c| sg.calls[c].radix).collect();
-        let Some(ds) = digits(key, &radices) else { return Ok(None) };
+        let Some(ds) = call_digits(keys.0, keys.1, &calls, &sg.calls) else { return Ok(None) };
         // A dropped call's head is not known: its segment is left out.
         let mut heads: Vec<FirstPath> = Vec::with_capacity(calls.len());
         let mut dropped = Vec::new();
@@ -376,13 +388,14 @@ impl<'m> Decoder<'m> {
         Ok(Some((found, dropped)))
     }
 
-    /// The calls (their indices among `f`'s) on path `path` of `f`, its end, and the digits `key`
-    /// holds for them read as `calls` says; `None` when `key` is not that of the path's calls.
+    /// The calls (their indices among `f`'s) on path `path` of `f`, its end, and the digits `keys`
+    /// (the key and the high key) hold for them read as `calls` says; `None` when `keys` are not
+    /// those of the path's calls.
     fn digits_on(
         f: &FunctionMap,
         first_call: &[usize],
         path: u64,
-        key: u64,
+        keys: Keys,
         calls: &[CallDigit],
     ) -> Result<Option<CallsOn>> {
         let p = f.probes().context("a supergraph path of a function without probes")?;
@@ -390,8 +403,7 @@ impl<'m> Decoder<'m> {
         let on: Vec<usize> = (regenerated.blocks.iter())
             .flat_map(|&b| first_call[b as usize]..first_call[b as usize] + f.blocks[b as usize].calls as usize)
             .collect();
-        let radices: Vec<u64> = on.iter().map(|&c| calls[c].radix).collect();
-        Ok(digits(key, &radices).map(|ds| (on, ds, regenerated.end)))
+        Ok(call_digits(keys.0, keys.1, &on, calls).map(|ds| (on, ds, regenerated.end)))
     }
 
     /// What the calls `on` of a function, read as `calls` with digits `ds`, each in the space of
@@ -442,7 +454,7 @@ impl<'m> Decoder<'m> {
                     d => Some(sg.levels.get(d - 1).context("a head deeper than its function's levels")?),
                 };
                 let calls = level.map_or(&sg.calls, |l| &l.calls);
-                match Self::digits_on(f, first_call, path, key, calls)? {
+                match Self::digits_on(f, first_call, path, (key, 0), calls)? {
                     None => None,
                     Some((on, ds, end)) => {
                         let exit = match end {
@@ -472,10 +484,16 @@ impl<'m> Decoder<'m> {
     /// naming the heads of depth `k − 1` of the activations they entered; those that need a head
     /// not known (a call dropped at some depth, an end that cannot be told) are left out and their
     /// parts come second; `None` when the digits name no activations.
-    fn deep_segments(&mut self, f: &FunctionMap, first_call: &[usize], path: u64, key: u64) -> Result<Option<Rooted>> {
+    fn deep_segments(
+        &mut self,
+        f: &FunctionMap,
+        first_call: &[usize],
+        path: u64,
+        keys: Keys,
+    ) -> Result<Option<Rooted>> {
         let p = f.probes().context("a supergraph path of a function without probes")?;
         let sg = p.supergraph.as_ref().context("a supergraph path of a function without a supergraph")?;
-        let Some((on, ds, _)) = Self::digits_on(f, first_call, path, key, &sg.calls)? else { return Ok(None) };
+        let Some((on, ds, _)) = Self::digits_on(f, first_call, path, keys, &sg.calls)? else { return Ok(None) };
         // Each call's digit reads its head of depth `k − 1`, or the shallower one the map gives.
         let depth = |c: usize| sg.depths.get(c).copied().flatten().map(usize::from);
         let Some(callees) = self.callees(&sg.calls, &on, &ds, depth)? else { return Ok(None) };
