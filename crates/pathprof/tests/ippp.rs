@@ -353,21 +353,7 @@ fn interesting_segments_make_the_others_residual() {
 /// ten calls, the first four of those ten are dropped instead.
 #[test]
 fn a_supergraph_beyond_two_words_drops_calls() {
-    let calls = "(call $bar (local.get $x))\n".repeat(130);
-    let wat = format!(
-        r#"(module
-          (global $acc (mut i32) (i32.const 0))
-          (func $bar (param $x i32)
-            (if (local.get $x)
-              (then (global.set $acc (i32.add (global.get $acc) (i32.const 1))))
-              (else (global.set $acc (i32.mul (global.get $acc) (i32.const 3))))))
-          (func $many (param $x i32) {calls})
-          (func $few (param $x i32) (call $bar (local.get $x)) (call $bar (i32.eqz (local.get $x))))
-          (func (export "run") (result i32)
-            (call $many (i32.const 1)) (call $few (i32.const 0)) (call $few (i32.const 1))
-            (call $many (i32.const 0))
-            (global.get $acc)))"#
-    );
+    let wat = common::many_calls_module(130);
     let (dir, wasm) = common::wat_module(&wat);
     let ips = run_in(dir.path(), &["--mode", "ips:1", "--invoke", "run"], &wasm, &[]);
     let ippp = run_in(dir.path(), &["--mode", "ippp", "--invoke", "run"], &wasm, &[]);

@@ -412,6 +412,48 @@ mod tests {
         assert_eq!(digits(15, &[3, 5]), None, "a key past the product");
     }
 
+    /// Calls of the key and of the high key interleaved: every combination of digits gives a pair
+    /// of keys of its own, which reads back into the same digits; one word's key past its calls'
+    /// product is refused.
+    #[test]
+    fn digits_of_two_words_read_back() {
+        let call = |radix, high| CallDigit { radix, callee: None, base: 0, dropped: false, high };
+        let calls = [call(3, false), call(4, true), call(5, false), call(2, true), call(1, false)];
+        let on = [0, 1, 2, 3, 4];
+        let mut seen = std::collections::HashSet::new();
+        for a in 0..3 {
+            for b in 0..4 {
+                for c in 0..5 {
+                    for d in 0..2 {
+                        let (key, high) = (a * 5 + c, b * 2 + d);
+                        assert!(seen.insert((key, high)));
+                        assert_eq!(call_digits(key, high, &on, &calls), Some(vec![a, b, c, d, 0]));
+                    }
+                }
+            }
+        }
+        assert_eq!(seen.len(), 3 * 4 * 5 * 2);
+        assert_eq!(call_digits(15, 0, &on, &calls), None, "the key past 3 · 5");
+        assert_eq!(call_digits(0, 8, &on, &calls), None, "the high key past 4 · 2");
+        // A path that takes the calls of the key only reads a high key of 0.
+        assert_eq!(call_digits(7, 0, &[0, 2], &calls), Some(vec![1, 2]));
+        assert_eq!(call_digits(7, 1, &[0, 2], &calls), None);
+        // The ID names no digit of the high key but 0.
+        let sg = Supergraph {
+            paths: 2,
+            entry_base: 0,
+            entry_paths: 2,
+            ids: 2 * 15,
+            head_offset: 0,
+            calls: calls.to_vec(),
+            unwound: None,
+            levels: Vec::new(),
+            depths: Vec::new(),
+        };
+        assert_eq!(sg.id(1, &[(2, calls[0]), (0, calls[1]), (4, calls[2])]), Some((2 * 5 + 4) * 2 + 1));
+        assert_eq!(sg.id(1, &[(2, calls[0]), (1, calls[1]), (4, calls[2])]), None);
+    }
+
     #[test]
     fn the_largest_product_is_that_of_the_heaviest_path() {
         // 0 → {1, 2} → 3; block weights 1: 4, 2: 7, 3: 2.

@@ -58,6 +58,30 @@ pub fn run_in(cwd: &Path, extra: &[&str], app: &Path, args: &[&str]) -> Run {
 }
 
 /// A temporary folder holding `wat` as the module `m.wasm`, and that module's path.
+/// `many` calls `bar`, which has two paths from its entry, `calls` times on one path: more than
+/// 63 calls pass 64 bits of supergraph IDs, more than 126 two words. `run` calls `many` with 1 and
+/// with 0 and `few` (two calls of `bar`) twice; `_start` calls `run` (and a WASI host finds the
+/// memory it needs).
+pub fn many_calls_module(calls: usize) -> String {
+    let calls = "(call $bar (local.get $x))\n".repeat(calls);
+    format!(
+        r#"(module
+          (memory (export "memory") 1)
+          (global $acc (mut i32) (i32.const 0))
+          (func $bar (param $x i32)
+            (if (local.get $x)
+              (then (global.set $acc (i32.add (global.get $acc) (i32.const 1))))
+              (else (global.set $acc (i32.mul (global.get $acc) (i32.const 3))))))
+          (func $many (param $x i32) {calls})
+          (func $few (param $x i32) (call $bar (local.get $x)) (call $bar (i32.eqz (local.get $x))))
+          (func $run (export "run") (result i32)
+            (call $many (i32.const 1)) (call $few (i32.const 0)) (call $few (i32.const 1))
+            (call $many (i32.const 0))
+            (global.get $acc))
+          (func (export "_start") (drop (call $run))))"#
+    )
+}
+
 pub fn wat_module(wat: &str) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m.wasm");
