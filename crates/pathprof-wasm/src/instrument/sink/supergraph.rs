@@ -170,17 +170,11 @@ const LOCALS: [ValType; 9] = [
 const LOCALS_WITH_REGISTER: [ValType; 8] =
     [ValType::I64, ValType::I32, ValType::I64, ValType::I64, ValType::I32, ValType::I32, ValType::I64, ValType::I32];
 /// With the high key (last), without slots: [`LOCALS`] to the call's flag, then the high key.
-const LOCALS_WITH_HIGH: [ValType; 9] = [
-    ValType::I64,
-    ValType::I32,
-    ValType::I64,
-    ValType::I64,
-    ValType::I32,
-    ValType::I32,
-    ValType::I64,
-    ValType::I32,
-    ValType::I64,
-];
+const LOCALS_WITH_HIGH: [ValType; 9] = {
+    let mut all = LOCALS;
+    all[8] = ValType::I64;
+    all
+};
 /// With more than one head word: all of [`LOCALS`], then for each depth `d` from 1 its key, then
 /// for each its first head, then for each word past the first what it held before a call, then
 /// the high key when there is one.
