@@ -159,9 +159,9 @@ fn bad_dumps_are_refused_in_one_line() {
     let longer = m.write("longer.dump", &longer);
     decode_fails(&m.map, &longer, "1 bytes after the");
     let mut version = good.clone();
-    version["pathprof-dump ".len()] = b'2';
+    version["pathprof-dump ".len()] = b'1';
     let version = m.write("version.dump", &version);
-    decode_fails(&m.map, &version, "a dump of version 2; pathprof reads version 1");
+    decode_fails(&m.map, &version, "a dump of version 1; pathprof reads version 2");
     let map_version = m.write("map-version.dump", &m.dump(&memory, json!({"map_version": 6})));
     decode_fails(&m.map, &map_version, "recorded with a map of version 6");
     let small = m.write("small.dump", &m.dump(&memory[..memory.len() - 8], json!({})));
