@@ -59,7 +59,7 @@ pub struct CallDigit {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub base: u64,
     /// The call adds no digit, though its callee may publish a head: the function's IDs would not
-    /// fit in 64 bits with it. The segment each of its runs roots is not counted.
+    /// fit in two words with it. The segment each of its runs roots is not counted.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dropped: bool,
     /// The call adds its digit to the high key, not to the key (never with `dropped`).
@@ -118,7 +118,7 @@ pub struct Supergraph {
     pub unwound: Option<u64>,
     /// For segments of `k > 1` calls: the heads the function publishes at depths 1 to `k − 1`
     /// (see [`HeadLevel`]); its counted IDs then read the calls' heads of depth `k − 1`, or, where
-    /// those would not fit in 64 bits, shallower ones (`depths`).
+    /// those would not fit in two words, shallower ones (`depths`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub levels: Vec<HeadLevel>,
     /// For segments of `k > 1` calls: for every call, the depth of the head its digit in the

@@ -195,7 +195,7 @@ fn interesting_paths(tested: &TestedSegments) -> HashMap<u32, Vec<InterestingPat
 struct Decoded {
     segments: Segments,
     /// The path ends that rooted segments not counted (at calls dropped so that their function's
-    /// supergraph IDs fit in 64 bits), and how often each subpath ending at such a call ran, by
+    /// supergraph IDs fit in two words), and how often each subpath ending at such a call ran, by
     /// `(function, path, part)`.
     not_counted_ends: u64,
     roots: HashMap<(u32, u64, u32), u64>,

@@ -166,7 +166,7 @@ pub(crate) fn report_segments(out: &mut dyn Write, p: &Profile, top: usize, func
     if let Some(n) = &facts.not_counted {
         writeln!(
             out,
-            "  segments at some calls of {} function{} were not counted (their supergraph IDs would need more than 64 bits): {} executions, rooted at {} path ends",
+            "  segments at some calls of {} function{} were not counted (their supergraph IDs would need more than two words of 64 bits): {} executions, rooted at {} path ends",
             n.functions.len(),
             if n.functions.len() == 1 { "" } else { "s" },
             group(n.executions.0),
