@@ -133,7 +133,8 @@ pub(crate) struct SupergraphSink {
     /// What its first path's ID becomes in the module's head space: `offset − entry_base + 1`
     /// (modulo 2^64) is added to it.
     pub publish: u64,
-    /// Whether its calls add digits (its supergraph IDs fit in 64 bits).
+    /// Whether its path ends combine a key with the path: some call adds a digit, or it may throw
+    /// (see `unwound`).
     pub digits: bool,
     /// Where its interesting supergraph paths count, when they count apart.
     pub slots: Option<PppSink>,
