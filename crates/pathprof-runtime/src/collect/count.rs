@@ -14,7 +14,8 @@ use anyhow::{bail, ensure, Context, Result};
 use pathprof_wasm::abi::{HostImport, HIGH_KEY};
 use pathprof_wasm::map::{EventCounters, RawCounts, SinkLayout, StoredCounters};
 use pathprof_wasm::ProfileMap;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::hash::Hash;
 
 /// Exact path counts of one run.
 pub struct CountCollector {
@@ -29,7 +30,7 @@ pub struct CountCollector {
     /// The function and high key the last call passed, for the ID the next call passes.
     high: Option<(u32, u64)>,
     /// The functions whose IDs may have two words.
-    wide_functions: Vec<u32>,
+    wide_functions: HashSet<u32>,
 }
 
 /// Counts of supergraph IDs of two words, by `(function, high key, ID)`.
@@ -131,16 +132,14 @@ impl Collector for CountCollector {
     fn replay(&mut self, host: &HostRecord, _: Option<&[u8]>) -> Result<()> {
         ensure!(host.stream.is_empty(), "the host recorded a stream, which this module does not write");
         for &(function, path, n) in &host.counts {
-            let count = self.hash.entry((function, path)).or_insert(0);
-            *count = count.checked_add(n).context("a recorded path count adds up past 2^64 - 1")?;
+            add_recorded(&mut self.hash, (function, path), n)?;
         }
         for &(function, high, path, n) in &host.wide {
             ensure!(
                 self.wide_functions.contains(&function),
                 "the host recorded an ID of two words for function {function}, whose IDs have one word"
             );
-            let count = self.wide.entry((function, high, path)).or_insert(0);
-            *count = count.checked_add(n).context("a recorded path count adds up past 2^64 - 1")?;
+            add_recorded(&mut self.wide, (function, high, path), n)?;
         }
         Ok(())
     }
@@ -153,4 +152,11 @@ impl Collector for CountCollector {
     fn snapshot(&mut self, memory: Option<&mut [u8]>) -> Option<Result<Counted>> {
         Some(Ok(self.read(memory.as_deref())))
     }
+}
+
+/// Adds a recorded count `n` to `key`'s in `table`.
+fn add_recorded<K: Hash + Eq>(table: &mut HashMap<K, u64>, key: K, n: u64) -> Result<()> {
+    let count = table.entry(key).or_insert(0);
+    *count = count.checked_add(n).context("a recorded path count adds up past 2^64 - 1")?;
+    Ok(())
 }
