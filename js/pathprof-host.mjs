@@ -16,11 +16,13 @@
 // multi-memory (the profiler's counters live in a memory of their own).
 
 export const MAP_FORMAT = 'pathprof-map';
-export const MAP_VERSION = 12;
+export const MAP_VERSION = 13;
 export const DUMP_MAGIC = 'pathprof-dump';
-export const DUMP_VERSION = 2;
+export const DUMP_VERSION = 3;
 /** The bit of `count_path`'s function argument that marks a high key. */
 const HIGH_KEY = 2 ** 31;
+/** The most high keys of a supergraph ID. */
+const MAX_HIGH_WORDS = 15;
 
 /** Module name of the profiler's imports. */
 const IMPORT_MODULE = 'pathprof';
@@ -137,7 +139,7 @@ export class PathprofHost {
           return;
         }
         this.#skip = this.#every - 1;
-        this.#count(fn >>> 0, 0n, BigInt.asUintN(64, path));
+        this.#count(fn >>> 0, [], BigInt.asUintN(64, path));
       },
       flush_stream: () => this.#flush(),
     };
@@ -241,18 +243,21 @@ export class PathprofHost {
       stream_items: this.#streamItems,
     };
     const head = new TextEncoder().encode(`${DUMP_MAGIC} ${DUMP_VERSION}\n${JSON.stringify(header)}\n`);
-    const out = new Uint8Array(head.length + memory.length + 32 * counts.length + 8 * this.#streamItems);
+    const records = counts.map(([key, n]) => [key, n, Number((key >> 32n) & 0xffn)]);
+    const countBytes = records.reduce((sum, [, , words]) => sum + 24 + 8 * words, 0);
+    const out = new Uint8Array(head.length + memory.length + countBytes + 8 * this.#streamItems);
     out.set(head, 0);
     out.set(memory, head.length);
     const view = new DataView(out.buffer);
     let at = head.length + memory.length;
-    for (const [key, n] of counts) {
+    for (const [key, n, words] of records) {
       if (n > U64_MAX) throw new Error('pathprof: a path count passed 2^64 - 1');
-      view.setUint32(at, Number(key >> 128n), true);
-      view.setBigUint64(at + 8, (key >> 64n) & U64_MAX, true);
-      view.setBigUint64(at + 16, key & U64_MAX, true);
-      view.setBigUint64(at + 24, n, true);
-      at += 32;
+      view.setUint32(at, Number(key & 0xffffffffn), true);
+      view.setUint32(at + 4, words, true);
+      for (let w = 0; w < words; w++) view.setBigUint64(at + 8 + 8 * w, (key >> BigInt(104 + 64 * w)) & U64_MAX, true);
+      view.setBigUint64(at + 8 + 8 * words, (key >> 40n) & U64_MAX, true);
+      view.setBigUint64(at + 16 + 8 * words, n, true);
+      at += 24 + 8 * words;
     }
     for (const chunk of this.#chunks) {
       out.set(chunk, at);
@@ -262,26 +267,38 @@ export class PathprofHost {
   }
 
   /**
-   * A call of `count_path`: with the function's top bit set, the high key of the ID the next call
-   * passes (a supergraph ID of two words, mode `ippp`); otherwise a path end.
+   * A call of `count_path`: with the function's top bit set, one high key of the ID the next call
+   * without it passes (a supergraph ID of several words, mode `ippp`); otherwise a path end.
    */
   #countPath(fn, path) {
     const high = this.#high;
-    this.#high = null;
     if (fn >= HIGH_KEY) {
-      if (high) throw new Error('pathprof: count_path passed two high keys in a row');
-      this.#high = [fn - HIGH_KEY, path];
-    } else if (high) {
-      if (high[0] !== fn) throw new Error(`pathprof: count_path passed a high key of function ${high[0]} and then a path of ${fn}`);
-      this.#count(fn, high[1], path);
-    } else {
-      this.#count(fn, 0n, path);
+      fn -= HIGH_KEY;
+      if (!high) {
+        this.#high = [fn, []];
+      } else if (high[0] !== fn) {
+        throw new Error(`pathprof: count_path passed a high key of function ${high[0]} and then one of ${fn}`);
+      } else if (high[1].length >= MAX_HIGH_WORDS) {
+        throw new Error(`pathprof: count_path passed more than ${MAX_HIGH_WORDS} high keys`);
+      }
+      this.#high[1].push(path);
+      return;
     }
+    this.#high = null;
+    if (high && high[0] !== fn) {
+      throw new Error(`pathprof: count_path passed a high key of function ${high[0]} and then a path of ${fn}`);
+    }
+    this.#count(fn, high ? high[1] : [], path);
   }
 
-  /** One more path end of `(fn, high, path)` passed to the host (`high` 0: the ID has one word). */
+  /**
+   * One more path end of `(fn, high, path)` passed to the host (`high` empty: the ID has one word),
+   * counted by a key that holds them all: the function in bits 0–31, the number of high keys in
+   * bits 32–39, the path in bits 40–103, each high key in 64 bits past them.
+   */
   #count(fn, high, path) {
-    const key = (BigInt(fn) << 128n) | (high << 64n) | path;
+    let key = BigInt(fn) | (BigInt(high.length) << 32n) | (path << 40n);
+    high.forEach((h, w) => { key |= h << BigInt(104 + 64 * w); });
     const n = (this.#counts.get(key) ?? 0) + 1;
     if (n < MAX_EXACT) {
       this.#counts.set(key, n);

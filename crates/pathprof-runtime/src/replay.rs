@@ -14,9 +14,9 @@ pub struct HostRecord {
     /// Path ends passed to `count_path` or `sample_path` (and kept, for `pep:every:N`): a count by
     /// `(function, path ID)`.
     pub counts: Vec<(u32, u64, u64)>,
-    /// Path ends of two words passed to `count_path` (mode `ippp`): a count by `(function, high
-    /// key, path ID)`.
-    pub wide: Vec<(u32, u64, u64, u64)>,
+    /// Path ends of several words passed to `count_path` (mode `ippp`): a count by `(function,
+    /// high keys, path ID)`.
+    pub wide: Vec<(u32, Box<[u64]>, u64, u64)>,
     /// The items `flush_stream` took from the stream buffer, in order.
     pub stream: Vec<u64>,
 }

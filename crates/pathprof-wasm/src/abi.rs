@@ -52,10 +52,10 @@ pub enum HostCalls {
 #[serde(rename_all = "snake_case")]
 pub enum HostImport {
     /// `count_path(i32 function, i64 path)`: one more execution of a path of a function whose
-    /// counters do not fit in an array; the host keeps an exact hash table. A supergraph ID of two
-    /// words (mode `ippp`, [`pathprof_core::supergraph`]) takes two calls in a row: the first
-    /// passes the function with [`HIGH_KEY`] set and the high key, the second the function and the
-    /// ID.
+    /// counters do not fit in an array; the host keeps an exact hash table. A supergraph ID with
+    /// `n` high keys (mode `ippp`, [`pathprof_core::supergraph`]) takes `n + 1` calls in a row:
+    /// each of the first `n` passes the function with [`HIGH_KEY`] set and one high key, in order,
+    /// the last the function and the ID.
     CountPath,
     /// `sample_path(i32 function, i64 path)`: a path end while the sampling flag is set, for
     /// sampling without a buffer (every N-th path end).
@@ -91,8 +91,8 @@ impl HostImport {
     }
 }
 
-/// The bit of `count_path`'s function argument that says the call passes the high key of the
-/// supergraph ID that the next call passes (function indices stay below 2^31).
+/// The bit of `count_path`'s function argument that says the call passes a high key of the
+/// supergraph ID that the next call without it passes (function indices stay below 2^31).
 pub const HIGH_KEY: u32 = 1 << 31;
 
 /// Mode `ippp`: byte offset of the `i64` head word, through which a callee hands its first path to

@@ -5,11 +5,11 @@
 //! A dump is, all integers little-endian (docs/profile-format.md, "Dumps"):
 //!
 //! ```text
-//! pathprof-dump 2\n          the format and its version
+//! pathprof-dump 3\n          the format and its version
 //! {...}\n                    the header: one line of JSON (DumpHeader)
 //! memory                     the profiler's memory at the end, `memory_bytes` bytes
-//! host counts                `host_counts` records of 32 bytes: u32 function, u32 0, u64 high key
-//!                            (0: the ID has one word), u64 path, u64 count
+//! host counts                `host_counts` records of 24 + 8·n bytes: u32 function, u32 n, n u64
+//!                            high keys (n = 0: the ID has one word), u64 path, u64 count
 //! stream                     `stream_items` u64 items, as flush_stream took them
 //! ```
 
@@ -31,9 +31,9 @@ use serde::Deserialize;
 /// The first line of a dump, without its version.
 pub const DUMP_MAGIC: &str = "pathprof-dump";
 /// Version of the dump format.
-pub const DUMP_VERSION: u32 = 2;
-/// Bytes of a host count record.
-const COUNT_RECORD: usize = 32;
+pub const DUMP_VERSION: u32 = 3;
+/// Bytes of a host count record without high keys.
+const COUNT_RECORD: usize = 24;
 
 /// The header of a dump: the module it ran, how the run went, and the sizes of what follows.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -82,23 +82,16 @@ impl Dump {
         ensure!(version == DUMP_VERSION, "a dump of version {version}; pathprof reads version {DUMP_VERSION}");
         let (header, body) = line(rest).context("the dump is truncated: its header does not end")?;
         let header: DumpHeader = serde_json::from_str(header).map_err(|e| anyhow::anyhow!("the dump's header: {e}"))?;
-        let sections = [(header.memory_bytes, 1), (header.host_counts, COUNT_RECORD as u64), (header.stream_items, 8)];
-        let expected = sections
-            .iter()
-            .try_fold(0u64, |sum, &(n, size)| sum.checked_add(n.checked_mul(size)?))
-            .context("the dump's header announces more bytes than a file holds")?;
-        let got = body.len() as u64;
-        ensure!(got >= expected, "the dump is truncated: {got} bytes follow its header, which announces {expected}");
-        ensure!(got == expected, "the dump has {} bytes after the {expected} its header announces", got - expected);
-        let (memory, rest) = body.split_at(header.memory_bytes as usize);
-        let (counts, stream) = rest.split_at(header.host_counts as usize * COUNT_RECORD);
+        let (memory, counts, stream) = sections(&header, body)?;
         let u64_at = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
         let (mut one, mut wide) = (Vec::new(), Vec::new());
-        for r in counts.chunks_exact(COUNT_RECORD) {
+        for r in counts {
             let function = u32::from_le_bytes(r[..4].try_into().expect("4 bytes"));
-            match u64_at(r, 8) {
-                0 => one.push((function, u64_at(r, 16), u64_at(r, 24))),
-                high => wide.push((function, high, u64_at(r, 16), u64_at(r, 24))),
+            let n = r.len() / 8 - 3;
+            let (path, count) = (u64_at(r, 8 + 8 * n), u64_at(r, 16 + 8 * n));
+            match n {
+                0 => one.push((function, path, count)),
+                _ => wide.push((function, (0..n).map(|w| u64_at(r, 8 + 8 * w)).collect(), path, count)),
             }
         }
         let stream = stream.chunks_exact(8).map(|c| u64_at(c, 0)).collect();
@@ -112,6 +105,41 @@ impl Dump {
         let recorded = Recorded { memory: memory.to_vec(), host: HostRecord { counts: one, wide, stream }, ending };
         Ok(Dump { header, recorded })
     }
+}
+
+/// A dump's profiler memory, host count records and stream items.
+type Sections<'a> = (&'a [u8], Vec<&'a [u8]>, &'a [u8]);
+
+/// The profiler's memory, the host count records and the stream items of the `body` of a dump
+/// with `header`, each size checked against what follows the header.
+fn sections<'a>(header: &DumpHeader, body: &'a [u8]) -> Result<Sections<'a>> {
+    let got = body.len() as u64;
+    let truncated = |expected: Option<u64>| match expected {
+        Some(expected) => {
+            anyhow::anyhow!("the dump is truncated: {got} bytes follow its header, which announces {expected} or more")
+        }
+        None => anyhow::anyhow!("the dump's header announces more bytes than a file holds"),
+    };
+    let memory = usize::try_from(header.memory_bytes).ok().filter(|&m| m <= body.len());
+    let memory = memory.ok_or_else(|| truncated(Some(header.memory_bytes)))?;
+    let (memory, mut rest) = body.split_at(memory);
+    let mut counts = Vec::new();
+    for _ in 0..header.host_counts {
+        let at = body.len() - rest.len();
+        let words = rest.get(4..8).map(|n| u32::from_le_bytes(n.try_into().expect("4 bytes")) as usize);
+        let size = words.map(|n| COUNT_RECORD + 8 * n).filter(|&size| size <= rest.len());
+        let size = size.ok_or_else(|| truncated((at as u64).checked_add(COUNT_RECORD as u64)))?;
+        let (record, after) = rest.split_at(size);
+        counts.push(record);
+        rest = after;
+    }
+    let expected = header.stream_items.checked_mul(8).and_then(|s| s.checked_add((body.len() - rest.len()) as u64));
+    let expected = expected.ok_or_else(|| truncated(None))?;
+    if got < expected {
+        return Err(truncated(Some(expected)));
+    }
+    ensure!(got == expected, "the dump has {} bytes after the {expected} its header announces", got - expected);
+    Ok((memory, counts, rest))
 }
 
 /// The first line of `bytes` (as text) and what follows it.

@@ -76,18 +76,18 @@ impl Instrumented {
         for (k, v) in header.as_object().unwrap() {
             h[k] = v.clone();
         }
-        let mut out = format!("pathprof-dump 2\n{h}\n").into_bytes();
+        let mut out = format!("pathprof-dump 3\n{h}\n").into_bytes();
         out.extend_from_slice(memory);
         out
     }
 
     /// [`Instrumented::dump`] with `counts` passed to the host and `stream` flushed by it.
-    fn dump_with(&self, memory: &[u8], counts: &[(u32, u64, u64)], stream: &[u64]) -> Vec<u8> {
+    fn dump_with(&self, memory: &[u8], counts: &[(u32, &[u64], u64, u64)], stream: &[u64]) -> Vec<u8> {
         let sizes = json!({"host_counts": counts.len(), "stream_items": stream.len()});
         let mut out = self.dump(memory, sizes);
-        for &(function, path, n) in counts {
-            out.extend(function.to_le_bytes().iter().chain(&0u32.to_le_bytes()).chain(&0u64.to_le_bytes()));
-            out.extend(path.to_le_bytes().iter().chain(&n.to_le_bytes()));
+        for &(function, high, path, n) in counts {
+            out.extend(function.to_le_bytes().iter().chain(&(high.len() as u32).to_le_bytes()));
+            out.extend(high.iter().chain([path, n].iter()).flat_map(|k| k.to_le_bytes()));
         }
         out.extend(stream.iter().flat_map(|i| i.to_le_bytes()));
         out
@@ -161,15 +161,21 @@ fn bad_dumps_are_refused_in_one_line() {
     let mut version = good.clone();
     version["pathprof-dump ".len()] = b'1';
     let version = m.write("version.dump", &version);
-    decode_fails(&m.map, &version, "a dump of version 1; pathprof reads version 2");
+    decode_fails(&m.map, &version, "a dump of version 1; pathprof reads version 3");
     let map_version = m.write("map-version.dump", &m.dump(&memory, json!({"map_version": 6})));
     decode_fails(&m.map, &map_version, "recorded with a map of version 6");
     let small = m.write("small.dump", &m.dump(&memory[..memory.len() - 8], json!({})));
     decode_fails(&m.map, &small, "bytes of profiler memory");
     let not_a_dump = m.write("not.dump", b"\0asm\x01\0\0\0");
     decode_fails(&m.map, &not_a_dump, "not a pathprof dump");
-    let header = m.write("header.dump", b"pathprof-dump 2\n{\"map_version\": 8}\n");
+    let header = m.write("header.dump", b"pathprof-dump 3\n{\"map_version\": 8}\n");
     decode_fails(&m.map, &header, "the dump's header");
+    // A host count record that announces more high keys than follow it.
+    let mut short = m.dump_with(&memory, &[(0, &[7], 1, 1)], &[]);
+    let at = short.len() - 28;
+    short[at..at + 4].copy_from_slice(&1000u32.to_le_bytes());
+    let short = m.write("short.dump", &short);
+    decode_fails(&m.map, &short, "the dump is truncated");
 
     // A map of another version, and a map `pathprof run` would keep to itself (no origin).
     let good = m.write("good.dump", &good);
@@ -224,8 +230,11 @@ fn records_no_run_writes_are_refused_in_one_line() {
     let m = Instrumented::new(TWO_PATHS, "bl");
     let memory = vec![0u8; m.origin("memory_bytes").as_u64().unwrap() as usize];
     // $f has paths 0 and 1 only.
-    let bad_path = m.write("bad-path.dump", &m.dump_with(&memory, &[(0, 99, 1)], &[]));
+    let bad_path = m.write("bad-path.dump", &m.dump_with(&memory, &[(0, &[], 99, 1)], &[]));
     decode_fails(&m.map, &bad_path, "corrupt counters");
+    // A high key for a function whose IDs have one word.
+    let wide = m.write("wide.dump", &m.dump_with(&memory, &[(0, &[7], 1, 1)], &[]));
+    decode_fails(&m.map, &wide, "an ID of 2 words for function 0, whose IDs have 1");
     let stream = m.write("stream.dump", &m.dump_with(&memory, &[], &[1 << 62]));
     decode_fails(&m.map, &stream, "the host recorded a stream");
     // A map whose counters lie past its memory.

@@ -347,13 +347,41 @@ fn interesting_segments_make_the_others_residual() {
 }
 
 /// `many` calls `bar`, which has two paths from its entry, 130 times on one path: its supergraph
-/// would have 2^130 IDs. 63 of its calls add their digits to the key, 63 to the high key, and four
-/// (the first, all radices being equal) add none; the segments rooted there are named as not
-/// counted, and every other segment is `ips:1`'s. With interesting segments at all but the last
-/// ten calls, the first four of those ten are dropped instead.
+/// has 2^130 IDs, in three words — the last 63 calls add their digits to the key, the 63 before
+/// them to the first high key, the first four to the second — and its segments are exactly
+/// `ips:1`'s.
 #[test]
-fn a_supergraph_beyond_two_words_drops_calls() {
+fn a_supergraph_of_three_words_counts_every_segment() {
     let wat = common::many_calls_module(130);
+    let (dir, wasm) = common::wat_module(&wat);
+    let ips = run_in(dir.path(), &["--mode", "ips:1", "--invoke", "run"], &wasm, &[]);
+    let ippp = run_in(dir.path(), &["--mode", "ippp", "--invoke", "run"], &wasm, &[]);
+    assert_eq!(ippp.output.stdout, ips.output.stdout);
+    let b = facts(&ippp.profile.mode).unwrap();
+    assert!(b.not_counted.is_none());
+    assert_eq!(segments(&b), segments(&facts(&ips.profile.mode).unwrap()));
+    assert_eq!(counts(&ippp.profile), counts(&ips.profile));
+    let many = function(&ippp.profile, "many").index;
+    let words = call_words(&instrument_map(dir.path(), &wasm, "ippp"), many);
+    let want: Vec<(u64, bool)> = (0..130).map(|c| (if c < 4 { 2 } else { (129 - c) / 63 }, false)).collect();
+    assert_eq!(words, want);
+}
+
+/// The word each call of function `f` adds its digit to, and whether it is dropped, as `map` says.
+fn call_words(map: &serde_json::Value, f: u32) -> Vec<(u64, bool)> {
+    let f = map["functions"].as_array().unwrap().iter().find(|g| g["index"] == f).unwrap();
+    let calls = f["state"]["supergraph"]["calls"].as_array().unwrap();
+    calls.iter().map(|c| (c["word"].as_u64().unwrap_or(0), c["dropped"].as_bool().unwrap_or(false))).collect()
+}
+
+/// `many` calls `bar`, which has two paths from its entry, 1012 times on one path: its supergraph
+/// would have 2^1012 IDs. 63 of its calls add their digits to the key, 63 to each of the 15 high
+/// keys, and four (the first, all radices being equal) add none; the segments rooted there are
+/// named as not counted, and every other segment is `ips:1`'s. With interesting segments at all
+/// but the last ten calls, the first four of those ten are dropped instead.
+#[test]
+fn a_supergraph_beyond_sixteen_words_drops_calls() {
+    let wat = common::many_calls_module(1012);
     let (dir, wasm) = common::wat_module(&wat);
     let ips = run_in(dir.path(), &["--mode", "ips:1", "--invoke", "run"], &wasm, &[]);
     let ippp = run_in(dir.path(), &["--mode", "ippp", "--invoke", "run"], &wasm, &[]);
@@ -370,9 +398,9 @@ fn a_supergraph_beyond_two_words_drops_calls() {
     assert_eq!((n.functions.as_slice(), n.path_ends.0, n.executions.0), (&[many][..], 2, 8));
     let (want, left) = common::without_not_counted(segments(&facts(&ips.profile.mode).unwrap()), &b);
     assert_eq!(left, 8, "each dropped call, in many's two runs, roots one of bar's two paths");
-    // run's four calls; few's two calls, each of bar's two paths; many's 126 other calls, with
+    // run's four calls; few's two calls, each of bar's two paths; many's 1008 other calls, with
     // x = 1 and with x = 0.
-    assert_eq!(want.len(), 4 + 4 + 2 * 126);
+    assert_eq!(want.len(), 4 + 4 + 2 * 1008);
     assert_eq!(segments(&b), want);
     check_segment_roots(p, &b);
     assert_eq!(counts(p), counts(&ips.profile));
@@ -401,7 +429,7 @@ fn a_supergraph_beyond_two_words_drops_calls() {
     let mut test: serde_json::Value = serde_json::from_str(&ips.profile.to_json()).unwrap();
     let facts_json = &mut test["mode_facts"];
     let kept: Vec<serde_json::Value> = (facts_json["ips"].as_array().unwrap().iter())
-        .filter(|s| !(s["steps"][0]["function"] == many && s["steps"][0]["part"].as_u64().unwrap() >= 120))
+        .filter(|s| !(s["steps"][0]["function"] == many && s["steps"][0]["part"].as_u64().unwrap() >= 1002))
         .cloned()
         .collect();
     let executions: u64 = kept.iter().map(|s| s["count"].as_u64().unwrap()).sum();
@@ -413,15 +441,11 @@ fn a_supergraph_beyond_two_words_drops_calls() {
     let n = facts(&field.profile.mode).unwrap().not_counted.expect("segments not counted");
     let mut parts: Vec<u32> = n.roots.iter().map(|r| r.part).collect();
     parts.sort_unstable();
-    assert_eq!(parts, (120..124).collect::<Vec<_>>());
-    // The map says which calls add their digits to the high key.
-    let map = instrument_map(dir.path(), &wasm, "ippp");
-    let f = map["functions"].as_array().unwrap().iter().find(|f| f["index"] == many).unwrap();
-    let calls = f["state"]["supergraph"]["calls"].as_array().unwrap();
-    let flag = |c: &serde_json::Value, name: &str| c[name].as_bool().unwrap_or(false);
-    let high: Vec<usize> = (0..calls.len()).filter(|&c| flag(&calls[c], "high")).collect();
-    let dropped: Vec<usize> = (0..calls.len()).filter(|&c| flag(&calls[c], "dropped")).collect();
-    assert_eq!((high, dropped), ((4..67).collect(), (0..4).collect()));
+    assert_eq!(parts, (1002..1006).collect::<Vec<_>>());
+    // The map says which word each call adds its digit to.
+    let words = call_words(&instrument_map(dir.path(), &wasm, "ippp"), many);
+    let want: Vec<(u64, bool)> = (0..1012).map(|c| if c < 4 { (0, true) } else { ((1011 - c) / 63, false) }).collect();
+    assert_eq!(words, want);
 }
 
 /// `run` calls through a table of functions of two types: `$t` (`bar`, 2 paths from its entry;
@@ -744,7 +768,7 @@ fn a_call_that_unwinds_to_a_landing_puts_the_head_word_back() {
 /// [`TAIL_CALL_THEN_CALLS`], whose calls of `u` return from `u`'s first path. None is left out:
 /// in the tail-calling interpreter, whose `printf` internals have so many paths that heads of
 /// depth 1 of them do not fit beside their callers' digits in 64 bits, those calls add their
-/// digits to the high key.
+/// digits to a high key.
 #[test]
 fn segments_of_up_to_k_calls_are_those_of_ips_k() {
     let fixture = |name: &str| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/c")).join(name);
@@ -779,7 +803,7 @@ fn segments_of_up_to_k_calls_are_those_of_ips_k() {
             check_segment_roots(&ippp.profile, &b);
             let map = instrument_map(dir.path(), wasm, &format!("ippp:{k}"));
             let functions = map["functions"].as_array().unwrap().iter();
-            wide += functions.filter(|f| f["state"]["supergraph"]["calls"].to_string().contains("\"high\"")).count();
+            wide += functions.filter(|f| f["state"]["supergraph"]["calls"].to_string().contains("\"word\"")).count();
             let nested = b.ips.iter().any(|s| {
                 let mut open = 0;
                 s.steps.iter().any(|t| {
@@ -794,7 +818,7 @@ fn segments_of_up_to_k_calls_are_those_of_ips_k() {
             assert_eq!(nested, *nests, "{what}: a segment enters a callee's callee");
         }
     }
-    assert!(wide > 0, "the interpreter's calls into printf's internals add digits to the high key");
+    assert!(wide > 0, "the interpreter's calls into printf's internals add digits to a high key");
 }
 
 /// Heads of depth 1 so large that, one after the other, they would pass 2^64: `big` has 2^30 paths
@@ -865,13 +889,14 @@ fn bit_tests(count: u32) -> String {
         .collect()
 }
 
-/// `root` (2^30 paths) calls `mid` twice, whose heads of depth 1 are 2^41 (2^21 first paths, and
-/// the 2^20 heads of `wide`, which it calls when bit 20 of its argument is set): with them,
-/// `root`'s counted IDs would need 2^112. Both calls go to the high key, where they would still
-/// need 2^82: the first reads `mid`'s heads of depth 0 instead, which name every walk that goes no
-/// deeper into `mid`. When `mid` does not call `wide`, the segment from `root` through the first
-/// call is counted; when it does, the segment needs to know what `mid` entered, and is not.
-/// `ippp:2` otherwise counts `ips:2`'s segments, and the program runs as it does under `bl`.
+/// `root` (2^30 paths) calls `mid` 17 times, whose heads of depth 1 are 2^41 (2^21 first paths,
+/// and the 2^20 heads of `wide`, which it calls when bit 20 of its argument is set): none fits in
+/// the key beside the paths, and each high key holds one. The last 15 calls take the 15 high keys;
+/// the first two, which would not fit, read `mid`'s heads of depth 0 instead, which name every
+/// walk that goes no deeper into `mid`: the second call in the last high key, the first in the one
+/// before it. When `mid` does not call `wide`, the segments from `root` through those two calls
+/// are counted; when it does, such a segment needs to know what `mid` entered, and is not. `ippp:2`
+/// otherwise counts `ips:2`'s segments, and the program runs as it does under `bl`.
 #[test]
 fn a_call_whose_deepest_head_would_not_fit_reads_a_shallower_one() {
     let wat = format!(
@@ -884,8 +909,7 @@ fn a_call_whose_deepest_head_would_not_fit_reads_a_shallower_one() {
             (if (i32.and (local.get $x) (i32.const 0x100000)) (then (call $wide (local.get $x)))))
           (func $root (param $x i32)
             {root}
-            (call $mid (local.get $x))
-            (call $mid (local.get $x)))
+            {calls})
           (func $run (export "run") (param $n i32) (result i32) (local $i i32)
             (loop $l
               (call $root (i32.shl (local.get $i) (i32.const 20)))
@@ -895,17 +919,19 @@ fn a_call_whose_deepest_head_would_not_fit_reads_a_shallower_one() {
         wide = bit_tests(20),
         mid = bit_tests(20),
         root = bit_tests(30),
+        calls = "(call $mid (local.get $x))\n".repeat(17),
     );
     let (dir, wasm, ippp, b, left) = ippp_2_as_bl_and_ips_2(&wat);
-    // root's first call of mid roots a segment in each of the six rounds: the three (i = 0, 2, 4)
-    // whose mid does not call wide are counted, the three others not.
+    // root's first two calls of mid root a segment each in each of the six rounds: those of the
+    // three rounds (i = 0, 2, 4) whose mid does not call wide are counted, the others not.
     let p = &ippp.profile;
     let (root, mid) = (function(p, "root").index, function(p, "mid").index);
     let n = b.not_counted.as_ref().expect("segments not counted");
-    let roots: Vec<(u32, u32, u64)> = n.roots.iter().map(|r| (r.function, r.part, r.count.0)).collect();
+    let mut roots: Vec<(u32, u32, u64)> = n.roots.iter().map(|r| (r.function, r.part, r.count.0)).collect();
+    roots.sort_unstable();
     // (Each round's root takes a path of its own: its argument's bits differ.)
-    assert_eq!(roots, [(root, 0, 1); 3]);
-    assert_eq!(left, 3);
+    assert_eq!(roots, [[(root, 0, 1); 3], [(root, 1, 1); 3]].concat());
+    assert_eq!(left, 6);
     // The map says which head root's call reads.
     let map = instrument_map(dir.path(), &wasm, "ippp:2");
     let supergraph = |index: u32| {
@@ -913,11 +939,17 @@ fn a_call_whose_deepest_head_would_not_fit_reads_a_shallower_one() {
         f["state"]["supergraph"].clone()
     };
     let (r, m) = (supergraph(root), supergraph(mid));
-    assert_eq!(r["depths"], serde_json::json!([0, 1]), "{r}");
+    let depths: Vec<u64> = [vec![0, 0], vec![1; 15]].concat();
+    assert_eq!(r["depths"], serde_json::json!(depths), "{r}");
     let call = |c: usize| {
-        (r["calls"][c]["radix"].as_u64(), r["calls"][c]["high"].as_bool(), r["calls"][c]["dropped"].as_bool())
+        (r["calls"][c]["radix"].as_u64(), r["calls"][c]["word"].as_u64(), r["calls"][c]["dropped"].as_bool())
     };
-    assert_eq!((call(0), call(1)), ((Some(1 << 21), Some(true), None), (Some(1 << 41), Some(true), None)), "{r}");
+    let want: Vec<_> = [(1 << 21, 14), (1 << 21, 15)]
+        .into_iter()
+        .chain((2..17).map(|c| (1 << 41, 17 - c)))
+        .map(|(radix, word)| (Some(radix), Some(word), None))
+        .collect();
+    assert_eq!((0..17).map(call).collect::<Vec<_>>(), want, "{r}");
     assert_eq!(m["depths"], serde_json::json!([1]), "{m}");
     assert_eq!(m["levels"][0]["keys"].as_u64(), Some(1 << 20), "{m}");
 }

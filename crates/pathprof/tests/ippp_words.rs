@@ -1,6 +1,6 @@
-//! Supergraph IDs of two words on generated modules: a function `many` makes 40 to 220 calls, some
-//! under tests of its argument's bits, of callees with 2 to 16 paths from their entry, so that its
-//! IDs need one word, two, or more than two. Under `ippp` and `ippp:2` the program prints what it
+//! Supergraph IDs of several words on generated modules: a function `many` makes 20 to 1300 calls,
+//! some under tests of its argument's bits, of callees with 2 to 256 paths from their entry, so that
+//! its IDs need one word, two, several, or more than the 16 they may have. Under `ippp` and `ippp:2` the program prints what it
 //! prints under `bl`, and the Ball–Larus counts and the segments are those of `ips:K` on the same
 //! run, but for the segments rooted where the profile says it left some out; the oracle walks the
 //! run's stream of path IDs, not the supergraph.
@@ -41,13 +41,20 @@ fn callee(k: u32) -> String {
 /// The module of case `seed`, and how many calls `many` makes.
 fn module(seed: u64) -> (String, u64) {
     let mut g = Gen(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
-    let calls = 40 + g.below(181);
+    // A quarter of the cases with IDs of a word or two, half of several, a quarter of more than 16.
+    // (A function of more than 2^32 paths has them cut, so a path makes only some of its calls.)
+    let calls = match seed % 4 {
+        0 => 20 + g.below(40),
+        1 | 2 => 100 + g.below(500),
+        _ => 900 + g.below(400),
+    };
     let mut body = String::new();
     for i in 0..calls {
-        let k = 1 + g.below(4);
+        let k = 1 + g.below(8);
         let call = format!("(call $c{k} (i32.rotl (local.get $x) (i32.const {})))", g.below(32));
-        // About one call in four runs only when a bit of the argument is set.
-        if g.below(4) == 0 {
+        // About one call in four runs only when a bit of the argument is set (one in 64 in the
+        // largest cases, whose paths would otherwise be cut before they make many calls).
+        if g.below(if seed % 4 == 3 { 64 } else { 4 }) == 0 {
             let bit = 1u32 << ((i + g.below(7)) % 31);
             body.push_str(&format!("(if (i32.and (local.get $x) (i32.const {bit})) (then {call}))\n"));
         } else {
@@ -55,7 +62,7 @@ fn module(seed: u64) -> (String, u64) {
             body.push('\n');
         }
     }
-    let callees: String = (1..=4).map(callee).collect();
+    let callees: String = (1..=8).map(callee).collect();
     let wat = format!(
         r#"(module
           (global $acc (mut i32) (i32.const 0))
@@ -83,8 +90,8 @@ fn segments(f: &IpsFacts) -> HashMap<Vec<IpsStep>, u64> {
 
 #[test]
 fn ids_of_one_word_two_words_or_more_count_the_segments_of_ips() {
-    // Functions with a high key, and with calls dropped, over all cases and both depths.
-    let (mut wide, mut dropped) = (0, 0);
+    // The most words `many`'s IDs have, and whether calls are dropped, by case and depth.
+    let mut shapes = Vec::new();
     for seed in 0..8 {
         let (wat, calls) = module(seed);
         let (dir, wasm) = common::wat_module(&wat);
@@ -113,10 +120,19 @@ fn ids_of_one_word_two_words_or_more_count_the_segments_of_ips() {
                 .output()
                 .unwrap();
             assert!(out.status.success(), "{what}: {}", String::from_utf8_lossy(&out.stderr));
-            let map = std::fs::read_to_string(dir.path().join("out.wasm.map.json")).unwrap();
-            wide += usize::from(map.contains("\"high\":true"));
-            dropped += usize::from(map.contains("\"dropped\":true"));
+            let map: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(dir.path().join("out.wasm.map.json")).unwrap()).unwrap();
+            let many = (map["functions"].as_array().unwrap().iter())
+                .find(|f| f["state"]["supergraph"]["calls"].as_array().is_some_and(|c| c.len() as u64 == calls))
+                .expect("many's supergraph");
+            let calls = many["state"]["supergraph"]["calls"].as_array().unwrap();
+            let words = 1 + calls.iter().filter_map(|c| c["word"].as_u64()).max().unwrap_or(0);
+            shapes.push((words, calls.iter().any(|c| c["dropped"] == true)));
         }
     }
-    assert!(wide >= 4 && dropped >= 2, "cases with a high key: {wide}, with calls dropped: {dropped}");
+    let with = |f: &dyn Fn(&(u64, bool)) -> bool| shapes.iter().filter(|s| f(s)).count();
+    assert!(
+        with(&|s| s.0 == 2) >= 1 && with(&|s| s.0 > 2 && !s.1) >= 4 && with(&|s| s.1) >= 2,
+        "words and drops by case: {shapes:?}"
+    );
 }

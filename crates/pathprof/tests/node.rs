@@ -110,20 +110,20 @@ fn node_profiles_equal_embedded_ones() {
     }
 }
 
-/// `many` calls `bar` 130 times on one path: 63 calls add their digits to the key, 63 to the high
-/// key, which `count_path` is passed in a call of its own before the ID, and 4 are dropped. The
-/// JavaScript host counts the IDs of two words as `pathprof run` counts them.
+/// `many` calls `bar` 1012 times on one path: 63 calls add their digits to the key, 63 to each of
+/// the 15 high keys, which `count_path` is passed in calls of their own before the ID, and 4 are
+/// dropped. The JavaScript host counts the IDs of 16 words as `pathprof run` counts them.
 #[test]
-fn supergraph_ids_of_two_words_are_counted_as_pathprof_run_counts_them() {
+fn supergraph_ids_of_several_words_are_counted_as_pathprof_run_counts_them() {
     use pathprof::modes::ips::{facts, IpsStep};
     let Some(node) = node_or_skip() else { return };
-    let (_dir, wasm) = common::wat_module(&common::many_calls_module(130));
+    let (_dir, wasm) = common::wat_module(&common::many_calls_module(1012));
     let p = same_profile_under_node(&node, &wasm, "ippp", None);
     let f = facts(&p.mode).unwrap();
     let many = p.functions.iter().find(|f| f.name.as_deref() == Some("many")).unwrap().index;
     let rooted = |s: &&pathprof::modes::ips::IpsCount| matches!(&s.steps[0], IpsStep::Sub(r) if r.function == many);
-    // Each of the 126 calls that add a digit, in many's two runs.
-    assert_eq!(f.ips.iter().filter(rooted).count(), 2 * 126);
+    // Each of the 1008 calls that add a digit, in many's two runs.
+    assert_eq!(f.ips.iter().filter(rooted).count(), 2 * 1008);
     assert_eq!(f.not_counted.as_ref().map(|n| n.executions.0), Some(8));
 }
 

@@ -32,11 +32,12 @@
 //! call's type, which alone it can call): a head published there is then read as `head − base + 1`.
 //! A call of a host function that never calls back adds no digit: its head is none.
 //!
-//! Where `paths` times the products of radices would pass 2^64, some calls put their digits in a
-//! second word, the *high key*, a mixed-radix number of their own digits in call order as the key
-//! is of the others': the counted ID is then the pair `(S, high)`, which the path (named by `S`)
-//! and the two keys determine, each within 64 bits ([`CallDigit::high`], [`call_digits`]). A
-//! call that fits in neither word is *dropped*: it adds no digit.
+//! Where `paths` times the products of radices would pass 2^64, some calls put their digits in
+//! further words, the *high keys* (at most [`MAX_HIGH_WORDS`]), each a mixed-radix number of its
+//! own calls' digits in call order as the key is of the others': the counted ID is then `S` with
+//! the high keys, which the path (named by `S`) and the keys determine, each within 64 bits
+//! ([`CallDigit::word`], [`call_digits`]). A call that fits in no word is *dropped*: it adds no
+//! digit.
 
 mod preferential;
 
@@ -59,13 +60,18 @@ pub struct CallDigit {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub base: u64,
     /// The call adds no digit, though its callee may publish a head: the function's IDs would not
-    /// fit in two words with it. The segment each of its runs roots is not counted.
+    /// fit in [`MAX_HIGH_WORDS`] + 1 words with it. The segment each of its runs roots is not
+    /// counted.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dropped: bool,
-    /// The call adds its digit to the high key, not to the key (never with `dropped`).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub high: bool,
+    /// The word the call adds its digit to: 0 for the key, `w` for high key `w` (always 0 with
+    /// `dropped`).
+    #[serde(default, skip_serializing_if = "is_zero_word")]
+    pub word: u8,
 }
+
+/// The most high keys a function's counted IDs may have besides the key.
+pub const MAX_HIGH_WORDS: u8 = 15;
 
 impl CallDigit {
     /// Whether the call adds a digit to its caller's supergraph path (a dropped call's radix is 1).
@@ -73,18 +79,9 @@ impl CallDigit {
         self.radix > 1
     }
 
-    /// The call's radix in the key (1 for a call of the high key).
-    pub fn low_radix(&self) -> u64 {
-        if self.high {
-            1
-        } else {
-            self.radix
-        }
-    }
-
-    /// The call's radix in the high key (1 for a call of the key).
-    pub fn high_radix(&self) -> u64 {
-        if self.high {
+    /// The call's radix in word `word` (0: the key; 1 where the call adds its digit to another).
+    pub fn radix_in(&self, word: u8) -> u64 {
+        if self.word == word {
             self.radix
         } else {
             1
@@ -93,6 +90,10 @@ impl CallDigit {
 }
 
 fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+fn is_zero_word(v: &u8) -> bool {
     *v == 0
 }
 
@@ -118,7 +119,7 @@ pub struct Supergraph {
     pub unwound: Option<u64>,
     /// For segments of `k > 1` calls: the heads the function publishes at depths 1 to `k − 1`
     /// (see [`HeadLevel`]); its counted IDs then read the calls' heads of depth `k − 1`, or, where
-    /// those would not fit in two words, shallower ones (`depths`).
+    /// those would not fit in the words, shallower ones (`depths`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub levels: Vec<HeadLevel>,
     /// For segments of `k > 1` calls: for every call, the depth of the head its digit in the
@@ -190,20 +191,25 @@ impl Supergraph {
         (id % self.paths, id / self.paths)
     }
 
-    /// Whether some call adds its digit to the high key.
+    /// How many high keys its counted IDs have (0: one word).
+    pub fn high_words(&self) -> u8 {
+        self.calls.iter().map(|c| c.word).max().unwrap_or(0)
+    }
+
+    /// Whether some call adds its digit to a high key.
     pub fn wide(&self) -> bool {
-        self.calls.iter().any(|c| c.high)
+        self.high_words() > 0
     }
 
     /// The supergraph ID of path `path` with the calls' `digits` (each below its call's radix), or
-    /// `None` when it is not below [`Supergraph::ids`] or its high key is not 0.
+    /// `None` when it is not below [`Supergraph::ids`] or a high key is not 0.
     pub fn id(&self, path: u64, digits: &[(u64, CallDigit)]) -> Option<u64> {
         let mut key = 0u128;
         for &(d, c) in digits {
-            if d >= c.radix || (c.high && d != 0) {
+            if d >= c.radix || (c.word > 0 && d != 0) {
                 return None;
             }
-            if c.high {
+            if c.word > 0 {
                 continue;
             }
             key = key.checked_mul(u128::from(c.radix))?.checked_add(u128::from(d))?;
@@ -227,12 +233,22 @@ pub fn digits(mut key: u64, radices: &[u64]) -> Option<Vec<u64>> {
     (key == 0).then_some(out)
 }
 
-/// The digits of calls `on` (read as `calls` says, in call order) in key `key` and high key `high`,
-/// or `None` when either key is not below its calls' product of radices.
-pub fn call_digits(key: u64, high: u64, on: &[usize], calls: &[CallDigit]) -> Option<Vec<u64>> {
-    let low = digits(key, &on.iter().map(|&c| calls[c].low_radix()).collect::<Vec<_>>())?;
-    let high = digits(high, &on.iter().map(|&c| calls[c].high_radix()).collect::<Vec<_>>())?;
-    Some(on.iter().zip(low.into_iter().zip(high)).map(|(&c, (l, h))| if calls[c].high { h } else { l }).collect())
+/// The digits of calls `on` (read as `calls` says, in call order) in key `key` and high keys `high`
+/// (those past the last given are 0), or `None` when a key is not below its calls' product of
+/// radices.
+pub fn call_digits(key: u64, high: &[u64], on: &[usize], calls: &[CallDigit]) -> Option<Vec<u64>> {
+    let words = on.iter().map(|&c| usize::from(calls[c].word)).max().unwrap_or(0).max(high.len());
+    let mut out = vec![0; on.len()];
+    for w in 0..=words {
+        let value = if w == 0 { key } else { high.get(w - 1).copied().unwrap_or(0) };
+        let radices: Vec<u64> = on.iter().map(|&c| calls[c].radix_in(w as u8)).collect();
+        for ((o, d), &c) in out.iter_mut().zip(digits(value, &radices)?).zip(on) {
+            if usize::from(calls[c].word) == w {
+                *o = d;
+            }
+        }
+    }
+    Some(out)
 }
 
 /// The largest product of `weight` (by block) over the blocks of one path of `dag`, saturating at
@@ -382,8 +398,8 @@ mod tests {
     #[test]
     fn ids_split_into_the_path_and_the_digits() {
         let calls = vec![
-            CallDigit { radix: 3, callee: Some(7), base: 0, dropped: false, high: false },
-            CallDigit { radix: 5, callee: None, base: 0, dropped: false, high: false },
+            CallDigit { radix: 3, callee: Some(7), base: 0, dropped: false, word: 0 },
+            CallDigit { radix: 5, callee: None, base: 0, dropped: false, word: 0 },
         ];
         let sg = Supergraph {
             paths: 4,
@@ -412,32 +428,40 @@ mod tests {
         assert_eq!(digits(15, &[3, 5]), None, "a key past the product");
     }
 
-    /// Calls of the key and of the high key interleaved: every combination of digits gives a pair
-    /// of keys of its own, which reads back into the same digits; one word's key past its calls'
-    /// product is refused.
+    /// Calls of the key and of two high keys interleaved: every combination of digits gives keys
+    /// of their own, which read back into the same digits; one word's key past its calls' product
+    /// is refused.
     #[test]
-    fn digits_of_two_words_read_back() {
-        let call = |radix, high| CallDigit { radix, callee: None, base: 0, dropped: false, high };
-        let calls = [call(3, false), call(4, true), call(5, false), call(2, true), call(1, false)];
-        let on = [0, 1, 2, 3, 4];
+    fn digits_of_several_words_read_back() {
+        let call = |radix, word| CallDigit { radix, callee: None, base: 0, dropped: false, word };
+        let calls = [call(3, 0), call(4, 1), call(5, 0), call(2, 1), call(1, 0), call(3, 2)];
+        let on = [0, 1, 2, 3, 4, 5];
         let mut seen = std::collections::HashSet::new();
         for a in 0..3 {
             for b in 0..4 {
                 for c in 0..5 {
                     for d in 0..2 {
-                        let (key, high) = (a * 5 + c, b * 2 + d);
-                        assert!(seen.insert((key, high)));
-                        assert_eq!(call_digits(key, high, &on, &calls), Some(vec![a, b, c, d, 0]));
+                        for f in 0..3 {
+                            let keys = (a * 5 + c, [b * 2 + d, f]);
+                            assert!(seen.insert(keys));
+                            assert_eq!(call_digits(keys.0, &keys.1, &on, &calls), Some(vec![a, b, c, d, 0, f]));
+                        }
                     }
                 }
             }
         }
-        assert_eq!(seen.len(), 3 * 4 * 5 * 2);
-        assert_eq!(call_digits(15, 0, &on, &calls), None, "the key past 3 · 5");
-        assert_eq!(call_digits(0, 8, &on, &calls), None, "the high key past 4 · 2");
-        // A path that takes the calls of the key only reads a high key of 0.
-        assert_eq!(call_digits(7, 0, &[0, 2], &calls), Some(vec![1, 2]));
-        assert_eq!(call_digits(7, 1, &[0, 2], &calls), None);
+        assert_eq!(seen.len(), 3 * 4 * 5 * 2 * 3);
+        assert_eq!(call_digits(15, &[0, 0], &on, &calls), None, "the key past 3 · 5");
+        assert_eq!(call_digits(0, &[8, 0], &on, &calls), None, "the first high key past 4 · 2");
+        assert_eq!(call_digits(0, &[0, 3], &on, &calls), None, "the second high key past 3");
+        // High keys not passed are 0.
+        assert_eq!(call_digits(7, &[5], &on, &calls), Some(vec![1, 2, 2, 1, 0, 0]));
+        // A path that takes the calls of the key only reads high keys of 0.
+        assert_eq!(call_digits(7, &[], &[0, 2], &calls), Some(vec![1, 2]));
+        assert_eq!(call_digits(7, &[0, 0], &[0, 2], &calls), Some(vec![1, 2]));
+        assert_eq!(call_digits(7, &[1], &[0, 2], &calls), None);
+        assert_eq!(call_digits(7, &[0, 1], &[0, 2], &calls), None);
+        assert_eq!(call_digits(7, &[0, 0, 1], &on, &calls), None, "a high key no call adds to");
         // The ID names no digit of the high key but 0.
         let sg = Supergraph {
             paths: 2,
@@ -452,6 +476,8 @@ mod tests {
         };
         assert_eq!(sg.id(1, &[(2, calls[0]), (0, calls[1]), (4, calls[2])]), Some((2 * 5 + 4) * 2 + 1));
         assert_eq!(sg.id(1, &[(2, calls[0]), (1, calls[1]), (4, calls[2])]), None);
+        assert_eq!(sg.id(1, &[(2, calls[0]), (4, calls[2]), (1, calls[5])]), None);
+        assert_eq!((sg.high_words(), sg.wide()), (2, true));
     }
 
     #[test]
@@ -484,15 +510,15 @@ mod tests {
         assert_eq!(space.head(13), Some(Head::Path { function: 9, path: 0 }));
         assert_eq!(space.head(14), None);
         assert_eq!(space.head(0), None);
-        let direct = CallDigit { radix: 3, callee: Some(5), base: 0, dropped: false, high: false };
-        let anywhere = CallDigit { radix: 15, callee: None, base: 0, dropped: false, high: false };
-        let host = CallDigit { radix: 1, callee: None, base: 0, dropped: false, high: false };
+        let direct = CallDigit { radix: 3, callee: Some(5), base: 0, dropped: false, word: 0 };
+        let anywhere = CallDigit { radix: 15, callee: None, base: 0, dropped: false, word: 0 };
+        let host = CallDigit { radix: 1, callee: None, base: 0, dropped: false, word: 0 };
         // Function 5's part of the space: heads 3 to 12.
-        let typed = CallDigit { radix: 12, callee: None, base: 2, dropped: false, high: false };
+        let typed = CallDigit { radix: 12, callee: None, base: 2, dropped: false, word: 0 };
         assert_eq!(space.read(direct, 2), Some(Head::Path { function: 5, path: 6 }));
         assert_eq!(space.read(direct, 3), None);
         assert_eq!(
-            space.read(CallDigit { radix: 1, callee: Some(9), base: 0, dropped: false, high: false }, 0),
+            space.read(CallDigit { radix: 1, callee: Some(9), base: 0, dropped: false, word: 0 }, 0),
             Some(Head::Path { function: 9, path: 0 })
         );
         assert_eq!(space.read(host, 0), Some(Head::None));

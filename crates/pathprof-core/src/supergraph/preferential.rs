@@ -227,7 +227,7 @@ mod tests {
         ];
         let cfg = Cfg::from_edges(5, 0, edges.iter().map(|&(from, to)| CfgEdge { from, to }).collect());
         let plan = FunctionPlan::build(&cfg, &PlanOptions::default()).expect("few paths");
-        let call = |radix| CallDigit { radix, callee: None, base: 0, dropped: false, high: false };
+        let call = |radix| CallDigit { radix, callee: None, base: 0, dropped: false, word: 0 };
         let calls = vec![call(2), call(3), call(2), call(4), call(1)];
         let call_blocks = CallsByBlock::new(&[0, 2, 2, 3, 4]);
         let paths = plan.num_paths();

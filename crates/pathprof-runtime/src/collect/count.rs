@@ -2,7 +2,7 @@
 //! of the profiler's memory, read once the program has stopped; the others in hash tables of the
 //! same memory, which pass the paths they cannot hold to [`HostImport::CountPath`], which this
 //! collector counts in an exact hash table (as it counts every path of the functions whose tables
-//! do not fit), with the supergraph IDs of two words of mode `ippp` in a table of their own.
+//! do not fit), with the supergraph IDs of several words of mode `ippp` in a table of their own.
 //! Preferentially counted functions [PPP07 §3.3] keep their interesting paths in slots of the
 //! profiler's memory and pass the residual ones to the same import. In mode `events`, functions
 //! whose path ends add event vectors (`pd`), or that count their events directly (`dec`), keep
@@ -14,7 +14,7 @@ use anyhow::{bail, ensure, Context, Result};
 use pathprof_wasm::abi::{HostImport, HIGH_KEY};
 use pathprof_wasm::map::{EventCounters, RawCounts, SinkLayout, StoredCounters};
 use pathprof_wasm::ProfileMap;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::hash::Hash;
 
 /// Exact path counts of one run.
@@ -25,16 +25,16 @@ pub struct CountCollector {
     width: usize,
     /// Counts of the hash-counted functions, by `(function, path ID)`.
     hash: HashMap<(u32, u64), u64>,
-    /// Counts of the IDs of two words, by `(function, high key, path ID)`.
+    /// Counts of the IDs of several words, by `(function, high keys, path ID)`.
     wide: WideCounts,
-    /// The function and high key the last call passed, for the ID the next call passes.
-    high: Option<(u32, u64)>,
-    /// The functions whose IDs may have two words.
-    wide_functions: HashSet<u32>,
+    /// The function and the high keys the last calls passed, for the ID the next call passes.
+    high: Option<(u32, Vec<u64>)>,
+    /// The functions whose IDs may have several words, with their high keys.
+    wide_functions: HashMap<u32, usize>,
 }
 
-/// Counts of supergraph IDs of two words, by `(function, high key, ID)`.
-pub type WideCounts = HashMap<(u32, u64, u64), u64>;
+/// Counts of supergraph IDs of several words, by `(function, high keys, ID)`.
+pub type WideCounts = HashMap<(u32, Box<[u64]>, u64), u64>;
 
 /// What a run counted.
 #[derive(Debug)]
@@ -43,7 +43,7 @@ pub struct Counted {
     pub counts: RawCounts,
     /// Entries of the host's hash table.
     pub hash_entries: usize,
-    /// Counts of the supergraph IDs of two words.
+    /// Counts of the supergraph IDs of several words.
     pub wide: WideCounts,
     /// Event totals of the functions with event counters, an entry per event of the map.
     pub events: HashMap<u32, Vec<u64>>,
@@ -63,8 +63,9 @@ impl CountCollector {
             wide: HashMap::new(),
             high: None,
             wide_functions: (map.functions.iter())
-                .filter(|f| f.probes().and_then(|p| p.supergraph.as_ref()).is_some_and(|s| s.wide()))
-                .map(|f| f.index)
+                .filter_map(|f| Some((f.index, f.probes()?.supergraph.as_ref()?.high_words())))
+                .filter(|&(_, words)| words > 0)
+                .map(|(f, words)| (f, usize::from(words)))
                 .collect(),
         })
     }
@@ -110,19 +111,27 @@ impl Collector for CountCollector {
 
     fn host_call(&mut self, call: HostCall<'_>) -> Result<()> {
         let HostCall::Path { function, path } = call else { bail!("count_path takes a path") };
+        if function & HIGH_KEY != 0 {
+            let f = function & !HIGH_KEY;
+            let Some(&words) = self.wide_functions.get(&f) else {
+                bail!("count_path passed a high key for function {f}, whose IDs have one word")
+            };
+            let (g, high) = self.high.get_or_insert_with(|| (f, Vec::with_capacity(words)));
+            ensure!(*g == f, "count_path passed a high key of function {g} and then one of {f}");
+            ensure!(high.len() < words, "count_path passed more than the {words} high keys of function {f}");
+            high.push(path);
+            return Ok(());
+        }
         match self.high.take() {
-            Some(_) if function & HIGH_KEY != 0 => bail!("count_path passed two high keys in a row"),
-            None if function & HIGH_KEY != 0 => {
-                let f = function & !HIGH_KEY;
-                ensure!(
-                    self.wide_functions.contains(&f),
-                    "count_path passed a high key for function {f}, whose IDs have one word"
-                );
-                self.high = Some((f, path));
-            }
             Some((f, high)) => {
                 ensure!(f == function, "count_path passed a high key of function {f} and then a path of {function}");
-                *self.wide.entry((function, high, path)).or_insert(0) += 1;
+                ensure!(
+                    high.len() == self.wide_functions[&f],
+                    "count_path passed {} of the {} high keys of function {f}",
+                    high.len(),
+                    self.wide_functions[&f]
+                );
+                *self.wide.entry((function, high.into_boxed_slice(), path)).or_insert(0) += 1;
             }
             None => *self.hash.entry((function, path)).or_insert(0) += 1,
         }
@@ -134,12 +143,15 @@ impl Collector for CountCollector {
         for &(function, path, n) in &host.counts {
             add_recorded(&mut self.hash, (function, path), n)?;
         }
-        for &(function, high, path, n) in &host.wide {
+        for (function, high, path, n) in &host.wide {
+            let words = self.wide_functions.get(function).copied().unwrap_or(0);
             ensure!(
-                self.wide_functions.contains(&function),
-                "the host recorded an ID of two words for function {function}, whose IDs have one word"
+                high.len() == words,
+                "the host recorded an ID of {} words for function {function}, whose IDs have {}",
+                high.len() + 1,
+                words + 1
             );
-            add_recorded(&mut self.wide, (function, high, path), n)?;
+            add_recorded(&mut self.wide, (*function, high.clone(), *path), *n)?;
         }
         Ok(())
     }

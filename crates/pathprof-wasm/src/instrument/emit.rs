@@ -218,7 +218,7 @@ impl Emitter<'_> {
     }
 
     /// Calls the profiler's host import with the function's index marked [`HIGH_KEY`] and the
-    /// high key in local `high`: the next call's path has two words.
+    /// high key in local `high`: the path of the next call without that mark has one more word.
     pub fn call_with_high_key(&mut self, high: u32) {
         self.f.instruction(&Instruction::I32Const((self.func_index | HIGH_KEY) as i32));
         self.f.instruction(&Instruction::LocalGet(high));

@@ -24,7 +24,7 @@ use crate::module::ModuleInfo;
 use pathprof_core::ips::MAX_DEPTH;
 use pathprof_core::supergraph::{
     entry_paths, first_positions, heaviest_path, CallDigit, CallsByBlock, HeadLevel, HeadSpace, InterestingPath,
-    Supergraph, SupergraphPpp,
+    Supergraph, SupergraphPpp, MAX_HIGH_WORDS,
 };
 use pathprof_core::FunctionPlan;
 use std::collections::{HashMap, HashSet};
@@ -203,14 +203,14 @@ impl Level {
         // The head + 1, less `base` when published (see `Supergraph`).
         let within = |radix, base| {
             let read = Read { radix, minus: u64::MAX, rebase: base, word: self.depth };
-            (read, CallDigit { radix, callee: None, base, dropped: false, high: false })
+            (read, CallDigit { radix, callee: None, base, dropped: false, word: 0 })
         };
         match callee {
             Some(c) if c < info.num_imported_funcs => {
                 if may_call_back(&info.import_modules[c as usize]) {
                     within(self.space_radix, 0)
                 } else {
-                    (Read::NONE, CallDigit { radix: 1, callee: None, base: 0, dropped: false, high: false })
+                    (Read::NONE, CallDigit { radix: 1, callee: None, base: 0, dropped: false, word: 0 })
                 }
             }
             // An instrumented callee always takes the call and publishes one of its heads: the
@@ -219,7 +219,7 @@ impl Level {
                 Some((offset, size)) => {
                     let radix = size.max(1);
                     let read = Read { radix, minus: offset.wrapping_add(1), rebase: 0, word: self.depth };
-                    (read, CallDigit { radix, callee: Some(c), base: 0, dropped: false, high: false })
+                    (read, CallDigit { radix, callee: Some(c), base: 0, dropped: false, word: 0 })
                 }
                 None => within(self.space_radix, 0),
             },
@@ -274,7 +274,7 @@ impl Fitter<'_> {
         let (_, _, callee, signature) = self.sites.sites[c];
         match depth {
             Some(d) => self.levels[usize::from(d)].read(self.info, callee, signature),
-            None => (Read::NONE, CallDigit { radix: 1, callee: None, base: 0, dropped: false, high: false }),
+            None => (Read::NONE, CallDigit { radix: 1, callee: None, base: 0, dropped: false, word: 0 }),
         }
     }
 
@@ -466,8 +466,8 @@ impl Heads {
     /// in operator order (`None`: it never runs; radix 1: it adds none): its counted IDs read the
     /// calls' heads of the deepest depth, with the calls that do not fit in 64 bits beside the
     /// paths ([`Fitter::fit`]) — preferably none where the `interesting` paths root segments — in
-    /// the high key, and those that fit in neither dropped or reading shallower heads
-    /// ([`Fitter::shallower`]).
+    /// the high keys (at most [`MAX_HIGH_WORDS`]), and those that fit in none dropped or reading
+    /// shallower heads ([`Fitter::shallower`]).
     pub fn supergraph(
         &self,
         info: &ModuleInfo,
@@ -497,25 +497,38 @@ impl Heads {
         let bound = Bound { per_key: paths, throws, limit: u128::from(u64::MAX) };
         let low = Fitter { info, sites, levels: &self.levels, plan, bound };
         let mut fitted = low.fit(&wanted, &taken);
-        // The calls dropped from the key add their digits to the high key where they fit there.
-        let mut to_high = vec![None; wanted.len()];
-        for &c in &fitted.dropped {
-            to_high[c] = wanted[c];
-        }
+        // The calls dropped from the key add their digits to the high keys, each taking those that
+        // fit in it of the calls the words before dropped.
         let bound = Bound { per_key: 1, throws: false, limit: u128::from(u64::MAX) };
         let high = Fitter { info, sites, levels: &self.levels, plan, bound };
-        let mut in_high = high.fit(&to_high, &taken);
-        // Those that fit in neither read a shallower head where one fits, last dropped first: in
-        // the high key, then in the key.
-        let left: Vec<usize> = in_high.dropped.iter().rev().copied().collect();
-        high.shallower(&mut in_high, &left, &to_high);
-        let left: Vec<usize> =
-            (fitted.dropped.iter().rev()).filter(|&&c| in_high.depths[c].is_none()).copied().collect();
+        let mut words: Vec<(Vec<Option<u8>>, Fitted)> = Vec::new();
+        let mut left = fitted.dropped.clone();
+        while !left.is_empty() && words.len() < usize::from(MAX_HIGH_WORDS) {
+            let mut to_high = vec![None; wanted.len()];
+            for &c in &left {
+                to_high[c] = wanted[c];
+            }
+            let in_word = high.fit(&to_high, &taken);
+            if in_word.dropped.len() == left.len() {
+                break;
+            }
+            left = in_word.dropped.clone();
+            words.push((to_high, in_word));
+        }
+        // Those that fit in none read a shallower head where one fits, last dropped first: in the
+        // last high key, then in those before it, then in the key.
+        let mut left: Vec<usize> = left.into_iter().rev().collect();
+        for (to_high, in_word) in words.iter_mut().rev() {
+            high.shallower(in_word, &left, to_high);
+            left.retain(|&c| in_word.depths[c].is_none());
+        }
         low.shallower(&mut fitted, &left, &wanted);
-        for (c, depth) in in_high.depths.iter().enumerate() {
-            if depth.is_some() {
-                fitted.read[c] = (in_high.read[c].0, CallDigit { high: true, ..in_high.read[c].1 });
-                fitted.depths[c] = *depth;
+        for (w, (_, in_word)) in words.iter().enumerate() {
+            for (c, depth) in in_word.depths.iter().enumerate() {
+                if depth.is_some() {
+                    fitted.read[c] = (in_word.read[c].0, CallDigit { word: w as u8 + 1, ..in_word.read[c].1 });
+                    fitted.depths[c] = *depth;
+                }
             }
         }
         let Fitted { read, depths, product, .. } = fitted;
@@ -535,7 +548,7 @@ impl Heads {
                 callee.is_some_and(|f| f < info.num_imported_funcs && !may_call_back(&info.import_modules[f as usize]));
             let restore = self.interposed && !quiet;
             let (radix, minus, rebase, word) = (r.radix, r.minus, r.rebase, r.word);
-            digits[i] = Some(Digit { radix, minus, rebase, word, high: c.high, restore, weights: None, heads });
+            digits[i] = Some(Digit { radix, minus, rebase, word, high: c.word, restore, weights: None, heads });
         }
         let at = sites.sites.iter().map(|s| s.0).collect();
         let unwound = (throws && !sites.sites.is_empty()).then_some(product);

@@ -195,7 +195,7 @@ fn interesting_paths(tested: &TestedSegments) -> HashMap<u32, Vec<InterestingPat
 struct Decoded {
     segments: Segments,
     /// The path ends that rooted segments not counted (at calls dropped so that their function's
-    /// supergraph IDs fit in two words), and how often each subpath ending at such a call ran, by
+    /// supergraph IDs fit in their words), and how often each subpath ending at such a call ran, by
     /// `(function, path, part)`.
     not_counted_ends: u64,
     roots: HashMap<(u32, u64, u32), u64>,
@@ -219,8 +219,11 @@ fn supergraph_run(map: &ProfileMap, run: ModeRun, k: usize) -> Result<ModeRun> {
 /// roots are not counted.
 type Rooted = (Vec<Vec<Step>>, Vec<u32>);
 
-/// A supergraph ID's key and high key.
-type Keys = (u64, u64);
+/// A supergraph ID's key and high keys (none: all 0).
+type Keys<'a> = (u64, &'a [u64]);
+
+/// A counted supergraph ID, its high keys and its count.
+type CountedId<'a> = (u64, &'a [u64], u64);
 
 /// The calls on a path (their indices among the function's), their digits, and the path's end.
 type CallsOn = (Vec<usize>, Vec<u64>, PathPoint);
@@ -283,18 +286,18 @@ impl<'m> Decoder<'m> {
     }
 
     /// The Ball–Larus path counts and the IPSs of supergraph path counts `counts`, and `wide` of
-    /// the IDs of two words.
+    /// the IDs of several words.
     fn decode(&mut self, counts: &RawCounts, wide: &WideCounts) -> Result<(RawCounts, Decoded)> {
         let mut out = Segments { k: self.k, ..Segments::default() };
         let (mut not_counted_ends, mut roots, mut in_slots) = (0u64, HashMap::new(), 0u64);
         let mut paths = RawCounts::new();
-        // Every counted ID by function: `(ID, high key, count)`.
-        let mut ids: HashMap<u32, Vec<(u64, u64, u64)>> = HashMap::new();
+        // Every counted ID by function: `(ID, high keys, count)`.
+        let mut ids: HashMap<u32, Vec<CountedId>> = HashMap::new();
         for (&f, list) in counts {
-            ids.entry(f).or_default().extend(list.iter().map(|&(id, count)| (id, 0, count)));
+            ids.entry(f).or_default().extend(list.iter().map(|&(id, count)| (id, &[][..], count)));
         }
-        for (&(f, high, id), &count) in wide {
-            ids.entry(f).or_default().push((id, high, count));
+        for ((f, high, id), &count) in wide {
+            ids.entry(*f).or_default().push((*id, &high[..], count));
         }
         for f in &self.map.functions {
             let Some(list) = ids.get(&f.index) else { continue };
@@ -313,7 +316,7 @@ impl<'m> Decoder<'m> {
             let mut by_path: HashMap<u64, u64> = HashMap::new();
             let slotted = f.probes().and_then(|p| p.supergraph_slots.as_ref()).map_or(&[][..], |s| &s.ids[..]);
             for &(id, high, count) in list {
-                if high == 0 && slotted.binary_search(&id).is_ok() {
+                if high.is_empty() && slotted.binary_search(&id).is_ok() {
                     in_slots = sum(in_slots, count, "the path ends counted in slots")?;
                 }
                 let (path, key) = sg.split(id);
@@ -352,7 +355,7 @@ impl<'m> Decoder<'m> {
     }
 
     /// The IPSs that path `path` of `f` roots, its calls' digits in `keys` (the key and the high
-    /// key; each block's first call being `first_call[block]` among `f`'s), but those rooted at
+    /// keys; each block's first call being `first_call[block]` among `f`'s), but those rooted at
     /// dropped calls, whose parts (the indices of the calls on the path) come second; `None` when
     /// the digits are not those of the path's calls.
     fn segments(&mut self, f: &FunctionMap, first_call: &[usize], path: u64, keys: Keys) -> Result<Option<Rooted>> {
@@ -389,7 +392,7 @@ impl<'m> Decoder<'m> {
     }
 
     /// The calls (their indices among `f`'s) on path `path` of `f`, its end, and the digits `keys`
-    /// (the key and the high key) hold for them read as `calls` says; `None` when `keys` are not
+    /// (the key and the high keys) hold for them read as `calls` says; `None` when `keys` are not
     /// those of the path's calls.
     fn digits_on(
         f: &FunctionMap,
@@ -454,7 +457,7 @@ impl<'m> Decoder<'m> {
                     d => Some(sg.levels.get(d - 1).context("a head deeper than its function's levels")?),
                 };
                 let calls = level.map_or(&sg.calls, |l| &l.calls);
-                match Self::digits_on(f, first_call, path, (key, 0), calls)? {
+                match Self::digits_on(f, first_call, path, (key, &[]), calls)? {
                     None => None,
                     Some((on, ds, end)) => {
                         let exit = match end {

@@ -147,7 +147,7 @@ impl Sink {
         match self {
             Sink::Array(_) | Sink::Decode(_) | Sink::Direct(_) => false,
             Sink::Table(_) | Sink::Hash | Sink::Stream(_) | Sink::Burst(_) | Sink::Ppp(_) => true,
-            Sink::Supergraph(s) => s.high || !matches!(s.counts, SupergraphCounts::Array(_)),
+            Sink::Supergraph(s) => s.high > 0 || !matches!(s.counts, SupergraphCounts::Array(_)),
             Sink::Sample(s) => s.buffer.is_none() || s.wide,
         }
     }

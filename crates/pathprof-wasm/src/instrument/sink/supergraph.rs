@@ -29,13 +29,13 @@
 //!   the first path's end it keeps its head of every depth (`(path − entry_base) + entry_paths · key`), and at the exit it
 //!   publishes each in its word. A call arms, clears and puts back all the words.
 //!
-//! * A function some of whose calls add their digits to the high key (those that do not fit in 64
-//!   bits beside the others) keeps it in one more local, last: a call of the high key adds its
-//!   digit there instead, and a path end whose high key is not 0 passes it to the host before the
-//!   ID ([`HIGH_KEY`](crate::abi::HIGH_KEY)), and sets it to 0.
+//! * A function some of whose calls add their digits to high keys (those that do not fit in 64
+//!   bits beside the others) keeps them in more locals, last: a call of high key `w` adds its digit
+//!   there instead, and a path end some of whose high keys are not 0 passes them all to the host,
+//!   in order, before the ID ([`HIGH_KEY`](crate::abi::HIGH_KEY)), and sets them to 0.
 //!
 //! Calls that add no digit (a callee of one path from its entry, a host function that never calls
-//! back, a call dropped so that the IDs fit in two words) neither arm nor read the word; a function
+//! back, a call dropped so that the IDs fit in their words) neither arm nor read the word; a function
 //! none of whose calls adds one still takes its call and publishes its first path.
 
 use super::array::ArraySink;
@@ -45,7 +45,7 @@ use super::table::TableSink;
 use crate::abi::{HEAD_ARMED, HEAD_EMPTY, HEAD_WORD};
 use crate::instrument::emit::Emitter;
 use pathprof_core::ips::MAX_DEPTH;
-use pathprof_core::supergraph::Supergraph;
+use pathprof_core::supergraph::{Supergraph, MAX_HIGH_WORDS};
 use wasm_encoder::{BlockType, Instruction, MemArg, ValType};
 
 /// The digit a call adds: `head − minus` (modulo 2^64), less `rebase` when the head is published
@@ -58,14 +58,14 @@ use wasm_encoder::{BlockType, Instruction, MemArg, ValType};
 /// the last 0) that the digit adds to the preferential register. For segments of `k > 1` calls,
 /// `radix`, `minus` and `rebase` read head word `word` (`k − 1`, or a shallower one where the
 /// deepest head would not fit) into the counted key, and `heads[d − 1]` reads its word into the
-/// key of depth `d`. With `high`, the counted digit goes to the high key.
+/// key of depth `d`. With `high` above 0, the counted digit goes to that high key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Digit {
     pub radix: u64,
     pub minus: u64,
     pub rebase: u64,
     pub word: u8,
-    pub high: bool,
+    pub high: u8,
     pub restore: bool,
     pub weights: Option<u32>,
     pub heads: [Read; MAX_DEPTH - 1],
@@ -138,8 +138,8 @@ pub(crate) struct SupergraphSink {
     pub digits: bool,
     /// Where its interesting supergraph paths count, when they count apart.
     pub slots: Option<PppSink>,
-    /// Whether some call adds its digit to the high key (never with slots).
-    pub high: bool,
+    /// How many high keys its calls add digits to (never with slots).
+    pub high: u8,
     /// For a function that may throw: the key of a path that ends while a call unwinds.
     pub unwound: Option<u64>,
     /// The head words (the depth of the segments counted), and the heads of depth 1 to
@@ -170,17 +170,21 @@ const LOCALS: [ValType; 9] = [
 /// The preferential register alone after the sink's own locals, without the call's flag.
 const LOCALS_WITH_REGISTER: [ValType; 8] =
     [ValType::I64, ValType::I32, ValType::I64, ValType::I64, ValType::I32, ValType::I32, ValType::I64, ValType::I32];
-/// With the high key (last), without slots: [`LOCALS`] to the call's flag, then the high key.
-const LOCALS_WITH_HIGH: [ValType; 9] = {
-    let mut all = LOCALS;
-    all[8] = ValType::I64;
+/// With high keys (last), without slots: [`LOCALS`] to the call's flag, then the high keys.
+const LOCALS_WITH_HIGH: [ValType; 8 + MAX_HIGH_WORDS as usize] = {
+    let mut all = [ValType::I64; 8 + MAX_HIGH_WORDS as usize];
+    let mut i = 0;
+    while i < 8 {
+        all[i] = LOCALS[i];
+        i += 1;
+    }
     all
 };
 /// With more than one head word: all of [`LOCALS`], then for each depth `d` from 1 its key, then
 /// for each its first head, then for each word past the first what it held before a call, then
-/// the high key when there is one.
-const LOCALS_DEEP: [ValType; 10 + 3 * (MAX_DEPTH - 1)] = {
-    let mut all = [ValType::I64; 10 + 3 * (MAX_DEPTH - 1)];
+/// the high keys.
+const LOCALS_DEEP: [ValType; 9 + 3 * (MAX_DEPTH - 1) + MAX_HIGH_WORDS as usize] = {
+    let mut all = [ValType::I64; 9 + 3 * (MAX_DEPTH - 1) + MAX_HIGH_WORDS as usize];
     let mut i = 0;
     while i < 9 {
         all[i] = LOCALS[i];
@@ -214,7 +218,7 @@ impl SupergraphSink {
             paths: s.paths,
             publish,
             digits,
-            high: s.wide(),
+            high: s.high_words(),
             slots,
             unwound: s.unwound,
             words: s.levels.len() + 1,
@@ -336,17 +340,25 @@ impl SupergraphSink {
         }
     }
 
-    /// The high key among the sink's locals (the last), for a function with one.
-    fn high_local(&self, e: &Emitter) -> u32 {
-        e.sink_local(self.locals().len() as u32 - 1)
+    /// High key `w` (1 to `high`) among the sink's locals (the last `high`).
+    fn high_local(&self, e: &Emitter, w: u8) -> u32 {
+        e.sink_local(self.locals().len() as u32 - u32::from(self.high) + u32::from(w) - 1)
     }
 
     /// The key a call's counted digit goes to.
     fn counted_key(&self, e: &Emitter, d: &Digit) -> u32 {
-        if d.high {
-            self.high_local(e)
+        if d.high > 0 {
+            self.high_local(e, d.high)
         } else {
             self.local(e, KEY)
+        }
+    }
+
+    /// Sets every high key to 0.
+    fn clear_high(&self, e: &mut Emitter) {
+        for w in 1..=self.high {
+            e.f.instruction(&Instruction::I64Const(0));
+            e.f.instruction(&Instruction::LocalSet(self.high_local(e, w)));
         }
     }
 
@@ -397,7 +409,7 @@ impl PathSink for SupergraphSink {
         let table = matches!(self.counts, SupergraphCounts::Table(_) | SupergraphCounts::Split { table: Some(_), .. });
         let all: &'static [ValType] = match (self.unwound.is_some(), self.slots.is_some()) {
             _ if self.words > 1 => &LOCALS_DEEP[..DEEP as usize + 2 + 3 * (self.words - 1) + usize::from(self.high)],
-            _ if self.high => &LOCALS_WITH_HIGH,
+            _ if self.high > 0 => &LOCALS_WITH_HIGH[..8 + usize::from(self.high)],
             (false, true) => &LOCALS_WITH_REGISTER,
             (true, true) => &LOCALS,
             (true, false) => &LOCALS[..8],
@@ -503,10 +515,7 @@ impl PathSink for SupergraphSink {
                 e.f.instruction(&Instruction::I64Const(self.levels[d - 1].unwound as i64));
                 e.f.instruction(&Instruction::LocalSet(self.key_of(e, d)));
             }
-            if self.high {
-                e.f.instruction(&Instruction::I64Const(0));
-                e.f.instruction(&Instruction::LocalSet(self.high_local(e)));
-            }
+            self.clear_high(e);
             e.f.instruction(&Instruction::I32Const(0));
             e.f.instruction(&Instruction::LocalSet(pending));
             e.f.instruction(&Instruction::End);
@@ -548,18 +557,24 @@ impl PathSink for SupergraphSink {
         }
         match self.slots {
             Some(slots) => slots.record_or(e, |e| self.count(e, end)),
-            None if self.high => {
-                // if high == 0 { count } else { the host counts (high, r); high = 0 }
-                let high = self.high_local(e);
-                e.f.instruction(&Instruction::LocalGet(high));
+            None if self.high > 0 => {
+                // if high_1 | … | high_n == 0 { count } else { the host counts (high_1, …, high_n,
+                // r); every high key = 0 }
+                for w in 1..=self.high {
+                    e.f.instruction(&Instruction::LocalGet(self.high_local(e, w)));
+                    if w > 1 {
+                        e.f.instruction(&Instruction::I64Or);
+                    }
+                }
                 e.f.instruction(&Instruction::I64Eqz);
                 e.f.instruction(&Instruction::If(BlockType::Empty));
                 self.count(e, end);
                 e.f.instruction(&Instruction::Else);
-                e.call_with_high_key(high);
+                for w in 1..=self.high {
+                    e.call_with_high_key(self.high_local(e, w));
+                }
                 e.call_with_path();
-                e.f.instruction(&Instruction::I64Const(0));
-                e.f.instruction(&Instruction::LocalSet(high));
+                self.clear_high(e);
                 e.f.instruction(&Instruction::End);
             }
             None => self.count(e, end),

@@ -85,7 +85,7 @@ pub struct UntestedSegments {
     /// profiling on the same runs would miss them.
     pub missed_by_intraprocedural: u64,
     /// Executions of segments the run did not count (`ippp`: rooted at calls dropped so that
-    /// supergraph IDs fit in two words), tested or not: the figures above leave them out.
+    /// supergraph IDs fit in their words), tested or not: the figures above leave them out.
     pub not_counted_executions: u64,
     /// The untested segments, by decreasing count.
     #[serde(skip)]
