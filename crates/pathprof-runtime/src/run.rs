@@ -23,8 +23,19 @@ pub fn check_imports(engine: &Engine, bytes: &[u8]) -> Result<()> {
     }
 }
 
-/// Frames of a backtrace kept at most: more than the wasm stack can hold.
-const MAX_BACKTRACE_FRAMES: usize = 1 << 16;
+/// The wasm stack of a run: 8 times Wasmtime's default (512 KiB), since probes make frames larger
+/// (locals of the probes, values spilled around calls): a program that runs within the default
+/// stack uninstrumented must not exhaust it instrumented. The engine's runs all get it, with or
+/// without probes.
+pub const WASM_STACK_BYTES: usize = 4 << 20;
+
+/// The stack of the thread a program runs on: the wasm stack, and room for the host's frames
+/// (WASI calls, the collector) beyond it.
+const RUN_THREAD_STACK_BYTES: usize = WASM_STACK_BYTES + (8 << 20);
+
+/// Frames of a backtrace kept at most: more than the wasm stack can hold (each frame takes at
+/// least 16 bytes).
+const MAX_BACKTRACE_FRAMES: usize = WASM_STACK_BYTES / 16;
 
 /// A Wasmtime engine configured for profiling runs.
 pub fn engine() -> Result<Engine> {
@@ -51,8 +62,11 @@ pub fn engine_with(options: &EngineOptions) -> Result<Engine> {
     // Programs may declare shared memories and use atomics.
     config.wasm_threads(true);
     config.shared_memory(true);
-    // Every frame of a trap's backtrace: the activations still open are counted from it. The wasm
-    // stack (512 KiB) holds fewer frames than this (each takes at least 16 bytes).
+    // (Wasmtime refuses a wasm stack larger than the stacks of its async fibers, which no run
+    // uses.)
+    config.async_stack_size(WASM_STACK_BYTES + (1 << 20));
+    config.max_wasm_stack(WASM_STACK_BYTES);
+    // Every frame of a trap's backtrace: the activations still open are counted from it.
     config.wasm_backtrace_max_frames(std::num::NonZeroUsize::new(MAX_BACKTRACE_FRAMES));
     // A run stops at the next function entry or loop header once it is asked to (`stop`).
     config.epoch_interruption(true);
@@ -121,7 +135,8 @@ pub fn run_module<C: Collector>(
 }
 
 /// [`run_module`], handing `snapshots` what the collector has read so far at every period while
-/// the program runs (when the collector can be read while it runs: [`Collector::snapshot`]).
+/// the program runs (when the collector can be read while it runs: [`Collector::snapshot`]). The
+/// program runs on a thread of its own, whose stack holds [`WASM_STACK_BYTES`] of wasm frames.
 pub fn run_module_with_snapshots<C: Collector>(
     engine: &Engine,
     program: &Program,
@@ -130,8 +145,18 @@ pub fn run_module_with_snapshots<C: Collector>(
     config: &RunConfig,
     snapshots: Option<Snapshots<C::Output>>,
 ) -> Result<(RunOutcome, C::Output)> {
-    match program {
-        Program::Module(module) => crate::module::run(engine, module, map, collector, config, snapshots),
-        Program::Component(component) => crate::component::run(engine, component, map, collector, config, snapshots),
-    }
+    std::thread::scope(|scope| {
+        let run = move || match program {
+            Program::Module(module) => crate::module::run(engine, module, map, collector, config, snapshots),
+            Program::Component(component) => {
+                crate::component::run(engine, component, map, collector, config, snapshots)
+            }
+        };
+        let thread = std::thread::Builder::new()
+            .name("pathprof-run".into())
+            .stack_size(RUN_THREAD_STACK_BYTES)
+            .spawn_scoped(scope, run)
+            .map_err(|e| anyhow!("cannot start the thread that runs the program: {e}"))?;
+        thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
 }

@@ -105,3 +105,35 @@ fn skipped_functions_are_summed_up_by_reason_after_the_hot_paths() {
     assert!(lines[skipped + 2].trim_start().starts_with("1  uses stack switching: g [6]"), "{text}");
     assert_eq!(lines.len(), skipped + 3, "{text}");
 }
+
+/// `down` recurses `n` times, its frames kept apart by a value it adds after the call returns.
+const DEEP: &str = r#"
+(module
+  (func $down (param $n i32) (result i32)
+    (if (result i32) (i32.eqz (local.get $n))
+      (then (i32.const 0))
+      (else (i32.add (local.get $n) (call $down (i32.sub (local.get $n) (i32.const 1)))))))
+  (func (export "run") (param $n i32) (result i32) (call $down (local.get $n))))
+"#;
+
+/// A recursion 40,000 deep needs more than Wasmtime's default wasm stack of 512 KiB (frames of 16
+/// bytes and more), and runs, in every mode whose probes make frames larger; one that does not end
+/// exhausts the stack, and its profile counts every activation it left open, more than the 65,536
+/// frames a backtrace kept before.
+#[test]
+fn the_wasm_stack_holds_what_probes_add_to_frames() {
+    let (dir, wasm) = common::wat_module(DEEP);
+    for mode in ["bl", "ippp:2", "kbl"] {
+        let r = common::run_in(dir.path(), &["--mode", mode, "--invoke", "run"], &wasm, &["40000"]);
+        let stdout = String::from_utf8_lossy(&r.output.stdout);
+        assert!(r.output.status.success(), "{mode}: {}", String::from_utf8_lossy(&r.output.stderr));
+        assert!(stdout.contains("800020000"), "{mode}: {stdout}");
+        assert_eq!(r.profile.trap, None);
+    }
+    let r = common::run_in(dir.path(), &["--mode", "bl", "--invoke", "run"], &wasm, &["2000000000"]);
+    assert!(!r.output.status.success());
+    let trap = r.profile.trap.as_deref().unwrap_or_default();
+    assert!(trap.contains("call stack exhausted"), "{trap}");
+    let open = r.profile.open_activations_at_exit;
+    assert!(open > 1 << 16, "{open} activations left open");
+}

@@ -56,7 +56,7 @@ pub enum HostCall<'a> {
 /// The host's side of one way of recording path ends.
 pub trait Collector: Send + Sized + 'static {
     /// What the collector gives once the program has stopped.
-    type Output;
+    type Output: Send;
 
     /// The host import that modules of this collector's sink may call.
     const IMPORT: Option<HostImport>;

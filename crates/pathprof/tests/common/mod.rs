@@ -60,9 +60,8 @@ pub fn run_in(cwd: &Path, extra: &[&str], app: &Path, args: &[&str]) -> Run {
 /// A temporary folder holding `wat` as the module `m.wasm`, and that module's path.
 /// `many` calls `bar`, which has two paths from its entry, `calls` times on one path: each 63
 /// calls take a word of 64 bits of supergraph IDs, and more than 1008 pass the 16 words they may
-/// have. `run` calls `many` with 1 and
-/// with 0 and `few` (two calls of `bar`) twice; `_start` calls `run` (and a WASI host finds the
-/// memory it needs).
+/// have. `run` calls `many` with 1 and with 0 and `few` (two calls of `bar`) twice; `_start` calls
+/// `run` (and a WASI host finds the memory it needs).
 pub fn many_calls_module(calls: usize) -> String {
     let calls = "(call $bar (local.get $x))\n".repeat(calls);
     format!(

@@ -206,7 +206,7 @@ pub fn fold_stream(items: &[u64], settings: ForestSettings) -> Result<Streamed> 
 /// ([`StreamFolder`]), or any other consumer of the same items (the hardware path profiler's
 /// simulator of `hpp`).
 pub trait StreamConsumer: Send + Sized + 'static {
-    type Output;
+    type Output: Send;
     /// Folds the next items of the stream, in order.
     fn fold(&mut self, items: &[u64]);
     /// The stream has ended: what the consumers that folded it, each on a thread, give together.
