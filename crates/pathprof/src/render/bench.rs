@@ -73,7 +73,7 @@ pub fn summary(out: &mut impl Write, r: &BenchReport, timed_from: f64) -> Result
         let why = if timed_from > MIN_TIMED_SECONDS {
             format!("under {timed_from} s, --min-seconds")
         } else {
-            format!("under {} µs, too short to time", timed_from * 1e6)
+            format!("under {:.0} µs, too short to time", timed_from * 1e6)
         };
         writeln!(out, "left out (uninstrumented bench region {why}): {}", untimed.join(", "))?;
     }

@@ -60,7 +60,7 @@ pub fn summary(out: &mut impl Write, r: &HintReport) -> Result<()> {
         let under = MIN_TIMED_SECONDS * 1e6;
         writeln!(
             out,
-            "left out (unhinted bench region under {under} µs, too short to time): {}",
+            "left out (unhinted bench region under {under:.0} µs, too short to time): {}",
             r.untimed.join(", ")
         )?;
     }
