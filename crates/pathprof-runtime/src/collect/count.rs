@@ -25,10 +25,13 @@ pub struct CountCollector {
     width: usize,
     /// Counts of the hash-counted functions, by `(function, path ID)`.
     hash: HashMap<(u32, u64), u64>,
-    /// Counts of the IDs of several words, by `(function, high keys, path ID)`.
-    wide: WideCounts,
-    /// The function and the high keys the last calls passed, for the ID the next call passes.
-    high: Option<(u32, Vec<u64>)>,
+    /// Counts of the IDs of several words, by function, then by its high keys followed by the ID
+    /// (looked up without building a key).
+    wide: HashMap<u32, HashMap<Box<[u64]>, u64>>,
+    /// The function whose high keys the last calls passed, for the ID the next call passes, and
+    /// those keys (a buffer kept from one ID to the next).
+    high: Option<u32>,
+    pending: Vec<u64>,
     /// The functions whose IDs may have several words, with their high keys.
     wide_functions: HashMap<u32, usize>,
 }
@@ -62,6 +65,7 @@ impl CountCollector {
             hash: HashMap::new(),
             wide: HashMap::new(),
             high: None,
+            pending: Vec::new(),
             wide_functions: (map.functions.iter())
                 .filter_map(|f| Some((f.index, f.probes()?.supergraph.as_ref()?.high_words())))
                 .filter(|&(_, words)| words > 0)
@@ -97,8 +101,15 @@ impl CountCollector {
     fn read(&self, memory: Option<&[u8]>) -> Counted {
         Counted {
             counts: self.counts(memory),
-            hash_entries: self.hash.len() + self.wide.len(),
-            wide: self.wide.clone(),
+            hash_entries: self.hash.len() + self.wide.values().map(HashMap::len).sum::<usize>(),
+            wide: (self.wide.iter())
+                .flat_map(|(&f, ids)| {
+                    ids.iter().map(move |(keys, &n)| {
+                        let (id, high) = keys.split_last().expect("high keys and an ID");
+                        ((f, high.into(), *id), n)
+                    })
+                })
+                .collect(),
             events: self.events(memory),
         }
     }
@@ -116,22 +127,30 @@ impl Collector for CountCollector {
             let Some(&words) = self.wide_functions.get(&f) else {
                 bail!("count_path passed a high key for function {f}, whose IDs have one word")
             };
-            let (g, high) = self.high.get_or_insert_with(|| (f, Vec::with_capacity(words)));
-            ensure!(*g == f, "count_path passed a high key of function {g} and then one of {f}");
-            ensure!(high.len() < words, "count_path passed more than the {words} high keys of function {f}");
-            high.push(path);
+            let g = *self.high.get_or_insert(f);
+            ensure!(g == f, "count_path passed a high key of function {g} and then one of {f}");
+            ensure!(self.pending.len() < words, "count_path passed more than the {words} high keys of function {f}");
+            self.pending.push(path);
             return Ok(());
         }
         match self.high.take() {
-            Some((f, high)) => {
+            Some(f) => {
                 ensure!(f == function, "count_path passed a high key of function {f} and then a path of {function}");
+                let words = self.wide_functions[&f];
                 ensure!(
-                    high.len() == self.wide_functions[&f],
-                    "count_path passed {} of the {} high keys of function {f}",
-                    high.len(),
-                    self.wide_functions[&f]
+                    self.pending.len() == words,
+                    "count_path passed {} of the {words} high keys of function {f}",
+                    self.pending.len()
                 );
-                *self.wide.entry((function, high.into_boxed_slice(), path)).or_insert(0) += 1;
+                self.pending.push(path);
+                let ids = self.wide.entry(f).or_default();
+                match ids.get_mut(&self.pending[..]) {
+                    Some(count) => *count += 1,
+                    None => {
+                        ids.insert(self.pending[..].into(), 1);
+                    }
+                }
+                self.pending.clear();
             }
             None => *self.hash.entry((function, path)).or_insert(0) += 1,
         }
@@ -151,7 +170,8 @@ impl Collector for CountCollector {
                 high.len() + 1,
                 words + 1
             );
-            add_recorded(&mut self.wide, (*function, high.clone(), *path), *n)?;
+            let keys: Box<[u64]> = high.iter().chain([path]).copied().collect();
+            add_recorded(self.wide.entry(*function).or_default(), keys, *n)?;
         }
         Ok(())
     }
