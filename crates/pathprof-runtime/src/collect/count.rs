@@ -25,9 +25,8 @@ pub struct CountCollector {
     width: usize,
     /// Counts of the hash-counted functions, by `(function, path ID)`.
     hash: HashMap<(u32, u64), u64>,
-    /// Counts of the IDs of several words, by function, then by its high keys followed by the ID
-    /// (looked up without building a key).
-    wide: HashMap<u32, HashMap<Box<[u64]>, u64>>,
+    /// Counts of the IDs of several words.
+    wide: WideCounts,
     /// The function whose high keys the last calls passed, for the ID the next call passes, and
     /// those keys (a buffer kept from one ID to the next).
     high: Option<u32>,
@@ -36,8 +35,9 @@ pub struct CountCollector {
     wide_functions: HashMap<u32, usize>,
 }
 
-/// Counts of supergraph IDs of several words, by `(function, high keys, ID)`.
-pub type WideCounts = HashMap<(u32, Box<[u64]>, u64), u64>;
+/// Counts of supergraph IDs of several words, by function, then by its high keys followed by the
+/// ID (a slice, so that a count is looked up without building a key).
+pub type WideCounts = HashMap<u32, HashMap<Box<[u64]>, u64>>;
 
 /// What a run counted.
 #[derive(Debug)]
@@ -102,14 +102,7 @@ impl CountCollector {
         Counted {
             counts: self.counts(memory),
             hash_entries: self.hash.len() + self.wide.values().map(HashMap::len).sum::<usize>(),
-            wide: (self.wide.iter())
-                .flat_map(|(&f, ids)| {
-                    ids.iter().map(move |(keys, &n)| {
-                        let (id, high) = keys.split_last().expect("high keys and an ID");
-                        ((f, high.into(), *id), n)
-                    })
-                })
-                .collect(),
+            wide: self.wide.clone(),
             events: self.events(memory),
         }
     }

@@ -296,8 +296,11 @@ impl<'m> Decoder<'m> {
         for (&f, list) in counts {
             ids.entry(f).or_default().extend(list.iter().map(|&(id, count)| (id, &[][..], count)));
         }
-        for ((f, high, id), &count) in wide {
-            ids.entry(*f).or_default().push((*id, &high[..], count));
+        for (&f, list) in wide {
+            for (keys, &count) in list {
+                let (id, high) = keys.split_last().context("an ID of several words without its ID")?;
+                ids.entry(f).or_default().push((*id, high, count));
+            }
         }
         for f in &self.map.functions {
             let Some(list) = ids.get(&f.index) else { continue };
