@@ -66,7 +66,7 @@ pub struct CallDigit {
     pub dropped: bool,
     /// The word the call adds its digit to: 0 for the key, `w` for high key `w` (always 0 with
     /// `dropped`).
-    #[serde(default, skip_serializing_if = "is_zero_word")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub word: u8,
 }
 
@@ -89,12 +89,8 @@ impl CallDigit {
     }
 }
 
-fn is_zero(v: &u64) -> bool {
-    *v == 0
-}
-
-fn is_zero_word(v: &u8) -> bool {
-    *v == 0
+fn is_zero<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
 }
 
 /// The supergraph numbering of one function.

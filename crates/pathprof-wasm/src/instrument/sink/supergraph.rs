@@ -171,27 +171,22 @@ const LOCALS: [ValType; 9] = [
 const LOCALS_WITH_REGISTER: [ValType; 8] =
     [ValType::I64, ValType::I32, ValType::I64, ValType::I64, ValType::I32, ValType::I32, ValType::I64, ValType::I32];
 /// With high keys (last), without slots: [`LOCALS`] to the call's flag, then the high keys.
-const LOCALS_WITH_HIGH: [ValType; 8 + MAX_HIGH_WORDS as usize] = {
-    let mut all = [ValType::I64; 8 + MAX_HIGH_WORDS as usize];
-    let mut i = 0;
-    while i < 8 {
-        all[i] = LOCALS[i];
-        i += 1;
-    }
-    all
-};
+const LOCALS_WITH_HIGH: [ValType; 8 + MAX_HIGH_WORDS as usize] = locals_then_i64(8);
 /// With more than one head word: all of [`LOCALS`], then for each depth `d` from 1 its key, then
 /// for each its first head, then for each word past the first what it held before a call, then
 /// the high keys.
-const LOCALS_DEEP: [ValType; 9 + 3 * (MAX_DEPTH - 1) + MAX_HIGH_WORDS as usize] = {
-    let mut all = [ValType::I64; 9 + 3 * (MAX_DEPTH - 1) + MAX_HIGH_WORDS as usize];
+const LOCALS_DEEP: [ValType; 9 + 3 * (MAX_DEPTH - 1) + MAX_HIGH_WORDS as usize] = locals_then_i64(9);
+
+/// The first `n` of [`LOCALS`], then `i64`s.
+const fn locals_then_i64<const N: usize>(n: usize) -> [ValType; N] {
+    let mut all = [ValType::I64; N];
     let mut i = 0;
-    while i < 9 {
+    while i < n {
         all[i] = LOCALS[i];
         i += 1;
     }
     all
-};
+}
 const KEY: u32 = 0;
 const FIRST: u32 = 1;
 const STARTED: u32 = 2;
