@@ -31,20 +31,20 @@ fn segments(f: &IpsFacts) -> HashMap<Vec<IpsStep>, u64> {
     f.ips.iter().map(|s| (s.steps.clone(), s.count.0)).collect()
 }
 
-/// Runs `run` of the module in `dir` with argument `n` in each of `modes`, each run succeeding.
-fn runs<const N: usize>(dir: &Path, wasm: &Path, n: &str, modes: [&str; N]) -> [Run; N] {
+/// Runs `run` of the module in `dir` with arguments `args` in each of `modes`, each run succeeding.
+fn runs<const N: usize>(dir: &Path, wasm: &Path, args: &[&str], modes: [&str; N]) -> [Run; N] {
     modes.map(|mode| {
-        let r = run_in(dir, &["--mode", mode, "--invoke", "run"], wasm, &[n]);
+        let r = run_in(dir, &["--mode", mode, "--invoke", "run"], wasm, args);
         assert!(r.output.status.success(), "{mode}: {}", String::from_utf8_lossy(&r.output.stderr));
         r
     })
 }
 
-/// The module `wat`'s `run` with argument `n` in `ips:1` and in `ippp`, which print the same and
-/// count segments with nothing mismatched; with the module's folder and file.
-fn ips_and_ippp(wat: &str, n: &str) -> (tempfile::TempDir, PathBuf, Run, Run) {
+/// The module `wat`'s `run` with arguments `args` in `ips:1` and in `ippp`, which print the same
+/// and count segments with nothing mismatched; with the module's folder and file.
+fn ips_and_ippp(wat: &str, args: &[&str]) -> (tempfile::TempDir, PathBuf, Run, Run) {
     let (dir, wasm) = common::wat_module(wat);
-    let [ips, ippp] = runs(dir.path(), &wasm, n, ["ips:1", "ippp"]);
+    let [ips, ippp] = runs(dir.path(), &wasm, args, ["ips:1", "ippp"]);
     assert_eq!(ippp.output.stdout, ips.output.stdout);
     assert_eq!(facts(&ippp.profile.mode).unwrap().mismatched.0, 0);
     (dir, wasm, ips, ippp)
@@ -56,7 +56,7 @@ fn ips_and_ippp(wat: &str, n: &str) -> (tempfile::TempDir, PathBuf, Run, Run) {
 /// its facts, and how many of `ips:2`'s segments were left out as not counted.
 fn ippp_2_as_bl_and_ips_2(wat: &str) -> (tempfile::TempDir, PathBuf, Run, IpsFacts, usize) {
     let (dir, wasm) = common::wat_module(wat);
-    let [bl, ips, ippp] = runs(dir.path(), &wasm, "6", ["bl", "ips:2", "ippp:2"]);
+    let [bl, ips, ippp] = runs(dir.path(), &wasm, &["6"], ["bl", "ips:2", "ippp:2"]);
     assert_eq!(ippp.output.stdout, bl.output.stdout, "the program's result");
     assert_eq!(counts(&ippp.profile), counts(&bl.profile), "the Ball–Larus counts are bl's");
     let (a, b) = (facts(&ips.profile.mode).unwrap(), facts(&ippp.profile.mode).unwrap());
@@ -180,7 +180,7 @@ fn shape(p: &Profile, steps: &[IpsStep]) -> (String, Option<String>, bool) {
 #[test]
 fn direct_indirect_and_host_calls_count_the_segments_of_ips_1() {
     let (dir, wasm) = common::wat_module(CALLS);
-    let [ips, ippp, bl] = runs(dir.path(), &wasm, "12", ["ips:1", "ippp", "bl"]);
+    let [ips, ippp, bl] = runs(dir.path(), &wasm, &["12"], ["ips:1", "ippp", "bl"]);
     assert_eq!(ippp.output.stdout, bl.output.stdout, "the program's result is its own");
     let (a, b) = (facts(&ips.profile.mode).unwrap(), facts(&ippp.profile.mode).unwrap());
     assert_eq!(segments(&b), segments(&a));
@@ -238,7 +238,7 @@ fn a_function_making_a_tail_call_hands_its_own_path_to_its_caller() {
           (call_indirect (type $t) (i32.add (local.get $i) (i32.const 1)) (i32.const 0))
           (br_if $top (i32.lt_u (local.tee $i (i32.add (local.get $i) (i32.const 1))) (local.get $n))))
         (global.get $acc)))"#;
-    let (_dir, _, ips, ippp) = ips_and_ippp(wat, "9");
+    let (_dir, _, ips, ippp) = ips_and_ippp(wat, &["9"]);
     let p = &ippp.profile;
     assert!(function(p, "skip").skip_reason().is_none(), "skip has probes");
     let (a, b) = (facts(&ips.profile.mode).unwrap(), facts(&p.mode).unwrap());
@@ -352,11 +352,7 @@ fn interesting_segments_make_the_others_residual() {
 /// `ips:1`'s.
 #[test]
 fn a_supergraph_of_three_words_counts_every_segment() {
-    let wat = common::many_calls_module(130);
-    let (dir, wasm) = common::wat_module(&wat);
-    let ips = run_in(dir.path(), &["--mode", "ips:1", "--invoke", "run"], &wasm, &[]);
-    let ippp = run_in(dir.path(), &["--mode", "ippp", "--invoke", "run"], &wasm, &[]);
-    assert_eq!(ippp.output.stdout, ips.output.stdout);
+    let (dir, wasm, ips, ippp) = ips_and_ippp(&common::many_calls_module(130), &[]);
     let b = facts(&ippp.profile.mode).unwrap();
     assert!(b.not_counted.is_none());
     assert_eq!(segments(&b), segments(&facts(&ips.profile.mode).unwrap()));
@@ -381,11 +377,7 @@ fn call_words(map: &serde_json::Value, f: u32) -> Vec<(u64, bool)> {
 /// but the last ten calls, the first four of those ten are dropped instead.
 #[test]
 fn a_supergraph_beyond_sixteen_words_drops_calls() {
-    let wat = common::many_calls_module(1012);
-    let (dir, wasm) = common::wat_module(&wat);
-    let ips = run_in(dir.path(), &["--mode", "ips:1", "--invoke", "run"], &wasm, &[]);
-    let ippp = run_in(dir.path(), &["--mode", "ippp", "--invoke", "run"], &wasm, &[]);
-    assert_eq!(ippp.output.stdout, ips.output.stdout);
+    let (dir, wasm, ips, ippp) = ips_and_ippp(&common::many_calls_module(1012), &[]);
     let p = &ippp.profile;
     let many = function(p, "many").index;
     let b = facts(&p.mode).unwrap();
@@ -485,7 +477,7 @@ fn an_indirect_call_reads_its_digit_among_the_functions_of_its_type() {
           (call_indirect (type $t2) (local.get $i) (i32.const 2))
           (br_if $top (i32.lt_u (local.tee $i (i32.add (local.get $i) (i32.const 1))) (local.get $n))))
         (global.get $acc)))"#;
-    let (dir, wasm, ips, ippp) = ips_and_ippp(wat, "16");
+    let (dir, wasm, ips, ippp) = ips_and_ippp(wat, &["16"]);
     let (a, b) = (facts(&ips.profile.mode).unwrap(), facts(&ippp.profile.mode).unwrap());
     assert_eq!((b.mismatched.0, b.not_counted.as_ref()), (0, None));
     assert_eq!(segments(&b), segments(&a));
@@ -529,7 +521,7 @@ fn an_indirect_call_of_a_type_with_subtypes_reads_among_all_referenced_functions
           (drop (call_indirect (type $base) (local.get $i) (i32.and (local.get $i) (i32.const 1))))
           (br_if $top (i32.lt_u (local.tee $i (i32.add (local.get $i) (i32.const 1))) (local.get $n))))
         (global.get $acc)))"#;
-    let (_dir, _, ips, ippp) = ips_and_ippp(wat, "12");
+    let (_dir, _, ips, ippp) = ips_and_ippp(wat, &["12"]);
     let (a, b) = (facts(&ips.profile.mode).unwrap(), facts(&ippp.profile.mode).unwrap());
     assert_eq!((b.mismatched.0, b.not_counted.as_ref()), (0, None));
     assert_eq!(segments(&b), segments(&a));
@@ -567,7 +559,7 @@ const TAIL_CALL_THEN_CALLS: &str = r#"(module
 /// stream has it), not `h`'s.
 #[test]
 fn a_head_published_before_a_tail_call_outlives_the_calls_after_it() {
-    let (_dir, _, ips, ippp) = ips_and_ippp(TAIL_CALL_THEN_CALLS, "8");
+    let (_dir, _, ips, ippp) = ips_and_ippp(TAIL_CALL_THEN_CALLS, &["8"]);
     let p = &ippp.profile;
     let (a, b) = (facts(&ips.profile.mode).unwrap(), facts(&p.mode).unwrap());
     assert_eq!((b.mismatched.0, b.not_counted.as_ref()), (0, None));
@@ -681,17 +673,17 @@ fn throws() -> String {
 #[test]
 fn functions_that_may_throw_count_segments_and_name_the_paths_that_unwound() {
     // Nothing thrown: the segments of ips:1.
-    let (dir, wasm, ips, ippp) = ips_and_ippp(&throws(), "4");
+    let (dir, wasm, ips, ippp) = ips_and_ippp(&throws(), &["4"]);
     let f = facts(&ippp.profile.mode).unwrap();
     assert!(["f", "g"].iter().all(|n| function(&ippp.profile, n).skip_reason().is_none()), "f and g have probes");
     assert_eq!(segments(&f), segments(&facts(&ips.profile.mode).unwrap()));
     assert_eq!(f.segments.0, 6, "run's call of f, f's two calls of g on its two paths into g");
-    let [two, deeper] = runs(dir.path(), &wasm, "4", ["ips:2", "ippp:2"]);
+    let [two, deeper] = runs(dir.path(), &wasm, &["4"], ["ips:2", "ippp:2"]);
     let deeper = facts(&deeper.profile.mode).unwrap();
     assert_eq!((deeper.mismatched.0, deeper.not_counted.as_ref()), (0, None));
     assert_eq!(segments(&deeper), segments(&facts(&two.profile.mode).unwrap()), "ippp:2's are ips:2's");
     // Thrown at x = 5, twice.
-    let [bl, thrown] = runs(dir.path(), &wasm, "7", ["bl", "ippp"]);
+    let [bl, thrown] = runs(dir.path(), &wasm, &["7"], ["bl", "ippp"]);
     assert_eq!(thrown.output.stdout, bl.output.stdout);
     assert_eq!(counts(&thrown.profile), counts(&bl.profile), "the Ball–Larus counts are bl's");
     let t = facts(&thrown.profile.mode).unwrap();
@@ -738,7 +730,7 @@ fn a_call_that_unwinds_to_a_landing_puts_the_head_word_back() {
         (global.get $acc)))"#,
     );
     let (dir, wasm) = common::wat_module(&wat);
-    let [bl, ips, ippp] = runs(dir.path(), &wasm, "8", ["bl", "ips:1", "ippp"]);
+    let [bl, ips, ippp] = runs(dir.path(), &wasm, &["8"], ["bl", "ips:1", "ippp"]);
     assert_eq!(ippp.output.stdout, bl.output.stdout, "the program's result");
     assert_eq!(counts(&ippp.profile), counts(&bl.profile), "the Ball–Larus counts are bl's");
     let (a, b) = (facts(&ips.profile.mode).unwrap(), facts(&ippp.profile.mode).unwrap());
@@ -753,7 +745,7 @@ fn a_call_that_unwinds_to_a_landing_puts_the_head_word_back() {
     assert_eq!(from_run(&b, &ippp.profile), want);
     // So do segments of more calls, whose calls put back every head word.
     for (deep, deeper) in [("ips:2", "ippp:2"), ("ips:3", "ippp:3")] {
-        let [ips, ippp] = runs(dir.path(), &wasm, "8", [deep, deeper]);
+        let [ips, ippp] = runs(dir.path(), &wasm, &["8"], [deep, deeper]);
         assert_eq!(ippp.output.stdout, bl.output.stdout, "{deeper}: the program's result");
         assert_eq!(counts(&ippp.profile), counts(&bl.profile), "{deeper}: the Ball–Larus counts are bl's");
         let (a, b) = (facts(&ips.profile.mode).unwrap(), facts(&ippp.profile.mode).unwrap());
