@@ -22,7 +22,7 @@ export const DUMP_VERSION = 3;
 /** The bit of `count_path`'s function argument that marks a high key. */
 const HIGH_KEY = 2 ** 31;
 /** The most high keys of a supergraph ID. */
-const MAX_HIGH_WORDS = 15;
+const MAX_HIGH_WORDS = 255;
 
 /** Module name of the profiler's imports. */
 const IMPORT_MODULE = 'pathprof';

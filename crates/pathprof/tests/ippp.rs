@@ -352,7 +352,7 @@ fn interesting_segments_make_the_others_residual() {
 /// `ips:1`'s.
 #[test]
 fn a_supergraph_of_three_words_counts_every_segment() {
-    let (dir, wasm, ips, ippp) = ips_and_ippp(&common::many_calls_module(130), &[]);
+    let (dir, wasm, ips, ippp) = ips_and_ippp(&common::many_calls_module(130, 1), &[]);
     let b = facts(&ippp.profile.mode).unwrap();
     assert!(b.not_counted.is_none());
     assert_eq!(segments(&b), segments(&facts(&ips.profile.mode).unwrap()));
@@ -370,14 +370,14 @@ fn call_words(map: &serde_json::Value, f: u32) -> Vec<(u64, bool)> {
     calls.iter().map(|c| (c["word"].as_u64().unwrap_or(0), c["dropped"].as_bool().unwrap_or(false))).collect()
 }
 
-/// `many` calls `bar`, which has two paths from its entry, 1012 times on one path: its supergraph
-/// would have 2^1012 IDs. 63 of its calls add their digits to the key, 63 to each of the 15 high
-/// keys, and four (the first, all radices being equal) add none; the segments rooted there are
-/// named as not counted, and every other segment is `ips:1`'s. With interesting segments at all
-/// but the last ten calls, the first four of those ten are dropped instead.
+/// `many` calls `bar`, which has 2^32 paths from its entry, 258 times on one path: its supergraph
+/// would have 2^8256 IDs. One call adds its digit to the key, one to each of the 255 high keys,
+/// and two (the first, all radices being equal) add none; the segments rooted there are named as
+/// not counted, and every other segment is `ips:1`'s. With interesting segments at all but the last
+/// ten calls, the first two of those ten are dropped instead.
 #[test]
-fn a_supergraph_beyond_sixteen_words_drops_calls() {
-    let (dir, wasm, ips, ippp) = ips_and_ippp(&common::many_calls_module(1012), &[]);
+fn a_supergraph_beyond_256_words_drops_calls() {
+    let (dir, wasm, ips, ippp) = ips_and_ippp(&common::many_calls_module(258, 32), &[]);
     let p = &ippp.profile;
     let many = function(p, "many").index;
     let b = facts(&p.mode).unwrap();
@@ -385,14 +385,14 @@ fn a_supergraph_beyond_sixteen_words_drops_calls() {
     let roots: Vec<(u32, u32, u64)> = n.roots.iter().map(|r| (r.function, r.part, r.count.0)).collect();
     let mut parts: Vec<u32> = roots.iter().map(|r| r.1).collect();
     parts.sort_unstable();
-    assert_eq!(parts, (0..4).collect::<Vec<_>>());
+    assert_eq!(parts, (0..2).collect::<Vec<_>>());
     assert!(roots.iter().all(|&(f, _, count)| f == many && count == 2), "{roots:?}");
-    assert_eq!((n.functions.as_slice(), n.path_ends.0, n.executions.0), (&[many][..], 2, 8));
+    assert_eq!((n.functions.as_slice(), n.path_ends.0, n.executions.0), (&[many][..], 2, 4));
     let (want, left) = common::without_not_counted(segments(&facts(&ips.profile.mode).unwrap()), &b);
-    assert_eq!(left, 8, "each dropped call, in many's two runs, roots one of bar's two paths");
-    // run's four calls; few's two calls, each of bar's two paths; many's 1008 other calls, with
+    assert_eq!(left, 4, "each dropped call, in many's two runs, roots one of bar's two paths");
+    // run's four calls; few's two calls, each of bar's two paths; many's 256 other calls, with
     // x = 1 and with x = 0.
-    assert_eq!(want.len(), 4 + 4 + 2 * 1008);
+    assert_eq!(want.len(), 4 + 4 + 2 * 256);
     assert_eq!(segments(&b), want);
     check_segment_roots(p, &b);
     assert_eq!(counts(p), counts(&ips.profile));
@@ -413,15 +413,15 @@ fn a_supergraph_beyond_sixteen_words_drops_calls() {
         String::from_utf8(out.stdout).unwrap()
     };
     let json: serde_json::Value = serde_json::from_str(&untested(true)).unwrap();
-    assert_eq!((json["paths"].as_u64(), json["not_counted_executions"].as_u64()), (Some(0), Some(8)));
+    assert_eq!((json["paths"].as_u64(), json["not_counted_executions"].as_u64()), (Some(0), Some(4)));
     let text = untested(false);
-    assert!(text.lines().any(|l| l.contains("executions of segments not counted") && l.ends_with(" 8")), "{text}");
+    assert!(text.lines().any(|l| l.contains("executions of segments not counted") && l.ends_with(" 4")), "{text}");
     // With the segments of many's last ten calls left out of the interesting ones, the calls
     // dropped are among those ten: the numbering truncates no call an interesting segment takes.
     let mut test: serde_json::Value = serde_json::from_str(&ips.profile.to_json()).unwrap();
     let facts_json = &mut test["mode_facts"];
     let kept: Vec<serde_json::Value> = (facts_json["ips"].as_array().unwrap().iter())
-        .filter(|s| !(s["steps"][0]["function"] == many && s["steps"][0]["part"].as_u64().unwrap() >= 1002))
+        .filter(|s| !(s["steps"][0]["function"] == many && s["steps"][0]["part"].as_u64().unwrap() >= 248))
         .cloned()
         .collect();
     let executions: u64 = kept.iter().map(|s| s["count"].as_u64().unwrap()).sum();
@@ -433,10 +433,10 @@ fn a_supergraph_beyond_sixteen_words_drops_calls() {
     let n = facts(&field.profile.mode).unwrap().not_counted.expect("segments not counted");
     let mut parts: Vec<u32> = n.roots.iter().map(|r| r.part).collect();
     parts.sort_unstable();
-    assert_eq!(parts, (1002..1006).collect::<Vec<_>>());
+    assert_eq!(parts, (248..250).collect::<Vec<_>>());
     // The map says which word each call adds its digit to.
     let words = call_words(&instrument_map(dir.path(), &wasm, "ippp"), many);
-    let want: Vec<(u64, bool)> = (0..1012).map(|c| if c < 4 { (0, true) } else { ((1011 - c) / 63, false) }).collect();
+    let want: Vec<(u64, bool)> = (0..258).map(|c| if c < 2 { (0, true) } else { (257 - c, false) }).collect();
     assert_eq!(words, want);
 }
 
@@ -881,9 +881,9 @@ fn bit_tests(count: u32) -> String {
         .collect()
 }
 
-/// `root` (2^30 paths) calls `mid` 17 times, whose heads of depth 1 are 2^41 (2^21 first paths,
+/// `root` (2^30 paths) calls `mid` 257 times, whose heads of depth 1 are 2^41 (2^21 first paths,
 /// and the 2^20 heads of `wide`, which it calls when bit 20 of its argument is set): none fits in
-/// the key beside the paths, and each high key holds one. The last 15 calls take the 15 high keys;
+/// the key beside the paths, and each high key holds one. The last 255 calls take the 255 high keys;
 /// the first two, which would not fit, read `mid`'s heads of depth 0 instead, which name every
 /// walk that goes no deeper into `mid`: the second call in the last high key, the first in the one
 /// before it. When `mid` does not call `wide`, the segments from `root` through those two calls
@@ -911,7 +911,7 @@ fn a_call_whose_deepest_head_would_not_fit_reads_a_shallower_one() {
         wide = bit_tests(20),
         mid = bit_tests(20),
         root = bit_tests(30),
-        calls = "(call $mid (local.get $x))\n".repeat(17),
+        calls = "(call $mid (local.get $x))\n".repeat(257),
     );
     let (dir, wasm, ippp, b, left) = ippp_2_as_bl_and_ips_2(&wat);
     // root's first two calls of mid root a segment each in each of the six rounds: those of the
@@ -931,17 +931,17 @@ fn a_call_whose_deepest_head_would_not_fit_reads_a_shallower_one() {
         f["state"]["supergraph"].clone()
     };
     let (r, m) = (supergraph(root), supergraph(mid));
-    let depths: Vec<u64> = [vec![0, 0], vec![1; 15]].concat();
+    let depths: Vec<u64> = [vec![0, 0], vec![1; 255]].concat();
     assert_eq!(r["depths"], serde_json::json!(depths), "{r}");
     let call = |c: usize| {
         (r["calls"][c]["radix"].as_u64(), r["calls"][c]["word"].as_u64(), r["calls"][c]["dropped"].as_bool())
     };
-    let want: Vec<_> = [(1 << 21, 14), (1 << 21, 15)]
+    let want: Vec<_> = [(1 << 21, 254), (1 << 21, 255)]
         .into_iter()
-        .chain((2..17).map(|c| (1 << 41, 17 - c)))
+        .chain((2..257).map(|c| (1 << 41, 257 - c)))
         .map(|(radix, word)| (Some(radix), Some(word), None))
         .collect();
-    assert_eq!((0..17).map(call).collect::<Vec<_>>(), want, "{r}");
+    assert_eq!((0..257).map(call).collect::<Vec<_>>(), want, "{r}");
     assert_eq!(m["depths"], serde_json::json!([1]), "{m}");
     assert_eq!(m["levels"][0]["keys"].as_u64(), Some(1 << 20), "{m}");
 }

@@ -1,6 +1,6 @@
 //! Supergraph IDs of several words on generated modules: a function `many` makes 20 to 1300 calls,
-//! some under tests of its argument's bits, of callees with 2 to 256 paths from their entry, so that
-//! its IDs need one word, two, several, or more than the 16 they may have. Under `ippp` and `ippp:2` the program prints what it
+//! some under tests of its argument's bits, of callees with 2 to 2^32 paths from their entry, so
+//! that its IDs need one word, two, several, or more than the 256 they may have. Under `ippp` and `ippp:2` the program prints what it
 //! prints under `bl`, and the Ball–Larus counts and the segments are those of `ips:K` on the same
 //! run, but for the segments rooted where the profile says it left some out; the oracle walks the
 //! run's stream of path IDs, not the supergraph.
@@ -41,7 +41,8 @@ fn callee(k: u32) -> String {
 /// The module of case `seed`, and how many calls `many` makes.
 fn module(seed: u64) -> (String, u64) {
     let mut g = Gen(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
-    // A quarter of the cases with IDs of a word or two, half of several, a quarter of more than 16.
+    // A quarter of the cases with IDs of a word or two, half of several, a quarter of more than
+    // 256 (their callees have 2^24 to 2^32 paths, about two calls to a word).
     // (A function of more than 2^32 paths has them cut, so a path makes only some of its calls.)
     let calls = match seed % 4 {
         0 => 20 + g.below(40),
@@ -50,7 +51,7 @@ fn module(seed: u64) -> (String, u64) {
     };
     let mut body = String::new();
     for i in 0..calls {
-        let k = 1 + g.below(8);
+        let k = if seed % 4 == 3 { 24 + g.below(9) } else { 1 + g.below(8) };
         let call = format!("(call $c{k} (i32.rotl (local.get $x) (i32.const {})))", g.below(32));
         // About one call in four runs only when a bit of the argument is set (one in 64 in the
         // largest cases, whose paths would otherwise be cut before they make many calls).
@@ -62,7 +63,7 @@ fn module(seed: u64) -> (String, u64) {
             body.push('\n');
         }
     }
-    let callees: String = (1..=8).map(callee).collect();
+    let callees: String = (1..=8).chain(24..=32).map(callee).collect();
     let wat = format!(
         r#"(module
           (global $acc (mut i32) (i32.const 0))

@@ -71,7 +71,7 @@ pub struct CallDigit {
 }
 
 /// The most high keys a function's counted IDs may have besides the key.
-pub const MAX_HIGH_WORDS: u8 = 15;
+pub const MAX_HIGH_WORDS: u8 = 255;
 
 impl CallDigit {
     /// Whether the call adds a digit to its caller's supergraph path (a dropped call's radix is 1).

@@ -332,6 +332,36 @@ impl Fitter<'_> {
         Fitted { read, depths, product, dropped }
     }
 
+    /// One more word for the calls `left` that the words before dropped (in the order they were
+    /// dropped), each reading the head `wanted` gives it: from the last dropped back, as many as
+    /// fit, the first that does not closing the word. Each call is tried once, where
+    /// [`Fitter::fit`] drops one call at a time: the words of a function of thousands of calls
+    /// are filled in time linear in its calls.
+    fn fill(&self, left: &[usize], wanted: &[Option<u8>]) -> Fitted {
+        let mut read: Vec<(Read, CallDigit)> = (0..wanted.len()).map(|c| self.read_at(c, None)).collect();
+        let mut depths = vec![None; wanted.len()];
+        let mut product = 1;
+        for &c in left.iter().rev() {
+            let r = self.read_at(c, wanted[c]);
+            if r.1.radix == 0 {
+                continue;
+            }
+            let was = std::mem::replace(&mut read[c], r);
+            match self.product(&read) {
+                Ok(p) => (depths[c], product) = (wanted[c], p),
+                Err(_) => {
+                    read[c] = was;
+                    break;
+                }
+            }
+        }
+        let dropped: Vec<usize> = left.iter().copied().filter(|&c| depths[c].is_none()).collect();
+        for &c in &dropped {
+            read[c].1.dropped = true;
+        }
+        Fitted { read, depths, product, dropped }
+    }
+
     /// Lets each of the calls `calls` that `fitted` dropped read, in that order, the deepest head
     /// no deeper than `wanted` gives it with which the IDs still fit, if one does: a shallower head
     /// still names every walk that goes no deeper into the callee, and no other call reads less
@@ -466,7 +496,7 @@ impl Heads {
     /// in operator order (`None`: it never runs; radix 1: it adds none): its counted IDs read the
     /// calls' heads of the deepest depth, with the calls that do not fit in 64 bits beside the
     /// paths ([`Fitter::fit`]) — preferably none where the `interesting` paths root segments — in
-    /// the high keys (at most [`MAX_HIGH_WORDS`]), and those that fit in none dropped or reading
+    /// the high keys (at most [`MAX_HIGH_WORDS`], [`Fitter::fill`]), and those that fit in none dropped or reading
     /// shallower heads ([`Fitter::shallower`]).
     pub fn supergraph(
         &self,
@@ -497,8 +527,8 @@ impl Heads {
         let bound = Bound { per_key: paths, throws, limit: u128::from(u64::MAX) };
         let low = Fitter { info, sites, levels: &self.levels, plan, bound };
         let mut fitted = low.fit(&wanted, &taken);
-        // The calls dropped from the key add their digits to the high keys, each taking those that
-        // fit in it of the calls the words before dropped.
+        // The calls dropped from the key add their digits to the high keys, each taking as many
+        // as fit in it of the calls the words before left, the last dropped first ([`Fitter::fill`]).
         let bound = Bound { per_key: 1, throws: false, limit: u128::from(u64::MAX) };
         let high = Fitter { info, sites, levels: &self.levels, plan, bound };
         let mut words: Vec<(Vec<Option<u8>>, Fitted)> = Vec::new();
@@ -508,7 +538,7 @@ impl Heads {
             for &c in &left {
                 to_high[c] = wanted[c];
             }
-            let in_word = high.fit(&to_high, &taken);
+            let in_word = high.fill(&left, &wanted);
             if in_word.dropped.len() == left.len() {
                 break;
             }

@@ -58,20 +58,28 @@ pub fn run_in(cwd: &Path, extra: &[&str], app: &Path, args: &[&str]) -> Run {
 }
 
 /// A temporary folder holding `wat` as the module `m.wasm`, and that module's path.
-/// `many` calls `bar`, which has two paths from its entry, `calls` times on one path: each 63
-/// calls take a word of 64 bits of supergraph IDs, and more than 1008 pass the 16 words they may
-/// have. `run` calls `many` with 1 and with 0 and `few` (two calls of `bar`) twice; `_start` calls
-/// `run` (and a WASI host finds the memory it needs).
-pub fn many_calls_module(calls: usize) -> String {
+/// `many` calls `bar`, which tests `bits` bits of its argument (2^`bits` paths from its entry),
+/// `calls` times on one path: with one bit, each 63 calls take a word of 64 bits of supergraph IDs;
+/// with 32, each call takes a word, and more than 256 pass the 256 words they may have. `run` calls
+/// `many` with 1 and with 0 and `few` (two calls of `bar`) twice, so that each call of `bar` takes
+/// one of two paths; `_start` calls `run` (and a WASI host finds the memory it needs).
+pub fn many_calls_module(calls: usize, bits: u32) -> String {
     let calls = "(call $bar (local.get $x))\n".repeat(calls);
+    let tests: String = (0..bits)
+        .map(|i| {
+            format!(
+                "(if (i32.and (local.get $x) (i32.const {})) (then (global.set $acc (i32.add (global.get $acc) (i32.const {}))))\n  (else (global.set $acc (i32.mul (global.get $acc) (i32.const 3)))))\n",
+                1u32 << i,
+                i + 1
+            )
+        })
+        .collect();
     format!(
         r#"(module
           (memory (export "memory") 1)
           (global $acc (mut i32) (i32.const 0))
           (func $bar (param $x i32)
-            (if (local.get $x)
-              (then (global.set $acc (i32.add (global.get $acc) (i32.const 1))))
-              (else (global.set $acc (i32.mul (global.get $acc) (i32.const 3))))))
+            {tests})
           (func $many (param $x i32) {calls})
           (func $few (param $x i32) (call $bar (local.get $x)) (call $bar (i32.eqz (local.get $x))))
           (func $run (export "run") (result i32)
