@@ -16,13 +16,13 @@
 // multi-memory (the profiler's counters live in a memory of their own).
 
 export const MAP_FORMAT = 'pathprof-map';
-export const MAP_VERSION = 13;
+export const MAP_VERSION = 14;
 export const DUMP_MAGIC = 'pathprof-dump';
 export const DUMP_VERSION = 3;
-/** The bit of `count_path`'s function argument that marks a high key. */
+/** The bit of `count_path`'s function argument that marks an ID with high keys. */
 const HIGH_KEY = 2 ** 31;
-/** The most high keys of a supergraph ID. */
-const MAX_HIGH_WORDS = 255;
+/** Where the high keys of such an ID lie in the profiler's memory (`u64` words, in order). */
+const HIGH_KEYS = 32;
 
 /** Module name of the profiler's imports. */
 const IMPORT_MODULE = 'pathprof';
@@ -92,7 +92,8 @@ export class PathprofHost {
   #every = 0;
   #skip = 0;
   #counts = new Map();
-  #high = null;
+  /** The functions whose supergraph IDs have high keys, with how many. */
+  #highWords = new Map();
   #overflow = new Map();
   #chunks = [];
   #streamItems = 0;
@@ -121,6 +122,11 @@ export class PathprofHost {
         throw new Error(`pathprof: --mode ${this.#mode} samples on a timer, which only pathprof's own host runs; instrument with pep:every:N`);
       }
       this.#every = Number(every[1]);
+    }
+    for (const f of map.functions ?? []) {
+      const calls = f.state?.supergraph?.calls ?? [];
+      const words = calls.reduce((most, c) => Math.max(most, c.word ?? 0), 0);
+      if (words > 0) this.#highWords.set(f.index, words);
     }
   }
 
@@ -267,28 +273,22 @@ export class PathprofHost {
   }
 
   /**
-   * A call of `count_path`: with the function's top bit set, one high key of the ID the next call
-   * without it passes (a supergraph ID of several words, mode `ippp`); otherwise a path end.
+   * A call of `count_path`: with the function's top bit set, a supergraph ID of several words (mode
+   * `ippp`), whose high keys the module wrote to the profiler's memory; otherwise a path end.
    */
   #countPath(fn, path) {
-    const high = this.#high;
-    if (fn >= HIGH_KEY) {
-      fn -= HIGH_KEY;
-      if (!high) {
-        this.#high = [fn, []];
-      } else if (high[0] !== fn) {
-        throw new Error(`pathprof: count_path passed a high key of function ${high[0]} and then one of ${fn}`);
-      } else if (high[1].length >= MAX_HIGH_WORDS) {
-        throw new Error(`pathprof: count_path passed more than ${MAX_HIGH_WORDS} high keys`);
-      }
-      this.#high[1].push(path);
+    if (fn < HIGH_KEY) {
+      this.#count(fn, [], path);
       return;
     }
-    this.#high = null;
-    if (high && high[0] !== fn) {
-      throw new Error(`pathprof: count_path passed a high key of function ${high[0]} and then a path of ${fn}`);
-    }
-    this.#count(fn, high ? high[1] : [], path);
+    fn -= HIGH_KEY;
+    const words = this.#highWords.get(fn);
+    if (!words) throw new Error(`pathprof: count_path passed high keys for function ${fn}, whose IDs have one word`);
+    if (!this.#memory) throw new Error('pathprof: high keys were passed before instantiation ended (a start function)');
+    const view = new DataView(this.#memory.buffer);
+    const high = [];
+    for (let w = 0; w < words; w++) high.push(view.getBigUint64(HIGH_KEYS + 8 * w, true));
+    this.#count(fn, high, path);
   }
 
   /**

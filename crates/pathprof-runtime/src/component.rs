@@ -15,7 +15,7 @@ use crate::collect::{Collector, HostCall};
 use crate::outcome::{conclude, wasi_context, Ran, RunConfig, RunOutcome};
 use crate::stop::{SnapshotTaken, Snapshots};
 use anyhow::{anyhow, bail, Result};
-use pathprof_wasm::abi::ATTACH_IMPORT;
+use pathprof_wasm::abi::{ATTACH_IMPORT, HIGH_KEY};
 use pathprof_wasm::ProfileMap;
 use std::time::{Duration, Instant};
 use wasmtime::component::{Component, Linker, ResourceTable, WasmList};
@@ -113,7 +113,14 @@ fn link<C: Collector>(linker: &mut Linker<Host<C>>) -> Result<()> {
         root.func_wrap(
             import.component_name(),
             |mut store: StoreContextMut<'_, Host<C>>, (function, path): (u32, u64)| {
-                store.data_mut().collector.host_call(HostCall::Path { function, path }).map_err(fail)
+                let host = store.data_mut();
+                if function & HIGH_KEY == 0 {
+                    return host.collector.host_call(HostCall::Path { function, path }).map_err(fail);
+                }
+                let memory =
+                    host.memory.as_ref().ok_or_else(|| fail(anyhow!("the profiler's memory was not attached")))?;
+                let call = HostCall::Wide { function: function & !HIGH_KEY, path, memory: memory.bytes() };
+                host.collector.host_call(call).map_err(fail)
             },
         )?;
     } else {

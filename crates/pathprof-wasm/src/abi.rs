@@ -53,9 +53,9 @@ pub enum HostCalls {
 pub enum HostImport {
     /// `count_path(i32 function, i64 path)`: one more execution of a path of a function whose
     /// counters do not fit in an array; the host keeps an exact hash table. A supergraph ID with
-    /// `n` high keys (mode `ippp`, [`pathprof_core::supergraph`]) takes `n + 1` calls in a row:
-    /// each of the first `n` passes the function with [`HIGH_KEY`] set and one high key, in order,
-    /// the last the function and the ID.
+    /// `n` high keys (mode `ippp`, [`pathprof_core::supergraph`]) takes one call: the probe writes
+    /// the high keys, in order, to the `n` words at [`HIGH_KEYS`] of the profiler's memory, and
+    /// passes the function with [`HIGH_KEY`] set and the ID.
     CountPath,
     /// `sample_path(i32 function, i64 path)`: a path end while the sampling flag is set, for
     /// sampling without a buffer (every N-th path end).
@@ -91,8 +91,8 @@ impl HostImport {
     }
 }
 
-/// The bit of `count_path`'s function argument that says the call passes a high key of the
-/// supergraph ID that the next call without it passes (function indices stay below 2^31).
+/// The bit of `count_path`'s function argument that says the ID it passes has high keys, at
+/// [`HIGH_KEYS`] in the profiler's memory (function indices stay below 2^31).
 pub const HIGH_KEY: u32 = 1 << 31;
 
 /// Mode `ippp`: byte offset of the `i64` head word, through which a callee hands its first path to
@@ -100,6 +100,10 @@ pub const HIGH_KEY: u32 = 1 << 31;
 /// instrumented function that finds it armed at its entry clears it to [`HEAD_EMPTY`] and writes its
 /// first path's head there when it returns.
 pub const HEAD_WORD: u32 = 0;
+/// Mode `ippp`: byte offset of the high keys of the supergraph ID a path end passes to
+/// `count_path` with [`HIGH_KEY`] set, `u64` words in order, past the head words of every depth
+/// (room for [`MAX_HIGH_WORDS`](pathprof_core::supergraph::MAX_HIGH_WORDS)).
+pub const HIGH_KEYS: u32 = HEAD_WORD + 8 * pathprof_core::ips::MAX_DEPTH as u32;
 /// The head word of a call no instrumented function has taken yet.
 pub const HEAD_ARMED: i64 = -1;
 /// The head word of a call taken by a function that has not returned.

@@ -1,6 +1,7 @@
 //! Supergraph IDs of several words on generated modules: a function `many` makes 20 to 1300 calls,
 //! some under tests of its argument's bits, of callees with 2 to 2^32 paths from their entry, so
-//! that its IDs need one word, two, several, or more than the 256 they may have. Under `ippp` and `ippp:2` the program prints what it
+//! that its IDs need one word, two, several, or more than they may have (256 words, fewer in a
+//! function of more than 257 calls). Under `ippp` and `ippp:2` the program prints what it
 //! prints under `bl`, and the Ball–Larus counts and the segments are those of `ips:K` on the same
 //! run, but for the segments rooted where the profile says it left some out; the oracle walks the
 //! run's stream of path IDs, not the supergraph.
@@ -42,7 +43,7 @@ fn callee(k: u32) -> String {
 fn module(seed: u64) -> (String, u64) {
     let mut g = Gen(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
     // A quarter of the cases with IDs of a word or two, half of several, a quarter of more than
-    // 256 (their callees have 2^24 to 2^32 paths, about two calls to a word).
+    // they may have (their callees have 2^24 to 2^32 paths, about two calls to a word).
     // (A function of more than 2^32 paths has them cut, so a path makes only some of its calls.)
     let calls = match seed % 4 {
         0 => 20 + g.below(40),

@@ -33,7 +33,7 @@
 //! A call of a host function that never calls back adds no digit: its head is none.
 //!
 //! Where `paths` times the products of radices would pass 2^64, some calls put their digits in
-//! further words, the *high keys* (at most [`MAX_HIGH_WORDS`]), each a mixed-radix number of its
+//! further words, the *high keys* (at most [`max_high_words`]), each a mixed-radix number of its
 //! own calls' digits in call order as the key is of the others': the counted ID is then `S` with
 //! the high keys, which the path (named by `S`) and the keys determine, each within 64 bits
 //! ([`CallDigit::word`], [`call_digits`]). A call that fits in no word is *dropped*: it adds no
@@ -60,7 +60,7 @@ pub struct CallDigit {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub base: u64,
     /// The call adds no digit, though its callee may publish a head: the function's IDs would not
-    /// fit in [`MAX_HIGH_WORDS`] + 1 words with it. The segment each of its runs roots is not
+    /// fit in the words it may have ([`max_high_words`] + 1) with it. The segment each of its runs roots is not
     /// counted.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dropped: bool,
@@ -72,6 +72,18 @@ pub struct CallDigit {
 
 /// The most high keys a function's counted IDs may have besides the key.
 pub const MAX_HIGH_WORDS: u8 = 255;
+
+/// The words of high keys times the calls of a function that [`max_high_words`] allows: each high
+/// key is a local live across every call, which the compiler spills and reloads around each, and
+/// whose live ranges it holds in memory while it compiles the function (Wasmtime compiling Yosys
+/// ran out of 24 GiB with 254 words in a function of 3,900 calls).
+pub const MAX_WORD_CALLS: usize = 1 << 16;
+
+/// The most high keys a function of `calls` calls may have: [`MAX_WORD_CALLS`] over its calls,
+/// at least 15 and at most [`MAX_HIGH_WORDS`].
+pub fn max_high_words(calls: usize) -> u8 {
+    (MAX_WORD_CALLS / calls.max(1)).clamp(15, usize::from(MAX_HIGH_WORDS)) as u8
+}
 
 impl CallDigit {
     /// Whether the call adds a digit to its caller's supergraph path (a dropped call's radix is 1).

@@ -11,7 +11,7 @@
 use super::{Collector, HostCall};
 use crate::replay::HostRecord;
 use anyhow::{bail, ensure, Context, Result};
-use pathprof_wasm::abi::{HostImport, HIGH_KEY};
+use pathprof_wasm::abi::{HostImport, HIGH_KEYS};
 use pathprof_wasm::map::{EventCounters, RawCounts, SinkLayout, StoredCounters};
 use pathprof_wasm::ProfileMap;
 use std::collections::HashMap;
@@ -27,9 +27,7 @@ pub struct CountCollector {
     hash: HashMap<(u32, u64), u64>,
     /// Counts of the IDs of several words.
     wide: WideCounts,
-    /// The function whose high keys the last calls passed, for the ID the next call passes, and
-    /// those keys (a buffer kept from one ID to the next).
-    high: Option<u32>,
+    /// The high keys and the ID of the last ID of several words (a buffer kept from one to the next).
     pending: Vec<u64>,
     /// The functions whose IDs may have several words, with their high keys.
     wide_functions: HashMap<u32, usize>,
@@ -64,7 +62,6 @@ impl CountCollector {
             width: map.events.len(),
             hash: HashMap::new(),
             wide: HashMap::new(),
-            high: None,
             pending: Vec::new(),
             wide_functions: (map.functions.iter())
                 .filter_map(|f| Some((f.index, f.probes()?.supergraph.as_ref()?.high_words())))
@@ -114,28 +111,19 @@ impl Collector for CountCollector {
     const IMPORT: Option<HostImport> = Some(HostImport::CountPath);
 
     fn host_call(&mut self, call: HostCall<'_>) -> Result<()> {
-        let HostCall::Path { function, path } = call else { bail!("count_path takes a path") };
-        if function & HIGH_KEY != 0 {
-            let f = function & !HIGH_KEY;
-            let Some(&words) = self.wide_functions.get(&f) else {
-                bail!("count_path passed a high key for function {f}, whose IDs have one word")
-            };
-            let g = *self.high.get_or_insert(f);
-            ensure!(g == f, "count_path passed a high key of function {g} and then one of {f}");
-            ensure!(self.pending.len() < words, "count_path passed more than the {words} high keys of function {f}");
-            self.pending.push(path);
-            return Ok(());
-        }
-        match self.high.take() {
-            Some(f) => {
-                ensure!(f == function, "count_path passed a high key of function {f} and then a path of {function}");
-                let words = self.wide_functions[&f];
-                ensure!(
-                    self.pending.len() == words,
-                    "count_path passed {} of the {words} high keys of function {f}",
-                    self.pending.len()
-                );
-                self.pending.push(path);
+        match call {
+            HostCall::Path { function, path } => *self.hash.entry((function, path)).or_insert(0) += 1,
+            HostCall::Wide { function: f, path, memory } => {
+                let Some(&words) = self.wide_functions.get(&f) else {
+                    bail!("count_path passed high keys for function {f}, whose IDs have one word")
+                };
+                let at = HIGH_KEYS as usize;
+                let Some(keys) = memory.get(at..at + 8 * words) else {
+                    bail!("the profiler's memory ends before the {words} high keys of function {f}")
+                };
+                self.pending.clear();
+                let high = keys.chunks_exact(8).map(|k| u64::from_le_bytes(k.try_into().expect("8 bytes")));
+                self.pending.extend(high.chain([path]));
                 let ids = self.wide.entry(f).or_default();
                 match ids.get_mut(&self.pending[..]) {
                     Some(count) => *count += 1,
@@ -143,9 +131,8 @@ impl Collector for CountCollector {
                         ids.insert(self.pending[..].into(), 1);
                     }
                 }
-                self.pending.clear();
             }
-            None => *self.hash.entry((function, path)).or_insert(0) += 1,
+            HostCall::Memory(_) => bail!("count_path takes a path"),
         }
         Ok(())
     }

@@ -27,7 +27,7 @@ pub mod stream;
 
 use crate::replay::HostRecord;
 use anyhow::{anyhow, Result};
-use pathprof_wasm::abi::{HostImport, IMPORT_MODULE};
+use pathprof_wasm::abi::{HostImport, HIGH_KEY, IMPORT_MODULE};
 use pathprof_wasm::map::RawCounts;
 use std::collections::HashMap;
 use wasmtime::{Caller, Linker};
@@ -49,6 +49,9 @@ fn record<T>(recorded: &mut Vec<T>, limit: usize, items: impl Iterator<Item = T>
 pub enum HostCall<'a> {
     /// An import that takes a path: the function and the path ID the module passed.
     Path { function: u32, path: u64 },
+    /// `count_path` with [`HIGH_KEY`] set on the function: an ID whose high keys the module wrote to
+    /// the profiler's memory, `memory` ([`HIGH_KEYS`](pathprof_wasm::abi::HIGH_KEYS)).
+    Wide { function: u32, path: u64, memory: &'a [u8] },
     /// An import that takes nothing, and works on the profiler's memory.
     Memory(&'a mut [u8]),
 }
@@ -76,12 +79,23 @@ pub trait Collector: Send + Sized + 'static {
     ) -> Result<()> {
         let Some(import) = Self::IMPORT else { return Ok(()) };
         if import.takes_path() {
+            let wide_export = memory_export.map(str::to_string);
             linker.func_wrap(
                 IMPORT_MODULE,
                 import.name(),
                 move |mut caller: Caller<'_, T>, function: i32, path: i64| -> wasmtime::Result<()> {
-                    let call = HostCall::Path { function: function as u32, path: path as u64 };
-                    get(caller.data_mut()).host_call(call).map_err(wasmtime::Error::from_anyhow)
+                    let (function, path) = (function as u32, path as u64);
+                    if function & HIGH_KEY == 0 {
+                        let call = HostCall::Path { function, path };
+                        return get(caller.data_mut()).host_call(call).map_err(wasmtime::Error::from_anyhow);
+                    }
+                    let memory =
+                        wide_export.as_deref().and_then(|e| caller.get_export(e)).and_then(|e| e.into_memory());
+                    let memory = memory.ok_or_else(|| anyhow!("the module does not export its profiler memory"));
+                    let memory = memory.map_err(wasmtime::Error::from_anyhow)?;
+                    let (data, host) = memory.data_and_store_mut(&mut caller);
+                    let call = HostCall::Wide { function: function & !HIGH_KEY, path, memory: data };
+                    get(host).host_call(call).map_err(wasmtime::Error::from_anyhow)
                 },
             )?;
         } else {

@@ -6,7 +6,7 @@
 //! emits through the emitter.
 
 use super::sink::BurstProbes;
-use crate::abi::{HIGH_KEY, SAMPLE_FLAG};
+use crate::abi::{HIGH_KEY, HIGH_KEYS, SAMPLE_FLAG};
 use crate::map::{LoopCounter, RunCounter};
 use wasm_encoder::{Function, Instruction, MemArg};
 
@@ -217,11 +217,17 @@ impl Emitter<'_> {
         self.first_sink_local + i
     }
 
-    /// Calls the profiler's host import with the function's index marked [`HIGH_KEY`] and the
-    /// high key in local `high`: the path of the next call without that mark has one more word.
-    pub fn call_with_high_key(&mut self, high: u32) {
+    /// Stores the high keys in `locals`, in order, at [`HIGH_KEYS`] of the profiler's memory, and
+    /// calls the profiler's host import with the function's index marked [`HIGH_KEY`] and the path
+    /// in `r`: one call for an ID of any number of words.
+    pub fn call_with_high_keys(&mut self, locals: impl Iterator<Item = u32>) {
+        for (w, local) in locals.enumerate() {
+            self.f.instruction(&Instruction::I32Const(0));
+            self.f.instruction(&Instruction::LocalGet(local));
+            self.f.instruction(&Instruction::I64Store(self.slot(HIGH_KEYS + 8 * w as u32)));
+        }
         self.f.instruction(&Instruction::I32Const((self.func_index | HIGH_KEY) as i32));
-        self.f.instruction(&Instruction::LocalGet(high));
+        self.r_as_i64();
         self.f.instruction(&Instruction::Call(self.import));
     }
 

@@ -23,8 +23,8 @@ use crate::cfg::{FuncCfg, SiteKind, Special};
 use crate::module::ModuleInfo;
 use pathprof_core::ips::MAX_DEPTH;
 use pathprof_core::supergraph::{
-    entry_paths, first_positions, heaviest_path, CallDigit, CallsByBlock, HeadLevel, HeadSpace, InterestingPath,
-    Supergraph, SupergraphPpp, MAX_HIGH_WORDS,
+    entry_paths, first_positions, heaviest_path, max_high_words, CallDigit, CallsByBlock, HeadLevel, HeadSpace,
+    InterestingPath, Supergraph, SupergraphPpp,
 };
 use pathprof_core::FunctionPlan;
 use std::collections::{HashMap, HashSet};
@@ -496,7 +496,7 @@ impl Heads {
     /// in operator order (`None`: it never runs; radix 1: it adds none): its counted IDs read the
     /// calls' heads of the deepest depth, with the calls that do not fit in 64 bits beside the
     /// paths ([`Fitter::fit`]) — preferably none where the `interesting` paths root segments — in
-    /// the high keys (at most [`MAX_HIGH_WORDS`], [`Fitter::fill`]), and those that fit in none dropped or reading
+    /// the high keys (at most [`max_high_words`], [`Fitter::fill`]), and those that fit in none dropped or reading
     /// shallower heads ([`Fitter::shallower`]).
     pub fn supergraph(
         &self,
@@ -533,7 +533,8 @@ impl Heads {
         let high = Fitter { info, sites, levels: &self.levels, plan, bound };
         let mut words: Vec<(Vec<Option<u8>>, Fitted)> = Vec::new();
         let mut left = fitted.dropped.clone();
-        while !left.is_empty() && words.len() < usize::from(MAX_HIGH_WORDS) {
+        let max_words = usize::from(max_high_words(sites.sites.len()));
+        while !left.is_empty() && words.len() < max_words {
             let mut to_high = vec![None; wanted.len()];
             for &c in &left {
                 to_high[c] = wanted[c];

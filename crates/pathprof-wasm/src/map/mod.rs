@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 /// Value of the map's `format` field.
 pub const MAP_FORMAT: &str = "pathprof-map";
 /// Version of the map format.
-pub const MAP_VERSION: u32 = 13;
+pub const MAP_VERSION: u32 = 14;
 
 /// Where a function's path counters live.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -60,7 +60,8 @@ pub fn run_in(cwd: &Path, extra: &[&str], app: &Path, args: &[&str]) -> Run {
 /// A temporary folder holding `wat` as the module `m.wasm`, and that module's path.
 /// `many` calls `bar`, which tests `bits` bits of its argument (2^`bits` paths from its entry),
 /// `calls` times on one path: with one bit, each 63 calls take a word of 64 bits of supergraph IDs;
-/// with 32, each call takes a word, and more than 256 pass the 256 words they may have. `run` calls
+/// with 32, each call takes a word, and more than 256 pass the 256 words a function of 257 calls
+/// may have. `run` calls
 /// `many` with 1 and with 0 and `few` (two calls of `bar`) twice, so that each call of `bar` takes
 /// one of two paths; `_start` calls `run` (and a WASI host finds the memory it needs).
 pub fn many_calls_module(calls: usize, bits: u32) -> String {

@@ -222,7 +222,10 @@ impl SinkKind {
     pub(crate) fn header_bytes(self) -> u64 {
         match self {
             SinkKind::Count | SinkKind::Preferential { .. } | SinkKind::Decode | SinkKind::Direct => 0,
-            SinkKind::Supergraph { depth, .. } => u64::from(crate::abi::HEAD_WORD) + 8 * u64::from(depth.max(1)),
+            // The head words, then the high keys of the ID a path end passes to the host.
+            SinkKind::Supergraph { .. } => {
+                u64::from(crate::abi::HIGH_KEYS) + 8 * u64::from(pathprof_core::supergraph::MAX_HIGH_WORDS)
+            }
             SinkKind::Sample { buffer: None } => u64::from(crate::abi::SAMPLE_WORDS),
             SinkKind::Sample { buffer: Some(slots) } => SampleBufferLayout::new(slots).end(),
             SinkKind::Stream | SinkKind::Bursts | SinkKind::Trace | SinkKind::Segments => {

@@ -31,8 +31,9 @@
 //!
 //! * A function some of whose calls add their digits to high keys (those that do not fit in 64
 //!   bits beside the others) keeps them in more locals, last: a call of high key `w` adds its digit
-//!   there instead, and a path end some of whose high keys are not 0 passes them all to the host,
-//!   in order, before the ID ([`HIGH_KEY`](crate::abi::HIGH_KEY)), and sets them to 0.
+//!   there instead, and a path end some of whose high keys are not 0 writes them all, in order, to
+//!   the profiler's memory ([`HIGH_KEYS`](crate::abi::HIGH_KEYS)), passes the ID to the host in one
+//!   call ([`HIGH_KEY`](crate::abi::HIGH_KEY)), and sets them to 0.
 //!
 //! Calls that add no digit (a callee of one path from its entry, a host function that never calls
 //! back, a call dropped so that the IDs fit in their words) neither arm nor read the word; a function
@@ -565,10 +566,8 @@ impl PathSink for SupergraphSink {
                 e.f.instruction(&Instruction::If(BlockType::Empty));
                 self.count(e, end);
                 e.f.instruction(&Instruction::Else);
-                for w in 1..=self.high {
-                    e.call_with_high_key(self.high_local(e, w));
-                }
-                e.call_with_path();
+                let locals: Vec<u32> = (1..=self.high).map(|w| self.high_local(e, w)).collect();
+                e.call_with_high_keys(locals.into_iter());
                 self.clear_high(e);
                 e.f.instruction(&Instruction::End);
             }

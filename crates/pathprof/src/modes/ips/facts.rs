@@ -35,7 +35,7 @@ pub struct IpsFacts {
     /// [PPP07 §3.5.2].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub residual: Option<ResidualSegments>,
-    /// Mode `ippp`: the functions whose supergraph IDs would need more than `MAX_HIGH_WORDS` + 1 words, whose paths
+    /// Mode `ippp`: the functions whose supergraph IDs would need more words than they may have, `max_high_words` + 1, whose paths
     /// are counted but not the segments they root.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_counted: Option<NotCounted>,
@@ -63,7 +63,7 @@ pub struct ResidualSegments {
 }
 
 /// The segments a run did not count, at calls whose heads their functions do not add to their
-/// supergraph paths (whose IDs would need more than `MAX_HIGH_WORDS` + 1 words with them): the functions where such
+/// supergraph paths (whose IDs would need more words than they may have, `max_high_words` + 1 with them): the functions where such
 /// calls ran, how many path ends rooted such segments, and, by subpath ending at such a call (a
 /// segment's first step), how often it ran.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -29,7 +29,7 @@ use anyhow::{bail, Context, Result};
 use pathprof_core::ips::{Segments, Step, MAX_DEPTH};
 use pathprof_core::profile::{FunctionProfile, InterestingRule, Profile, ProfileMode, U64};
 use pathprof_core::regen;
-use pathprof_core::supergraph::MAX_HIGH_WORDS;
+use pathprof_core::supergraph::{MAX_HIGH_WORDS, MAX_WORD_CALLS};
 use pathprof_runtime::{Engine, Program, Recorded, RunConfig, RunOutcome, SegmentConsumer, Segmented, StreamCollector};
 use pathprof_wasm::abi::STREAM_CAPACITY;
 use pathprof_wasm::{InstrumentOptions, ProfileMap, SinkKind};
@@ -167,10 +167,12 @@ pub(crate) fn report_segments(out: &mut dyn Write, p: &Profile, top: usize, func
     if let Some(n) = &facts.not_counted {
         writeln!(
             out,
-            "  segments at some calls of {} function{} were not counted (their supergraph IDs would need more than {} words of 64 bits): {} executions, rooted at {} path ends",
+            "  segments at some calls of {} function{} were not counted (their supergraph IDs would need more words of 64 bits than {}: {} in all, fewer in a function of more than {} calls): {} executions, rooted at {} path ends",
             n.functions.len(),
             if n.functions.len() == 1 { "" } else { "s" },
+            if n.functions.len() == 1 { "it may have" } else { "they may have" },
             u32::from(MAX_HIGH_WORDS) + 1,
+            MAX_WORD_CALLS / usize::from(MAX_HIGH_WORDS),
             group(n.executions.0),
             group(n.path_ends.0)
         )?;
