@@ -76,7 +76,7 @@ pub const MAX_HIGH_WORDS: u8 = 255;
 /// The words of high keys times the calls of a function that [`max_high_words`] allows: each high
 /// key is a local live across every call, which the compiler spills and reloads around each, and
 /// whose live ranges it holds in memory while it compiles the function (Wasmtime compiling Yosys
-/// ran out of 24 GiB with 254 words in a function of 3,900 calls).
+/// ran out of 24 GiB when its functions of thousands of calls could have up to 254 high keys).
 pub const MAX_WORD_CALLS: usize = 1 << 16;
 
 /// The most high keys a function of `calls` calls may have: [`MAX_WORD_CALLS`] over its calls,

@@ -30,7 +30,7 @@ use anyhow::{anyhow, Result};
 use pathprof_wasm::abi::{HostImport, HIGH_KEY, IMPORT_MODULE};
 use pathprof_wasm::map::RawCounts;
 use std::collections::HashMap;
-use wasmtime::{Caller, Linker};
+use wasmtime::{Caller, Linker, Memory};
 
 /// Adds the counts the host kept by `(function, path ID)` to `counts`, by function.
 fn add_host_counts(counts: &mut RawCounts, host: &HashMap<(u32, u64), u64>) {
@@ -54,6 +54,12 @@ pub enum HostCall<'a> {
     Wide { function: u32, path: u64, memory: &'a [u8] },
     /// An import that takes nothing, and works on the profiler's memory.
     Memory(&'a mut [u8]),
+}
+
+/// The profiler's memory of the module calling a host function, by its export name.
+fn profiler_memory<T>(caller: &mut Caller<'_, T>, export: Option<&str>) -> wasmtime::Result<Memory> {
+    let memory = export.and_then(|e| caller.get_export(e)).and_then(|e| e.into_memory());
+    memory.ok_or_else(|| wasmtime::Error::from_anyhow(anyhow!("the module does not export its profiler memory")))
 }
 
 /// The host's side of one way of recording path ends.
@@ -89,10 +95,7 @@ pub trait Collector: Send + Sized + 'static {
                         let call = HostCall::Path { function, path };
                         return get(caller.data_mut()).host_call(call).map_err(wasmtime::Error::from_anyhow);
                     }
-                    let memory =
-                        wide_export.as_deref().and_then(|e| caller.get_export(e)).and_then(|e| e.into_memory());
-                    let memory = memory.ok_or_else(|| anyhow!("the module does not export its profiler memory"));
-                    let memory = memory.map_err(wasmtime::Error::from_anyhow)?;
+                    let memory = profiler_memory(&mut caller, wide_export.as_deref())?;
                     let (data, host) = memory.data_and_store_mut(&mut caller);
                     let call = HostCall::Wide { function: function & !HIGH_KEY, path, memory: data };
                     get(host).host_call(call).map_err(wasmtime::Error::from_anyhow)
@@ -104,9 +107,7 @@ pub trait Collector: Send + Sized + 'static {
                 IMPORT_MODULE,
                 import.name(),
                 move |mut caller: Caller<'_, T>| -> wasmtime::Result<()> {
-                    let memory = export.as_deref().and_then(|e| caller.get_export(e)).and_then(|e| e.into_memory());
-                    let memory = memory.ok_or_else(|| anyhow!("the module does not export its profiler memory"));
-                    let memory = memory.map_err(wasmtime::Error::from_anyhow)?;
+                    let memory = profiler_memory(&mut caller, export.as_deref())?;
                     let (data, host) = memory.data_and_store_mut(&mut caller);
                     get(host).host_call(HostCall::Memory(data)).map_err(wasmtime::Error::from_anyhow)
                 },

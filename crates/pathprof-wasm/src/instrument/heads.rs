@@ -248,6 +248,9 @@ struct Bound {
     limit: u128,
 }
 
+/// The calls that may fail to fit in a high key before [`Fitter::fill`] closes it.
+const MAX_MISSES: usize = 16;
+
 /// Fits the digits of the calls `sites` of a function planned as `plan` into one word within
 /// `bound`, each call read in the space of `levels` at the depth it is given.
 struct Fitter<'a> {
@@ -333,14 +336,14 @@ impl Fitter<'_> {
     }
 
     /// One more word for the calls `left` that the words before dropped (in the order they were
-    /// dropped), each reading the head `wanted` gives it: from the last dropped back, as many as
-    /// fit, the first that does not closing the word. Each call is tried once, where
-    /// [`Fitter::fit`] drops one call at a time: the words of a function of thousands of calls
-    /// are filled in time linear in its calls.
+    /// dropped), each reading the head `wanted` gives it: from the last dropped back, each that
+    /// fits, until [`MAX_MISSES`] have not. A word tries the calls it takes and at most
+    /// [`MAX_MISSES`] more, where [`Fitter::fit`] drops one call at a time: the words of a
+    /// function of thousands of calls are filled in time about linear in its calls.
     fn fill(&self, left: &[usize], wanted: &[Option<u8>]) -> Fitted {
         let mut read: Vec<(Read, CallDigit)> = (0..wanted.len()).map(|c| self.read_at(c, None)).collect();
         let mut depths = vec![None; wanted.len()];
-        let mut product = 1;
+        let (mut product, mut misses) = (1, 0);
         for &c in left.iter().rev() {
             let r = self.read_at(c, wanted[c]);
             if r.1.radix == 0 {
@@ -351,7 +354,10 @@ impl Fitter<'_> {
                 Ok(p) => (depths[c], product) = (wanted[c], p),
                 Err(_) => {
                     read[c] = was;
-                    break;
+                    misses += 1;
+                    if misses == MAX_MISSES {
+                        break;
+                    }
                 }
             }
         }
