@@ -143,16 +143,18 @@ fn slots_everywhere_count_the_interesting_supergraph_paths() {
 #[test]
 fn slots_count_them_where_the_host_would() {
     // `run`'s supergraph IDs are more than 8, those of `f` and `g` fewer; its table (1 KiB) does
-    // not fit in the profiler's memory, its slots do.
+    // not fit in the profiler's memory, its slots do (past the sink's header: the head word and
+    // the room for high keys).
+    let header = u64::from(pathprof_wasm::abi::HIGH_KEYS) + 8 * u64::from(pathprof_core::supergraph::MAX_HIGH_WORDS);
     let options = InstrumentOptions {
         sink: SinkKind::Supergraph { slots_everywhere: false, depth: 1 },
         array_max_paths: 8,
-        array_max_bytes: 512,
+        array_max_bytes: header + 512,
         ..Default::default()
     };
     check(options.clone(), &[2]);
     // With room for its table, it has no slots.
-    let roomy = InstrumentOptions { array_max_bytes: 4096, ..options };
+    let roomy = InstrumentOptions { array_max_bytes: header + 4096, ..options };
     let (_, map) = instrumented(&roomy);
     let (_, map) = instrumented(&InstrumentOptions { interesting_segments: interesting(&map), ..roomy });
     assert!(map.functions.iter().all(|f| f.probes().is_none_or(|p| p.supergraph_slots.is_none())));
