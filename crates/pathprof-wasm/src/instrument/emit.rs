@@ -220,8 +220,8 @@ impl Emitter<'_> {
     /// Stores the high keys in `locals`, in order, at [`HIGH_KEYS`] of the profiler's memory, and
     /// calls the profiler's host import with the function's index marked [`HIGH_KEY`] and the path
     /// in `r`: one call for an ID of any number of words.
-    pub fn call_with_high_keys(&mut self, locals: impl Iterator<Item = u32>) {
-        for (w, local) in locals.enumerate() {
+    pub fn call_with_high_keys(&mut self, locals: &[u32]) {
+        for (w, &local) in locals.iter().enumerate() {
             self.f.instruction(&Instruction::I32Const(0));
             self.f.instruction(&Instruction::LocalGet(local));
             self.f.instruction(&Instruction::I64Store(self.slot(HIGH_KEYS + 8 * w as u32)));

@@ -567,7 +567,7 @@ impl PathSink for SupergraphSink {
                 self.count(e, end);
                 e.f.instruction(&Instruction::Else);
                 let locals: Vec<u32> = (1..=self.high).map(|w| self.high_local(e, w)).collect();
-                e.call_with_high_keys(locals.into_iter());
+                e.call_with_high_keys(&locals);
                 self.clear_high(e);
                 e.f.instruction(&Instruction::End);
             }
