@@ -817,8 +817,8 @@ fn segments_of_up_to_k_calls_are_those_of_ips_k() {
 /// Heads of depth 1 so large that, one after the other, they would pass 2^64: `big` has 2^30 paths
 /// from its entry and sits in a table, and each of 14 functions of type `$v` reads `big`'s head
 /// twice on one path (about 2^61 heads each), before `g0` and `g1` (type `$u`), which `h` calls
-/// through the table. Each function's heads take at most an equal share of the space, so every
-/// head lies inside it and `h` reads `g0`'s and `g1`'s where they are: `ippp:2` counts `ips:2`'s
+/// through the table. Each function's heads take at most a fair share of the space (these 14 an
+/// equal share of what the small ones leave), so every head lies inside it and `h` reads `g0`'s and `g1`'s where they are: `ippp:2` counts `ips:2`'s
 /// segments and the program runs as it does under `bl`.
 #[test]
 fn heads_of_every_depth_fit_in_their_space() {
@@ -871,6 +871,53 @@ fn heads_of_every_depth_fit_in_their_space() {
             .sum()
     };
     assert_eq!((into("g0"), into("g1")), (3, 3));
+}
+
+/// A function whose heads of depth 1 need more than an equal share of that depth's space, while
+/// the others need little: `a` calls `b` (2^31 paths from its entry) under a test and then again,
+/// so that its 2 paths from the entry and the two heads of `b` on one of them make 2^63 heads, more
+/// than a third of 2^64 (`run`, `a` and `b` are instrumented). It takes what `run` and `b` leave
+/// and drops neither call: every segment of `ips:2` is counted, those from `run` through `a`'s
+/// first call of `b` among them.
+#[test]
+fn a_function_needing_more_than_an_equal_share_of_a_depth_takes_what_the_others_leave() {
+    let wat = format!(
+        r#"(module
+          (global $acc (mut i32) (i32.const 0))
+          (func $b (param $x i32)
+            {b})
+          (func $a (param $x i32)
+            (if (i32.and (local.get $x) (i32.const 1)) (then (call $b (local.get $x))))
+            (call $b (i32.xor (local.get $x) (i32.const -1))))
+          (func $run (export "run") (param $n i32) (result i32) (local $i i32)
+            (loop $l
+              (call $a (i32.mul (local.get $i) (i32.const 0x9e3779b1)))
+              (local.set $i (i32.add (local.get $i) (i32.const 1)))
+              (br_if $l (i32.lt_u (local.get $i) (local.get $n))))
+            (global.get $acc)))"#,
+        b = bit_tests(31),
+    );
+    let (dir, wasm, ippp, b, left) = ippp_2_as_bl_and_ips_2(&wat);
+    assert!(b.not_counted.is_none(), "{:?}", b.not_counted);
+    assert_eq!(left, 0);
+    let p = &ippp.profile;
+    let (run, a, callee) = (function(p, "run").index, function(p, "a").index, function(p, "b").index);
+    // run → a → b in each of the six rounds: in the three whose argument is odd, through a's first
+    // call, which an equal share would have dropped.
+    let through = (b.ips.iter())
+        .filter(|s| {
+            matches!(s.steps.get(..5), Some([IpsStep::Sub(r), _, IpsStep::Sub(x), _, IpsStep::Sub(y)])
+                if r.function == run && x.function == a && y.function == callee)
+        })
+        .map(|s| s.count.0)
+        .sum::<u64>();
+    assert_eq!(through, 6);
+    let map = instrument_map(dir.path(), &wasm, "ippp:2");
+    let f = map["functions"].as_array().unwrap().iter().find(|f| f["index"] == a).unwrap();
+    let level = &f["state"]["supergraph"]["levels"][0];
+    assert_eq!(level["keys"].as_u64(), Some(1 << 62), "{level}");
+    let dropped = level["calls"].as_array().unwrap().iter().filter(|c| c["dropped"] == true).count();
+    assert_eq!(dropped, 0, "{level}");
 }
 
 /// `count` `if`s, each testing one bit of `$x` from bit 0: `2^count` paths.

@@ -31,7 +31,7 @@ use std::collections::{HashMap, HashSet};
 
 mod fit;
 
-use fit::{Bound, Fitted, Fitter};
+use fit::{fair_shares, Bound, Fitted, Fitter};
 
 /// The head space of a module: one per depth of the heads its functions publish (1 for segments
 /// of one call, `k` for segments of `k`).
@@ -273,23 +273,34 @@ impl Heads {
             .collect();
         if depth > 1 {
             // Every function's heads of a depth fit in that depth's space, whose radix (its size + 2)
-            // fits in 64 bits: each takes at most an equal share of it.
-            let instrumented = bases.iter().flatten().count().max(1) as u128;
-            let share = (u128::from(u64::MAX) - 2) / instrumented;
+            // fits in 64 bits: each function takes what its heads need where that is at most an
+            // equal share of what the larger needs leave, and that share otherwise ([`fair_shares`]).
+            let total = u128::from(u64::MAX) - 2;
             for d in 1..depth {
+                // A call `p` calls from the entry reads the head of depth `d − 1 − p` at most.
+                let read_depth = |p: &Option<u32>| p.and_then(|p| (d - 1).checked_sub(p as usize)).map(|r| r as u8);
+                let fitters: Vec<Option<(Fitter, Vec<Option<u8>>)>> = (analyses.iter().enumerate())
+                    .map(|(k, a)| {
+                        let (Some((fcfg, plan)), Some(sites), Some((_, entry))) = (planned(a), &sites[k], bases[k])
+                        else {
+                            return None;
+                        };
+                        let depths: Vec<Option<u8>> = sites.positions.iter().map(read_depth).collect();
+                        let throws = fcfg.cfg.throws() && !sites.sites.is_empty();
+                        let bound = Bound { per_key: entry.max(1), throws, limit: total };
+                        Some((Fitter { info, sites, levels: &levels, plan, bound }, depths))
+                    })
+                    .collect();
+                let needs: Vec<u128> =
+                    fitters.iter().map(|f| f.as_ref().map_or(0, |(f, depths)| f.need(depths))).collect();
+                let shares = fair_shares(&needs, total);
                 let mut keys = vec![1; analyses.len()];
-                for (k, a) in analyses.iter().enumerate() {
-                    let (Some((fcfg, plan)), Some(sites), Some((_, entry))) = (planned(a), &sites[k], bases[k]) else {
-                        continue;
-                    };
-                    // A call `p` calls from the entry reads the head of depth `d − 1 − p` at most.
-                    let read_depth = |p: &Option<u32>| p.and_then(|p| (d - 1).checked_sub(p as usize)).map(|r| r as u8);
-                    let depths: Vec<Option<u8>> = sites.positions.iter().map(read_depth).collect();
-                    let throws = fcfg.cfg.throws() && !sites.sites.is_empty();
-                    let bound = Bound { per_key: entry.max(1), throws, limit: share };
-                    let fitter = Fitter { info, sites, levels: &levels, plan, bound };
+                for (k, fitter) in fitters.into_iter().enumerate() {
+                    let Some((mut fitter, depths)) = fitter else { continue };
+                    fitter.bound.limit = shares[k];
                     let Fitted { read, depths, product, .. } = fitter.fit(&depths, &HashSet::new());
-                    keys[k] = product + u64::from(throws);
+                    keys[k] = product + u64::from(fitter.bound.throws);
+                    let sites = fitter.sites;
                     let mut reads = vec![None; sites.calls];
                     for (s, r) in sites.sites.iter().zip(&read) {
                         reads[s.0] = Some(r.0);

@@ -52,19 +52,33 @@ impl Fitter<'_> {
         }
     }
 
-    /// The largest product of radices along a path of calls read as `read`, or, when the IDs
-    /// would not fit, that path.
-    fn product(&self, read: &[(Read, CallDigit)]) -> Result<u64, Vec<u32>> {
+    /// The largest product of radices along a path of calls read as `read` (a radix of 0 counted
+    /// as 1: such a call is dropped), the IDs that makes within the bound (saturating), and that path.
+    fn heaviest(&self, read: &[(Read, CallDigit)]) -> (u128, u128, Vec<u32>) {
         let mut weight = vec![1u128; self.plan.dag.num_nodes() as usize];
         for (&(_, block, _, _), r) in self.sites.sites.iter().zip(read) {
-            weight[block] = weight[block].saturating_mul(u128::from(r.1.radix));
+            weight[block] = weight[block].saturating_mul(u128::from(r.1.radix.max(1)));
         }
         let (product, path) = heaviest_path(&self.plan.dag, &weight);
         let keys = if self.bound.throws { product.saturating_add(1) } else { product };
-        match u128::from(self.bound.per_key).saturating_mul(keys) <= self.bound.limit {
+        (product, u128::from(self.bound.per_key).saturating_mul(keys), path)
+    }
+
+    /// The largest product of radices along a path of calls read as `read`, or, when the IDs
+    /// would not fit, that path.
+    fn product(&self, read: &[(Read, CallDigit)]) -> Result<u64, Vec<u32>> {
+        let (product, ids, path) = self.heaviest(read);
+        match ids <= self.bound.limit {
             true => Ok(product as u64),
             false => Err(path),
         }
+    }
+
+    /// The IDs the calls would make, each reading the head `wanted` gives it, were none dropped
+    /// (saturating): the limit with which [`Fitter::fit`] drops none.
+    pub(super) fn need(&self, wanted: &[Option<u8>]) -> u128 {
+        let read: Vec<(Read, CallDigit)> = (0..wanted.len()).map(|c| self.read_at(c, wanted[c])).collect();
+        self.heaviest(&read).1
     }
 
     /// The digits of the calls, each reading the head of the depth `wanted` gives it (none: it
@@ -162,5 +176,59 @@ impl Fitter<'_> {
                 }
             }
         }
+    }
+}
+
+/// Shares of `total` for the `needs` of functions, fair by max-min: taken from the smallest need
+/// up, each need gets all it asks when that is no more than an equal share of what is left, and
+/// otherwise that equal share. The shares add up to at most `total` (to `total` when some need is
+/// not met), none exceeds its need, none is below an equal share of `total` unless its need is,
+/// and the needs not met get shares that differ by at most one.
+pub(super) fn fair_shares(needs: &[u128], total: u128) -> Vec<u128> {
+    let mut order: Vec<usize> = (0..needs.len()).collect();
+    order.sort_unstable_by_key(|&i| needs[i]);
+    let mut shares = vec![0; needs.len()];
+    let mut left = total;
+    for (given, &i) in order.iter().enumerate() {
+        let equal = left / (needs.len() - given) as u128;
+        shares[i] = needs[i].min(equal);
+        left -= shares[i];
+    }
+    shares
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fair_shares;
+
+    /// Every way of sharing `total` among small needs: the shares are the max-min fair ones, found
+    /// by brute force as the largest cap `c` with which `min(need, c)` fits in `total`, what is
+    /// left over (less than one per need not met) going to needs not met, one each.
+    #[test]
+    fn shares_are_max_min_fair() {
+        for total in 0..=24u128 {
+            for code in 0..6u32.pow(4) {
+                let n = 1 + (code % 4) as usize;
+                let needs: Vec<u128> = (0..n).map(|i| u128::from(code / 4 / 6u32.pow(i as u32) % 6) * 3).collect();
+                let shares = fair_shares(&needs, total);
+                let sum: u128 = shares.iter().sum();
+                let cap = (0..=total).rev().find(|&c| needs.iter().map(|&x| x.min(c)).sum::<u128>() <= total).unwrap();
+                let unmet: Vec<usize> = (0..n).filter(|&i| shares[i] < needs[i]).collect();
+                for i in 0..n {
+                    assert!(shares[i] <= needs[i], "{needs:?} of {total}: {shares:?}");
+                    assert!(shares[i] >= needs[i].min(cap), "{needs:?} of {total}: {shares:?}, cap {cap}");
+                    assert!(shares[i] <= needs[i].min(cap + 1), "{needs:?} of {total}: {shares:?}, cap {cap}");
+                    assert!(shares[i] >= needs[i].min(total / n as u128), "{needs:?} of {total}: {shares:?}");
+                }
+                if unmet.is_empty() {
+                    assert!(sum <= total);
+                } else {
+                    assert_eq!(sum, total, "{needs:?}: {shares:?}");
+                }
+            }
+        }
+        let needs = [u128::MAX, 5, u128::MAX];
+        let half = u128::from(u64::MAX / 2 - 2);
+        assert_eq!(fair_shares(&needs, u128::from(u64::MAX)), vec![half, 5, half]);
     }
 }
