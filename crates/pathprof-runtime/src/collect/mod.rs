@@ -30,6 +30,7 @@ use anyhow::{anyhow, Result};
 use pathprof_wasm::abi::{HostImport, HIGH_KEY, IMPORT_MODULE};
 use pathprof_wasm::map::RawCounts;
 use std::collections::HashMap;
+use std::sync::OnceLock;
 use wasmtime::{Caller, Linker, Memory};
 
 /// Adds the counts the host kept by `(function, path ID)` to `counts`, by function.
@@ -56,10 +57,29 @@ pub enum HostCall<'a> {
     Memory(&'a mut [u8]),
 }
 
-/// The profiler's memory of the module calling a host function, by its export name.
-fn profiler_memory<T>(caller: &mut Caller<'_, T>, export: Option<&str>) -> wasmtime::Result<Memory> {
-    let memory = export.and_then(|e| caller.get_export(e)).and_then(|e| e.into_memory());
-    memory.ok_or_else(|| wasmtime::Error::from_anyhow(anyhow!("the module does not export its profiler memory")))
+/// The profiler's memory of the module calling a host import, found by its export name at the
+/// first call and kept: the imports [`Collector::link`] defines serve the one store their linker
+/// instantiates in. (Looking the export up at every call cost nextpnr's `ippp:2` run, whose path
+/// ends pass high keys through the memory, about a tenth of its time.)
+struct ProfilerMemory {
+    export: Option<String>,
+    found: OnceLock<Memory>,
+}
+
+impl ProfilerMemory {
+    fn new(export: Option<&str>) -> ProfilerMemory {
+        ProfilerMemory { export: export.map(str::to_string), found: OnceLock::new() }
+    }
+
+    fn get<T>(&self, caller: &mut Caller<'_, T>) -> wasmtime::Result<Memory> {
+        if let Some(&memory) = self.found.get() {
+            return Ok(memory);
+        }
+        let memory = self.export.as_deref().and_then(|e| caller.get_export(e)).and_then(|e| e.into_memory());
+        let memory = memory
+            .ok_or_else(|| wasmtime::Error::from_anyhow(anyhow!("the module does not export its profiler memory")))?;
+        Ok(*self.found.get_or_init(|| memory))
+    }
 }
 
 /// The host's side of one way of recording path ends.
@@ -74,10 +94,10 @@ pub trait Collector: Send + Sized + 'static {
     /// import its own way and passes the call on.
     fn host_call(&mut self, call: HostCall<'_>) -> Result<()>;
 
-    /// Defines [`Self::IMPORT`] for modules run alone; `get` reaches the collector inside the store's
-    /// data. An import that works on the profiler's memory finds it by its export name,
-    /// `memory_export`, at every call: the start function may call it before instantiation hands
-    /// out the instance.
+    /// Defines [`Self::IMPORT`] for modules run alone, in a linker that instantiates them in one
+    /// store; `get` reaches the collector inside the store's data. An import that works on the
+    /// profiler's memory finds it by its export name, `memory_export`, at its first call (the
+    /// start function may make it, before instantiation hands out the instance) and keeps it.
     fn link<T: 'static>(
         linker: &mut Linker<T>,
         get: fn(&mut T) -> &mut Self,
@@ -85,7 +105,7 @@ pub trait Collector: Send + Sized + 'static {
     ) -> Result<()> {
         let Some(import) = Self::IMPORT else { return Ok(()) };
         if import.takes_path() {
-            let wide_export = memory_export.map(str::to_string);
+            let profiler = ProfilerMemory::new(memory_export);
             linker.func_wrap(
                 IMPORT_MODULE,
                 import.name(),
@@ -95,19 +115,19 @@ pub trait Collector: Send + Sized + 'static {
                         let call = HostCall::Path { function, path };
                         return get(caller.data_mut()).host_call(call).map_err(wasmtime::Error::from_anyhow);
                     }
-                    let memory = profiler_memory(&mut caller, wide_export.as_deref())?;
+                    let memory = profiler.get(&mut caller)?;
                     let (data, host) = memory.data_and_store_mut(&mut caller);
                     let call = HostCall::Wide { function: function & !HIGH_KEY, path, memory: data };
                     get(host).host_call(call).map_err(wasmtime::Error::from_anyhow)
                 },
             )?;
         } else {
-            let export = memory_export.map(str::to_string);
+            let profiler = ProfilerMemory::new(memory_export);
             linker.func_wrap(
                 IMPORT_MODULE,
                 import.name(),
                 move |mut caller: Caller<'_, T>| -> wasmtime::Result<()> {
-                    let memory = profiler_memory(&mut caller, export.as_deref())?;
+                    let memory = profiler.get(&mut caller)?;
                     let (data, host) = memory.data_and_store_mut(&mut caller);
                     get(host).host_call(HostCall::Memory(data)).map_err(wasmtime::Error::from_anyhow)
                 },
