@@ -818,8 +818,9 @@ fn segments_of_up_to_k_calls_are_those_of_ips_k() {
 /// from its entry and sits in a table, and each of 14 functions of type `$v` reads `big`'s head
 /// twice on one path (about 2^61 heads each), before `g0` and `g1` (type `$u`), which `h` calls
 /// through the table. Each function's heads take at most a fair share of the space (these 14 an
-/// equal share of what the small ones leave), so every head lies inside it and `h` reads `g0`'s and `g1`'s where they are: `ippp:2` counts `ips:2`'s
-/// segments and the program runs as it does under `bl`.
+/// equal share of what the small ones leave), so every head lies inside it and `h` reads `g0`'s
+/// and `g1`'s where they are: `ippp:2` counts `ips:2`'s segments and the program runs as it does
+/// under `bl`.
 #[test]
 fn heads_of_every_depth_fit_in_their_space() {
     let bits = bit_tests(30);
