@@ -52,6 +52,11 @@ impl Fitter<'_> {
         }
     }
 
+    /// Every call read at the depth `wanted` gives it.
+    fn read_all(&self, wanted: &[Option<u8>]) -> Vec<(Read, CallDigit)> {
+        (0..wanted.len()).map(|c| self.read_at(c, wanted[c])).collect()
+    }
+
     /// The largest product of radices along a path of calls read as `read` (a radix of 0 counted
     /// as 1: such a call is dropped), the IDs that makes within the bound (saturating), and that path.
     fn heaviest(&self, read: &[(Read, CallDigit)]) -> (u128, u128, Vec<u32>) {
@@ -77,8 +82,7 @@ impl Fitter<'_> {
     /// The IDs the calls would make, each reading the head `wanted` gives it, were none dropped
     /// (saturating): the limit with which [`Fitter::fit`] drops none.
     pub(super) fn need(&self, wanted: &[Option<u8>]) -> u128 {
-        let read: Vec<(Read, CallDigit)> = (0..wanted.len()).map(|c| self.read_at(c, wanted[c])).collect();
-        self.heaviest(&read).1
+        self.heaviest(&self.read_all(wanted)).1
     }
 
     /// The digits of the calls, each reading the head of the depth `wanted` gives it (none: it
@@ -88,7 +92,7 @@ impl Fitter<'_> {
     /// §3.4.3: the numbering truncates no edge an interesting segment takes].
     pub(super) fn fit(&self, wanted: &[Option<u8>], taken: &HashSet<usize>) -> Fitted {
         let mut depths = wanted.to_vec();
-        let mut read: Vec<(Read, CallDigit)> = (0..depths.len()).map(|c| self.read_at(c, depths[c])).collect();
+        let mut read = self.read_all(wanted);
         let mut dropped = Vec::new();
         let mut drop = |c: usize, read: &mut [(Read, CallDigit)], depths: &mut [Option<u8>]| {
             read[c] = (Read::NONE, CallDigit { radix: 1, dropped: true, ..read[c].1 });
