@@ -59,8 +59,8 @@ pub enum HostCall<'a> {
 
 /// The profiler's memory of the module calling a host import, found by its export name at the
 /// first call and kept: the imports [`Collector::link`] defines serve the one store their linker
-/// instantiates in. (Looking the export up at every call cost nextpnr's `ippp:2` run, whose path
-/// ends pass high keys through the memory, about a tenth of its time.)
+/// instantiates in. A path end that passes high keys reads it at every call (docs/PERFORMANCE.md
+/// measures the lookup this spares).
 struct ProfilerMemory {
     export: Option<String>,
     found: OnceLock<Memory>,
