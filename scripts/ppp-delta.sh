@@ -4,9 +4,10 @@
 # ones; every function's delta (slots over interesting paths) and the delta that Ball-Larus IDs would
 # give (their span over the interesting paths) are tallied by scripts/ppp_delta.py. With `ippp`, the
 # same for supergraph paths [PPP07 Fig. 3.20]: each program runs in ips:1, then in ippp:slots with
-# that run's segments as the interesting ones, and the delta of the supergraph IDs is the span's.
+# that run's segments as the interesting ones, and the delta of the supergraph IDs is the span's;
+# with `ippp:K`, segments of up to K calls (ips:K, then ippp:K:slots).
 #
-#   scripts/ppp-delta.sh [CORPUS_DIR] [PATHPROF] [ippp]    (defaults: ../shared/corpus, target/release/pathprof)
+#   scripts/ppp-delta.sh [CORPUS_DIR] [PATHPROF] [ippp[:K]]    (defaults: ../shared/corpus, target/release/pathprof)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 corpus=$(cd "${1:-../shared/corpus}" && pwd)
@@ -14,7 +15,8 @@ pathprof=$(cd "$(dirname "${2:-target/release/pathprof}")" && pwd)/$(basename "$
 case "${3:-}" in
     "") test_mode=bl mode=ppp ;;
     ippp) test_mode=ips:1 mode=ippp:slots ;;
-    *) echo "ppp-delta.sh: the third argument is ippp or nothing, not $3" >&2; exit 2 ;;
+    ippp:[1-4]) test_mode=ips:${3#ippp:} mode=$3:slots ;;
+    *) echo "ppp-delta.sh: the third argument is ippp, ippp:K (K from 1 to 4) or nothing, not $3" >&2; exit 2 ;;
 esac
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -26,7 +28,7 @@ for wasm in $(cd "$corpus" && find . -name '*.wasm' | sort); do
     (cd "$dir" && "$pathprof" run --quiet --dir . --mode "$mode" --interesting "$work/$name.test.json" \
         -o "$work/$name.json" "$(basename "$wasm")" > /dev/null 2>&1)
     profiles+=("$work/$name.json")
-    if [ "$mode" = ippp:slots ]; then
+    if [ "$mode" != ppp ]; then
         "$pathprof" report --top 0 "$work/$name.json" 2>/dev/null | grep 'supergraph paths in' | sed "s|^ *|${wasm#./}: |"
     fi
 done

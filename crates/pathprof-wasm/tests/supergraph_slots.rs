@@ -4,7 +4,7 @@
 //! it counted without slots; the counts of slots and counters together are those of the same run
 //! instrumented without interesting paths, ID for ID.
 
-use pathprof_core::supergraph::{Head, InterestingPath};
+use pathprof_core::supergraph::{InterestingPath, Taken};
 use pathprof_wasm::map::{ArrayCounters, RawCounts};
 use pathprof_wasm::{instrument, InstrumentOptions, ProfileMap, SinkKind};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -90,8 +90,9 @@ fn instrumented(options: &InstrumentOptions) -> (Vec<u8>, ProfileMap) {
 fn interesting(map: &ProfileMap) -> HashMap<u32, Vec<InterestingPath>> {
     let sg = |f: usize| map.functions[f].probes().unwrap().supergraph.clone().unwrap();
     let (f, g, run) = (sg(0), sg(1), sg(2));
-    let mut heads: BTreeSet<Head> = (0..2).map(|d| Head::Path { function: 0, path: f.entry_base + d }).collect();
-    heads.extend((0..g.entry_paths).map(|d| Head::Path { function: 1, path: g.entry_base + d }));
+    let entered = |function, path| Taken::Entered { function, path, calls: Vec::new() };
+    let mut heads: BTreeSet<Taken> = (0..2).map(|d| entered(0, f.entry_base + d)).collect();
+    heads.extend((0..g.entry_paths).map(|d| entered(1, g.entry_base + d)));
     let even = |s: &pathprof_core::supergraph::Supergraph| {
         (0..s.paths).step_by(2).map(|path| InterestingPath { path, heads: Vec::new() }).collect()
     };

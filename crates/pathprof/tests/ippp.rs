@@ -994,3 +994,63 @@ fn a_call_whose_deepest_head_would_not_fit_reads_a_shallower_one() {
     assert_eq!(m["depths"], serde_json::json!([1]), "{m}");
     assert_eq!(m["levels"][0]["keys"].as_u64(), Some(1 << 20), "{m}");
 }
+
+/// The segments of up to `K` calls that an `ips:K` run of the same input took, given as the
+/// interesting ones, name the heads of every depth the callees publish: `ippp:K:slots` counts every
+/// path end of each function with slots in its slots (`run` of [`CALLS`] among them, whose calls
+/// read heads of depth 1 and more), its segments are `ips:K`'s and none is residual; with the
+/// segments of another input, those that input did not take are residual, as `ips:K` finds them.
+#[test]
+fn segments_of_k_calls_that_were_tested_count_in_slots() {
+    let (dir, wasm) = common::wat_module(CALLS);
+    let dir = dir.path();
+    // `run` is the module's last function.
+    let run_index = |p: &Profile| p.functions.iter().map(|f| f.index).max().unwrap();
+    let ips = |out: &str, k: usize, n: &str| {
+        let mode = format!("ips:{k}");
+        let status = pathprof()
+            .current_dir(dir)
+            .args(["run", "--quiet", "-o", out, "--mode", &mode, "--invoke", "run"])
+            .arg(&wasm)
+            .arg(n)
+            .stdout(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "{mode}");
+        Profile::from_json(&std::fs::read_to_string(dir.join(out)).unwrap()).unwrap()
+    };
+    let [bl] = runs(dir, &wasm, &["7"], ["bl"]);
+    for k in 2..=4 {
+        let mode = format!("ippp:{k}:slots");
+        let field = ips("field.json", k, "7");
+        let slotted = |tested: &str| {
+            let r = run_in(dir, &["--mode", &mode, "--invoke", "run", "--interesting", tested], &wasm, &["7"]);
+            assert!(r.output.status.success(), "{mode}: {}", String::from_utf8_lossy(&r.output.stderr));
+            assert_eq!(r.output.stdout, bl.output.stdout, "{mode}: the output");
+            assert_eq!(r.profile.mode.name(), "ippp");
+            assert_eq!(counts(&r.profile), counts(&bl.profile), "{mode}: the Ball–Larus counts");
+            let got = facts(&r.profile.mode).unwrap();
+            assert_eq!(got.mismatched.0, 0);
+            assert_eq!(segments(&got), segments(&facts(&field.mode).unwrap()), "{mode}: the segments are ips:{k}'s");
+            (r, got)
+        };
+        // Tested on the same input: every supergraph path that runs is interesting.
+        let (same, got) = slotted("field.json");
+        assert_eq!(got.residual.as_ref().map(|r| r.segments.0), Some(0), "{mode}");
+        let slots = got.slots.expect("slots");
+        let with: Vec<u32> = slots.functions.iter().map(|f| f.function).collect();
+        assert!(with.contains(&run_index(&same.profile)), "{mode}: run has slots: {with:?}");
+        let ends: u64 = counts(&same.profile).iter().filter(|((f, _), _)| with.contains(f)).map(|(_, c)| c).sum();
+        assert_eq!(slots.path_ends.0, ends, "{mode}: every path end of a function with slots counts in them");
+        // Tested on another input: what it did not take is residual.
+        let tested = segments(&facts(&ips("test.json", k, "1").mode).unwrap());
+        let (_, got) = slotted("test.json");
+        let untested: Vec<_> = got.ips.iter().filter(|s| !tested.contains_key(&s.steps)).collect();
+        assert!(!untested.is_empty(), "{mode}");
+        let residual = got.residual.as_ref().expect("residual segments");
+        assert_eq!(residual.segments.0, untested.len() as u64, "{mode}");
+        assert_eq!(residual.executions.0, untested.iter().map(|s| s.count.0).sum::<u64>(), "{mode}");
+        let slots = got.slots.expect("slots");
+        assert!(slots.path_ends.0 > 0, "{mode}: {slots:?}");
+    }
+}

@@ -214,13 +214,55 @@ fn compare(
     Compared::Equal { ips: Box::new(a), ippp: Box::new(b), facts: Box::new(fb), got, left_out }
 }
 
+/// Runs with slots: how many had some, their path ends in slots, and all their path ends.
+type Slotted = (usize, u64, u64);
+
+/// Runs each of `tested` (a run's configuration and its `ips` profile) with `with_slots`, an
+/// `ippp[:K]:slots` module of case `name`, and checks that it counts the same Ball–Larus paths and
+/// the same segments, but those it leaves out as not counted; adds to `slotted`, and returns how
+/// many runs it left out because the call stack ran out in one mode and not the other. Runs with
+/// mismatched path ends (a call unwound) are not compared.
+fn check_slots(
+    engine: &pathprof_runtime::Engine,
+    with_slots: &Prepared,
+    tested: &[(RunConfig, Profile)],
+    name: &str,
+    slotted: &mut Slotted,
+) -> usize {
+    let mut exhausted_in_one = 0;
+    for (config, a) in tested {
+        let what = format!("{name}, {} (slots)", config.args[0]);
+        let run = with_slots.run(engine, config).unwrap();
+        let exhausted = |t: Option<&str>| t.is_some_and(|t| t.contains("stack exhausted"));
+        if exhausted(run.outcome.trap.as_deref()) != exhausted(a.trap.as_deref()) {
+            exhausted_in_one += 1;
+            continue;
+        }
+        let b = with_slots.profile(&run, config).unwrap();
+        assert_eq!(counts(a), counts(&b), "{what}: the Ball–Larus counts");
+        let (fa, fb) = (facts(&a.mode).unwrap(), facts(&b.mode).unwrap());
+        if fa.mismatched.0 > 0 || fb.mismatched.0 > 0 {
+            continue;
+        }
+        let want = fa.ips.iter().map(|s| (s.steps.clone(), s.count.0)).collect();
+        let (want, _) = without_not_counted(want, &fb);
+        let got: HashMap<Vec<IpsStep>, u64> = fb.ips.iter().map(|s| (s.steps.clone(), s.count.0)).collect();
+        assert!(got == want, "{what}: the segments differ from ips:{}'s\nslots: {got:?}\nips: {want:?}", fa.k);
+        if let Some(s) = &fb.slots {
+            (slotted.0, slotted.1) = (slotted.0 + 1, slotted.1 + s.path_ends.0);
+        }
+        slotted.2 += counts(&b).values().sum::<u64>();
+    }
+    exhausted_in_one
+}
+
 #[test]
 fn ippp_counts_the_segments_of_ips_1_on_generated_modules() {
     let cases: u64 = std::env::var("PATHPROF_SMITH_IPPP_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(400);
     let engine = pathprof_runtime::engine().unwrap();
     let (ips_mode, ippp_mode) = (Mode::parse("ips:1").unwrap(), Mode::parse("ippp").unwrap());
     let slots_mode = Mode::parse("ippp:slots").unwrap();
-    let (mut slotted_runs, mut in_slots, mut ends, mut stack_exhausted, mut unwound) = (0, 0u64, 0u64, 0, 0);
+    let (mut slotted, mut stack_exhausted, mut unwound) = ((0, 0u64, 0u64), 0, 0);
     let (mut runs, mut segments, mut executions, mut calls_followed, mut not_counted) = (0, 0, 0u64, 0u64, 0);
     let (mut tail_calling_ends, mut into_tail_calling) = (0u64, 0u64);
     let only: Option<u64> = std::env::var("PATHPROF_SMITH_IPPP_CASE").ok().and_then(|v| v.parse().ok());
@@ -279,29 +321,7 @@ fn ippp_counts_the_segments_of_ips_1_on_generated_modules() {
         let interesting = Interesting::of(&wasm, &chosen, InterestingRule::Executed).unwrap();
         let inputs = Inputs { interesting: Some(&interesting), ..Inputs::default() };
         let with_slots = Prepared::new(&wasm, &name, &slots_mode, &inputs).unwrap();
-        for (config, a) in &tested {
-            let what = format!("{name}, {} (ippp:slots)", config.args[0]);
-            let run = with_slots.run(&engine, config).unwrap();
-            let exhausted = |t: Option<&str>| t.is_some_and(|t| t.contains("stack exhausted"));
-            if exhausted(run.outcome.trap.as_deref()) != exhausted(a.trap.as_deref()) {
-                stack_exhausted += 1;
-                continue;
-            }
-            let b = with_slots.profile(&run, config).unwrap();
-            assert_eq!(counts(a), counts(&b), "{what}: the Ball–Larus counts");
-            let (fa, fb) = (facts(&a.mode).unwrap(), facts(&b.mode).unwrap());
-            if fa.mismatched.0 > 0 || fb.mismatched.0 > 0 {
-                continue;
-            }
-            let want = fa.ips.iter().map(|s| (s.steps.clone(), s.count.0)).collect();
-            let (want, _) = without_not_counted(want, &fb);
-            let got: HashMap<Vec<IpsStep>, u64> = fb.ips.iter().map(|s| (s.steps.clone(), s.count.0)).collect();
-            assert!(got == want, "{what}: the segments differ from ips:1's\nippp:slots: {got:?}\nips:1: {want:?}");
-            if let Some(s) = &fb.slots {
-                (slotted_runs, in_slots) = (slotted_runs + 1, in_slots + s.path_ends.0);
-            }
-            ends += counts(&b).values().sum::<u64>();
-        }
+        stack_exhausted += check_slots(&engine, &with_slots, &tested, &name, &mut slotted);
     }
     eprintln!(
         "{runs} runs: {segments} segments ({executions} executions, {calls_followed} into a callee with probes) equal to ips:1's; {not_counted} rooted at calls not counted"
@@ -309,6 +329,7 @@ fn ippp_counts_the_segments_of_ips_1_on_generated_modules() {
     eprintln!(
         "{tail_calling_ends} of their path ends in functions that make tail calls, {into_tail_calling} segment executions into one"
     );
+    let (slotted_runs, in_slots, ends) = slotted;
     eprintln!("ippp:slots: the same segments; {slotted_runs} runs with slots, {in_slots} of {ends} path ends in slots");
     eprintln!("{stack_exhausted} runs left out: the call stack ran out in one mode and not the other");
     eprintln!("{unwound} runs with mismatched path ends (a call unwound), their segments not compared");
@@ -321,13 +342,16 @@ fn ippp_counts_the_segments_of_ips_1_on_generated_modules() {
 }
 
 /// `ippp:K` for `K` from 2 to 4 against `ips:K`, on the same generated modules: the same
-/// segments, but those rooted at the subpaths whose walks need a head some call does not carry.
+/// segments, but those rooted at the subpaths whose walks need a head some call does not carry;
+/// and `ippp:K:slots`, the segments of every other run interesting, the same again, with path ends
+/// in slots.
 #[test]
 fn ippp_k_counts_the_segments_of_ips_k_on_generated_modules() {
     let cases: u64 = std::env::var("PATHPROF_SMITH_IPPP_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(400) / 2;
     let engine = pathprof_runtime::engine().unwrap();
     let (mut runs, mut segments, mut executions, mut nested, mut not_counted, mut left_alone) =
         (0, 0, 0u64, 0u64, 0, 0);
+    let mut slotted = (0, 0u64, 0u64);
     let only: Option<u64> = std::env::var("PATHPROF_SMITH_IPPP_CASE").ok().and_then(|v| v.parse().ok());
     for seed in only.map_or(0..cases, |c| c..c + 1) {
         let Some((wasm, exports, _)) = generate(seed) else { continue };
@@ -337,13 +361,15 @@ fn ippp_k_counts_the_segments_of_ips_k_on_generated_modules() {
         let ippp_mode = Mode::parse(&format!("ippp:{k}")).unwrap();
         let ips = Prepared::new(&wasm, &name, &ips_mode, &Inputs::default()).unwrap();
         let ippp = Prepared::new(&wasm, &name, &ippp_mode, &Inputs::default()).unwrap();
+        let mut tested: Vec<(RunConfig, Profile)> = Vec::new();
         for (export, params) in &exports {
             let config = invocation(export, *params);
             let what = format!("{name}, {export}");
-            let Compared::Equal { got, left_out, .. } = compare(&engine, &ips, &ippp, &config, &what) else {
+            let Compared::Equal { ips: a, got, left_out, .. } = compare(&engine, &ips, &ippp, &config, &what) else {
                 left_alone += 1;
                 continue;
             };
+            tested.push((config.clone(), *a));
             runs += 1;
             segments += got.len();
             executions += got.values().sum::<u64>();
@@ -364,11 +390,26 @@ fn ippp_k_counts_the_segments_of_ips_k_on_generated_modules() {
                 .sum::<u64>();
             not_counted += left_out;
         }
+        let chosen: Vec<(String, Profile)> =
+            tested.iter().step_by(2).map(|(c, p)| (c.args[0].clone(), p.clone())).collect();
+        if chosen.is_empty() {
+            continue;
+        }
+        let interesting = Interesting::of(&wasm, &chosen, InterestingRule::Executed).unwrap();
+        let inputs = Inputs { interesting: Some(&interesting), ..Inputs::default() };
+        let slots_mode = Mode::parse(&format!("ippp:{k}:slots")).unwrap();
+        let with_slots = Prepared::new(&wasm, &name, &slots_mode, &inputs).unwrap();
+        check_slots(&engine, &with_slots, &tested, &name, &mut slotted);
     }
     eprintln!(
         "{runs} runs: {segments} segments ({executions} executions, {nested} through nested calls) equal to ips:K's; {not_counted} left out as not counted; {left_alone} runs not compared"
     );
+    let (slotted_runs, in_slots, ends) = slotted;
+    eprintln!(
+        "ippp:K:slots: the same segments; {slotted_runs} runs with slots, {in_slots} of {ends} path ends in slots"
+    );
     if only.is_none() {
         assert!(runs > cases as usize && segments >= 50 && nested > 0, "the cases ran and followed nested calls");
+        assert!(slotted_runs * 2 > runs && in_slots > 0 && in_slots < ends, "slots and counters both counted");
     }
 }

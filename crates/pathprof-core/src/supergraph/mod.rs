@@ -40,8 +40,10 @@
 //! digit.
 
 mod preferential;
+mod taken;
 
 pub use preferential::{CallsByBlock, InterestingPath, SupergraphPpp};
+pub use taken::{HeadNames, Taken};
 
 use crate::dag::Dag;
 use crate::numbering::Numbering;

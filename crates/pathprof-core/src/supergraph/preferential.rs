@@ -13,9 +13,11 @@
 //!
 //! A Ball–Larus path is interesting when the test runs took it and, at each of its calls, at least
 //! one interesting segment rooted there: its interesting supergraph paths are those whose every
-//! digit names a head of an interesting segment ([`SupergraphPpp::interesting_ids`]).
+//! digit names a head of an interesting segment ([`SupergraphPpp::interesting_ids`]; for segments
+//! of more than one call, the heads of deeper depths of [`super::taken`]).
 
-use super::{digits, Head, HeadSpace, Supergraph};
+use super::taken::{HeadNames, Taken};
+use super::{digits, HeadLevel, HeadSpace, Supergraph};
 use crate::dag::DagEdgeId;
 use crate::placement::Placement;
 use crate::plan::FunctionPlan;
@@ -23,12 +25,28 @@ use crate::ppp::{slots, weights, PppError, PppNumbering, PppPlan};
 use crate::regen::{self, BadPathId};
 use std::collections::BTreeSet;
 
-/// A Ball–Larus path of a function with the heads its calls took in interesting segments: a set per
-/// call on the path, in order (a call past the last set, or with an empty set, took none).
+/// A Ball–Larus path of a function with what its calls took in interesting segments rooted there:
+/// a set per call on the path, in order (a call past the last set, or with an empty set, took
+/// none).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InterestingPath {
     pub path: u64,
-    pub heads: Vec<BTreeSet<Head>>,
+    pub heads: Vec<BTreeSet<Taken>>,
+}
+
+/// The heads of depth 0, which are first paths: a space alone names them.
+impl HeadNames for HeadSpace {
+    fn space(&self, depth: usize) -> Option<&HeadSpace> {
+        (depth == 0).then_some(self)
+    }
+
+    fn level(&self, _: u32, _: usize) -> Option<&HeadLevel> {
+        None
+    }
+
+    fn calls_on(&self, _: u32, _: u64) -> Option<Vec<usize>> {
+        None
+    }
 }
 
 /// The preferential numbering of a function's supergraph paths.
@@ -74,14 +92,15 @@ impl CallsByBlock {
 
 impl SupergraphPpp {
     /// The supergraph IDs of the interesting paths `paths` of a function planned as `plan` with
-    /// supergraph `sg` (its calls by block `calls`), its heads read in `space`: each path with
-    /// every combination of the digits its calls' interesting heads give, paths whose combinations
-    /// would pass `max` IDs in all left out, in order.
+    /// supergraph `sg` (its calls by block `calls`), its heads named by `names` (each call's of
+    /// the depth `sg.depths` gives, or of depth 0): each path with every combination of the digits
+    /// its calls' interesting heads give, paths whose combinations would pass `max` IDs in all
+    /// left out, in order.
     pub fn interesting_ids(
         sg: &Supergraph,
         plan: &FunctionPlan,
         by_block: &CallsByBlock,
-        space: &HeadSpace,
+        names: &impl HeadNames,
         paths: &[InterestingPath],
         max: usize,
     ) -> Vec<u64> {
@@ -99,8 +118,11 @@ impl SupergraphPpp {
                     if !adds_digit(sg, c) {
                         return vec![0];
                     }
-                    let heads = p.heads.get(j).unwrap_or(&none);
-                    let mut ds: Vec<u64> = heads.iter().flat_map(|&h| space.digits_of(sg.calls[c], h)).collect();
+                    let depth = if sg.depths.is_empty() { Some(0) } else { sg.depths[c] };
+                    let Some(depth) = depth.map(usize::from) else { return Vec::new() };
+                    let taken = p.heads.get(j).unwrap_or(&none);
+                    let named = taken.iter().filter_map(|t| names.digits(sg.calls[c], depth, Some(t), max));
+                    let mut ds: Vec<u64> = named.flatten().collect();
                     ds.sort_unstable();
                     ds.dedup();
                     ds
@@ -331,13 +353,13 @@ mod tests {
                 .nth(1)
                 .unwrap()
         };
-        let h = |p| Head::Path { function: 7, path: p };
-        let set = |heads: &[Head]| heads.iter().copied().collect::<BTreeSet<_>>();
+        let h = |p| Taken::Entered { function: 7, path: p, calls: Vec::new() };
+        let set = |heads: &[Taken]| heads.iter().cloned().collect::<BTreeSet<_>>();
         let paths = [
             // 1 → 2 → 4: three calls (the last adds no digit).
-            InterestingPath { path: path(&[1, 2, 4]), heads: vec![set(&[h(1), Head::None]), set(&[h(0)]), set(&[])] },
+            InterestingPath { path: path(&[1, 2, 4]), heads: vec![set(&[h(1), Taken::None]), set(&[h(0)]), set(&[])] },
             // 1 → 3 → 4: a call of no interesting head.
-            InterestingPath { path: path(&[1, 3, 4]), heads: vec![set(&[]), set(&[Head::None])] },
+            InterestingPath { path: path(&[1, 3, 4]), heads: vec![set(&[]), set(&[Taken::None])] },
             // A path given with more calls than it has.
             InterestingPath { path: path(&[0]), heads: vec![set(&[h(0)]), set(&[h(0)])] },
             // The other path to 1 → 2 → 4 with its last calls not given: they took no head.

@@ -23,8 +23,8 @@ use crate::cfg::{FuncCfg, SiteKind, Special};
 use crate::module::ModuleInfo;
 use pathprof_core::ips::MAX_DEPTH;
 use pathprof_core::supergraph::{
-    entry_paths, first_positions, max_high_words, CallDigit, CallsByBlock, HeadLevel, HeadSpace, InterestingPath,
-    Supergraph, SupergraphPpp,
+    entry_paths, first_positions, max_high_words, CallDigit, CallsByBlock, HeadLevel, HeadNames, HeadSpace,
+    InterestingPath, Supergraph, SupergraphPpp, Taken,
 };
 use pathprof_core::FunctionPlan;
 use std::collections::{HashMap, HashSet};
@@ -45,6 +45,35 @@ pub(crate) struct Heads {
     /// Whether a function without probes, a host function that may call back or a tail call is in
     /// the module: calls that arm the head words then restore them.
     interposed: bool,
+    /// The module's imported functions, which come before the defined ones.
+    imported: u32,
+    /// For segments of more than one call: the calls (their indices among the function's) on each
+    /// first path that interesting segments take, by function and path, to name their heads.
+    entry_calls: HashMap<(u32, u64), Vec<usize>>,
+}
+
+/// The heads interesting segments name, for their compact slots ([`Heads::preferential`]).
+impl HeadNames for Heads {
+    fn space(&self, depth: usize) -> Option<&HeadSpace> {
+        self.levels.get(depth).map(|l| &l.space)
+    }
+
+    fn level(&self, function: u32, depth: usize) -> Option<&HeadLevel> {
+        let k = function.checked_sub(self.imported)? as usize;
+        self.deeper.get(k)?.get(depth.checked_sub(1)?).map(|(level, _)| level)
+    }
+
+    fn calls_on(&self, function: u32, path: u64) -> Option<Vec<usize>> {
+        self.entry_calls.get(&(function, path)).cloned()
+    }
+}
+
+/// The first paths (function and path) that `taken` names, at every depth, into `out`.
+fn entered(taken: &Taken, out: &mut HashSet<(u32, u64)>) {
+    if let Taken::Entered { function, path, calls } = taken {
+        out.insert((*function, *path));
+        calls.iter().for_each(|t| entered(t, out));
+    }
 }
 
 /// The heads of one depth.
@@ -245,8 +274,15 @@ impl Level {
 
 impl Heads {
     /// The head spaces, of depths 0 to `depth − 1`, of the functions `analyses` instrument (their
-    /// bodies starting at `body_starts`).
-    pub fn new(info: &ModuleInfo, analyses: &[Analysis], body_starts: &[u64], depth: usize) -> Heads {
+    /// bodies starting at `body_starts`), with the calls on the first paths that the `interesting`
+    /// segments take.
+    pub fn new(
+        info: &ModuleInfo,
+        analyses: &[Analysis],
+        body_starts: &[u64],
+        depth: usize,
+        interesting: &HashMap<u32, Vec<InterestingPath>>,
+    ) -> Heads {
         let mut referenced: HashSet<u32> = info.referenced_funcs.iter().copied().collect();
         for (fcfg, _) in analyses.iter().flatten() {
             for &(_, special) in &fcfg.specials {
@@ -327,7 +363,23 @@ impl Heads {
         let interposed = tail_calls
             || info.import_modules.iter().any(|m| may_call_back(m))
             || levels[0].functions.iter().any(Option::is_none);
-        Heads { levels, deeper, sites, interposed }
+        // The calls on the first paths of the activations interesting segments enter, which their
+        // heads of depths past 0 number.
+        let mut first = HashSet::new();
+        if depth > 1 {
+            let taken = interesting.values().flatten().flat_map(|p| p.heads.iter().flatten());
+            taken.for_each(|t| entered(t, &mut first));
+        }
+        let mut entry_calls = HashMap::new();
+        for (function, path) in first {
+            let Some(k) = function.checked_sub(info.num_imported_funcs).map(|k| k as usize) else { continue };
+            let (Some(a), Some(Some(sites))) = (analyses.get(k), sites.get(k)) else { continue };
+            let Some((_, plan)) = planned(a) else { continue };
+            let Ok(q) = pathprof_core::regen::regenerate(&plan.dag, &plan.numbering, path) else { continue };
+            let blocks: Vec<u32> = sites.sites.iter().map(|s| s.1 as u32).collect();
+            entry_calls.insert((function, path), CallsByBlock::new(&blocks).on(&q.blocks));
+        }
+        Heads { levels, deeper, sites, interposed, imported: info.num_imported_funcs, entry_calls }
     }
 
     /// The preferential numbering of the supergraph paths of a function planned as `plan` with
@@ -341,17 +393,15 @@ impl Heads {
         max_slots: u64,
     ) -> Option<SupergraphPpp> {
         let sg = &s.supergraph;
-        // Interesting supergraph paths are numbered at depth 1 only, in functions whose IDs fit
-        // in one word.
-        if !sg.levels.is_empty() || sg.wide() {
+        // Interesting supergraph paths are numbered in functions whose IDs fit in one word.
+        if sg.wide() {
             return None;
         }
-        let weights: u64 = sg.calls.iter().filter(|c| c.adds_digit()).map(|c| c.radix).sum();
+        let weights = sg.calls.iter().filter(|c| c.adds_digit()).fold(0u64, |sum, c| sum.saturating_add(c.radix));
         if weights > MAX_DIGIT_WEIGHTS {
             return None;
         }
-        let ids =
-            SupergraphPpp::interesting_ids(sg, plan, &s.by_block, &self.levels[0].space, paths?, max_slots as usize);
+        let ids = SupergraphPpp::interesting_ids(sg, plan, &s.by_block, self, paths?, max_slots as usize);
         if ids.is_empty() {
             return None;
         }

@@ -93,7 +93,7 @@ pub fn instrument(bytes: &[u8], options: &InstrumentOptions) -> Result<Instrumen
     let heads = match options.sink {
         SinkKind::Supergraph { depth, .. } => {
             let starts: Vec<u64> = bodies.iter().map(|b| b.1.range().start as u64).collect();
-            Some(heads::Heads::new(&info, &analyses, &starts, usize::from(depth.max(1))))
+            Some(heads::Heads::new(&info, &analyses, &starts, usize::from(depth.max(1)), &options.interesting_segments))
         }
         _ => None,
     };

@@ -13,9 +13,11 @@
 //! profiles of a test suite) the others are residual (`report --untested`), and the supergraph
 //! paths whose segments are all interesting get compact preferential IDs [PPP07 §3.4.5 with §3.3]:
 //! they count in slots in the functions whose supergraph paths the host would count (too many for
-//! an array, and their table too large for the profiler's memory), or with `ippp:slots` in every
-//! function, as `ppp` and `ppp:slots` count interesting paths (at `K = 1`; deeper, the
-//! interesting segments decide which calls keep their digits, and the others are residual).
+//! an array, and their table too large for the profiler's memory), or with `ippp[:K]:slots` in every
+//! function, as `ppp` and `ppp:slots` count interesting paths. A segment of
+//! more than one call names the heads of deeper depths its callees publish
+//! ([`pathprof_core::supergraph::Taken`]); the interesting segments also decide which calls keep
+//! their digits.
 
 use super::bl::{replay_counted, run_counted};
 use super::ips::{
@@ -31,7 +33,7 @@ use anyhow::{bail, Context, Result};
 use pathprof_core::ips::{depth_one, walk_tree, Callee, FirstPath, HeadTree, Segments, Step};
 use pathprof_core::profile::{FunctionProfile, Profile, ProfileMode, U64};
 use pathprof_core::regen::{self, PathPoint};
-use pathprof_core::supergraph::{call_digits, CallDigit, Head, HeadSpace, Heads, InterestingPath};
+use pathprof_core::supergraph::{call_digits, CallDigit, Head, HeadSpace, Heads, InterestingPath, Taken};
 use pathprof_runtime::{Engine, Program, Recorded, RunConfig, WideCounts};
 use pathprof_wasm::map::{FunctionMap, RawCounts};
 use pathprof_wasm::{InstrumentOptions, ProfileMap, SinkKind};
@@ -43,7 +45,7 @@ use std::io::Write;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ippp;
 
-/// An `ippp` mode, of segments of up to `k` calls: with `slots_everywhere` (`k = 1`), the
+/// An `ippp` mode, of segments of up to `k` calls: with `slots_everywhere`, the
 /// interesting supergraph paths of every function count in slots, not only those of functions whose
 /// supergraph paths the host would count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,15 +60,20 @@ impl ModeKind for Ippp {
     }
 
     fn forms(&self) -> &'static [&'static str] {
-        &["ippp[:K]", "ippp:slots"]
+        &["ippp[:K]", "ippp[:K]:slots"]
     }
 
     fn parse(&self, spec: &str, settings: Option<&str>) -> Option<Result<Mode>> {
-        if settings == Some("slots") {
-            return Some(Ok(Mode::new(IpppMode { slots_everywhere: true, k: 1 })));
-        }
-        let k = settings.map_or(Ok(1), |k| whole_number(spec, "K", k, pathprof_core::ips::MAX_DEPTH as u64));
-        Some(k.map(|k| Mode::new(IpppMode { slots_everywhere: false, k: k as usize })))
+        let (k, slots_everywhere) = match settings {
+            Some("slots") => (None, true),
+            Some(s) => match s.strip_suffix(":slots") {
+                Some(k) => (Some(k), true),
+                None => (Some(s), false),
+            },
+            None => (None, false),
+        };
+        let k = k.map_or(Ok(1), |k| whole_number(spec, "K", k, pathprof_core::ips::MAX_DEPTH as u64));
+        Some(k.map(|k| Mode::new(IpppMode { slots_everywhere, k: k as usize })))
     }
 
     fn merge(&self, a: &ProfileMode, b: &ProfileMode) -> Result<ProfileMode> {
@@ -85,7 +92,8 @@ impl ProfilingMode for IpppMode {
 
     fn write(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (self.slots_everywhere, self.k) {
-            (true, _) => f.write_str("ippp:slots"),
+            (true, 1) => f.write_str("ippp:slots"),
+            (true, k) => write!(f, "ippp:{k}:slots"),
             (false, 1) => f.write_str("ippp"),
             (false, k) => write!(f, "ippp:{k}"),
         }
@@ -108,7 +116,7 @@ impl ProfilingMode for IpppMode {
     /// segments start on, with the first paths of the callees they enter, are the interesting ones.
     fn instrument(&self, options: &mut InstrumentOptions, profiled: &ProfiledModule, inputs: &Inputs) -> Result<()> {
         if self.slots_everywhere && inputs.interesting.is_none() {
-            bail!("--mode {self} needs --interesting PROFILE (ips:1 profiles whose segments are interesting)");
+            bail!("--mode {self} needs --interesting PROFILE (ips:{} profiles whose segments are interesting)", self.k);
         }
         check_interesting(&Mode::new(*self), self.k, profiled, inputs)?;
         if let Some(tested) = inputs.interesting.and_then(|i| i.segments.as_ref()) {
@@ -163,23 +171,21 @@ impl fmt::Display for IpppMode {
     }
 }
 
-/// The paths that the segments `tested` take, by function, with the first paths their calls took
-/// there: each of the chosen Ball–Larus paths, and at its call `j` the first path of every callee
-/// an interesting segment rooted there entered.
+/// The paths that the segments `tested` take, by function, with what their calls took there: each
+/// of the chosen Ball–Larus paths, and at its call `j` what every interesting segment rooted there
+/// took of the activation the call entered (its first path, and as deep as the segment went).
 fn interesting_paths(tested: &TestedSegments) -> HashMap<u32, Vec<InterestingPath>> {
-    let mut heads: HashMap<(u32, u64), Vec<BTreeSet<Head>>> = tested.paths.iter().map(|&p| (p, Vec::new())).collect();
+    let mut heads: HashMap<(u32, u64), Vec<BTreeSet<Taken>>> = tested.paths.iter().map(|&p| (p, Vec::new())).collect();
     for steps in &tested.segments {
-        let [IpsStep::Sub(root), IpsStep::Mark(Mark::Call), rest @ ..] = steps.as_slice() else { continue };
+        let [IpsStep::Sub(root), IpsStep::Mark(Mark::Call), ..] = steps.as_slice() else { continue };
         let Some(calls) = heads.get_mut(&(root.function, root.path.0)) else { continue };
-        let head = match rest.first() {
-            Some(IpsStep::Sub(callee)) => Head::Path { function: callee.function, path: callee.path.0 },
-            _ => Head::None,
-        };
+        let core: Vec<Step> = steps.iter().map(core_step).collect();
+        let Some(taken) = Taken::of_segment(&core) else { continue };
         let j = root.part as usize;
         if calls.len() <= j {
             calls.resize(j + 1, BTreeSet::new());
         }
-        calls[j].insert(head);
+        calls[j].insert(taken);
     }
     let mut out: HashMap<u32, Vec<InterestingPath>> = HashMap::new();
     for ((function, path), heads) in heads {
@@ -189,6 +195,15 @@ fn interesting_paths(tested: &TestedSegments) -> HashMap<u32, Vec<InterestingPat
         paths.sort_unstable_by_key(|p| p.path);
     }
     out
+}
+
+/// A profile's step as the walks of `pathprof_core::ips` spell it.
+fn core_step(step: &IpsStep) -> Step {
+    match step {
+        IpsStep::Sub(sub) => Step::Sub { label: u64::from(sub.function) << 32 | sub.path.0, part: sub.part },
+        IpsStep::Mark(Mark::Call) => Step::Call,
+        IpsStep::Mark(Mark::Return) => Step::Return,
+    }
 }
 
 /// What a run's supergraph path counts hold besides the Ball–Larus path counts.

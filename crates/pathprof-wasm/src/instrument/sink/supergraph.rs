@@ -175,7 +175,8 @@ const LOCALS_WITH_REGISTER: [ValType; 8] =
 const LOCALS_WITH_HIGH: [ValType; 8 + MAX_HIGH_WORDS as usize] = locals_then_i64(8);
 /// With more than one head word: all of [`LOCALS`], then for each depth `d` from 1 its key, then
 /// for each its first head, then for each word past the first what it held before a call, then
-/// the high keys.
+/// the high keys, or, in a function with slots (which has none), the digit a call counted
+/// ([`SupergraphSink::digit_local`]); the preferential register is [`LOCALS`]'s.
 const LOCALS_DEEP: [ValType; 9 + 3 * (MAX_DEPTH - 1) + MAX_HIGH_WORDS as usize] = locals_then_i64(9);
 
 /// The first `n` of [`LOCALS`], then `i64`s.
@@ -194,6 +195,8 @@ const STARTED: u32 = 2;
 const TOOK: u32 = 3;
 const SAVED: u32 = 4;
 const PENDING: u32 = 5;
+/// The preferential register with more than one head word.
+const REGISTER_DEEP: u32 = 6;
 /// The first of the locals past those of one head word.
 const DEEP: u32 = 7;
 
@@ -360,7 +363,30 @@ impl SupergraphSink {
 
     /// The preferential register among the sink's locals (the last), for a function with slots.
     pub(crate) fn preferential_local(&self) -> Option<u32> {
-        self.slots.map(|_| self.locals().len() as u32 - 1)
+        self.slots.map(|_| match self.words {
+            1 => self.locals().len() as u32 - 1,
+            _ => self.inner().locals().len() as u32 + REGISTER_DEEP,
+        })
+    }
+
+    /// With more than one head word and slots, the digit a call counted, whose weight it adds.
+    fn digit_local(&self, e: &Emitter) -> u32 {
+        self.local(e, DEEP + 3 * (self.words as u32 - 1) + u32::from(self.high))
+    }
+
+    /// `q += weights[min(digit, radix)]`, the digit (in local `value`) clamped first in 64 bits,
+    /// the weights at `offset` among the increment tables.
+    fn add_weight(&self, e: &mut Emitter, value: u32, radix: u64, offset: u32) {
+        e.f.instruction(&Instruction::LocalGet(value));
+        e.f.instruction(&Instruction::I64Const(radix as i64));
+        e.f.instruction(&Instruction::LocalGet(value));
+        e.f.instruction(&Instruction::I64Const(radix as i64));
+        e.f.instruction(&Instruction::I64LtU);
+        e.f.instruction(&Instruction::Select);
+        e.f.instruction(&Instruction::I32WrapI64);
+        e.f.instruction(&Instruction::LocalSet(e.s));
+        let q = e.q.expect("a function with slots has a preferential register");
+        e.add_table_entry(offset, radix as u32, q, 32);
     }
 
     /// Keeps what the head words hold in the locals that save them.
@@ -391,8 +417,15 @@ impl SupergraphSink {
             e.f.instruction(&Instruction::I64Const(read.radix as i64));
             e.f.instruction(&Instruction::I64Mul);
             Self::push_digit(e, read);
+            let weights = d.weights.filter(|_| depth == self.words);
+            if weights.is_some() {
+                e.f.instruction(&Instruction::LocalTee(self.digit_local(e)));
+            }
             e.f.instruction(&Instruction::I64Add);
             e.f.instruction(&Instruction::LocalSet(key));
+            if let Some(offset) = weights {
+                self.add_weight(e, self.digit_local(e), read.radix, offset);
+            }
         }
         if d.restore {
             self.restore_words(e);
@@ -404,7 +437,10 @@ impl PathSink for SupergraphSink {
     fn locals(&self) -> &'static [ValType] {
         let table = matches!(self.counts, SupergraphCounts::Table(_) | SupergraphCounts::Split { table: Some(_), .. });
         let all: &'static [ValType] = match (self.unwound.is_some(), self.slots.is_some()) {
-            _ if self.words > 1 => &LOCALS_DEEP[..DEEP as usize + 2 + 3 * (self.words - 1) + usize::from(self.high)],
+            _ if self.words > 1 => {
+                let own = 3 * (self.words - 1) + usize::from(self.high) + usize::from(self.slots.is_some());
+                &LOCALS_DEEP[..DEEP as usize + 2 + own]
+            }
             _ if self.high > 0 => &LOCALS_WITH_HIGH[..8 + usize::from(self.high)],
             (false, true) => &LOCALS_WITH_REGISTER,
             (true, true) => &LOCALS,
@@ -476,17 +512,7 @@ impl PathSink for SupergraphSink {
         e.f.instruction(&Instruction::I64Add);
         e.f.instruction(&Instruction::LocalSet(key));
         if let Some(offset) = d.weights {
-            // q += weights[min(digit, radix)], the digit clamped first in 64 bits.
-            e.f.instruction(&Instruction::LocalGet(value));
-            e.f.instruction(&Instruction::I64Const(d.radix as i64));
-            e.f.instruction(&Instruction::LocalGet(value));
-            e.f.instruction(&Instruction::I64Const(d.radix as i64));
-            e.f.instruction(&Instruction::I64LtU);
-            e.f.instruction(&Instruction::Select);
-            e.f.instruction(&Instruction::I32WrapI64);
-            e.f.instruction(&Instruction::LocalSet(e.s));
-            let q = e.q.expect("a function with slots has a preferential register");
-            e.add_table_entry(offset, d.radix as u32, q, 32);
+            self.add_weight(e, value, d.radix, offset);
         }
     }
 
