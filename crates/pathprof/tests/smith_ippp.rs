@@ -217,21 +217,31 @@ fn compare(
 /// Runs with slots: how many had some, their path ends in slots, and all their path ends.
 type Slotted = (usize, u64, u64);
 
-/// Runs each of `tested` (a run's configuration and its `ips` profile) with `with_slots`, an
-/// `ippp[:K]:slots` module of case `name`, and checks that it counts the same Ball–Larus paths and
-/// the same segments, but those it leaves out as not counted; adds to `slotted`, and returns how
-/// many runs it left out because the call stack ran out in one mode and not the other. Runs with
-/// mismatched path ends (a call unwound) are not compared.
+/// With the segments of every other run of `tested` (a run's configuration and its `ips` profile)
+/// as the interesting ones, runs each of them with module `wasm` (case `name`) in `mode`
+/// (`ippp[:K]:slots`) and checks that it counts the same Ball–Larus paths and the same segments,
+/// but those it leaves out as not counted; adds to `slotted`, and returns how many runs it left out
+/// because the call stack ran out in one mode and not the other. Runs with mismatched path ends (a
+/// call unwound) are not compared.
 fn check_slots(
     engine: &pathprof_runtime::Engine,
-    with_slots: &Prepared,
-    tested: &[(RunConfig, Profile)],
+    wasm: &[u8],
     name: &str,
+    mode: &Mode,
+    tested: &[(RunConfig, Profile)],
     slotted: &mut Slotted,
 ) -> usize {
+    let chosen: Vec<(String, Profile)> =
+        tested.iter().step_by(2).map(|(c, p)| (c.args[0].clone(), p.clone())).collect();
+    if chosen.is_empty() {
+        return 0;
+    }
+    let interesting = Interesting::of(wasm, &chosen, InterestingRule::Executed).unwrap();
+    let inputs = Inputs { interesting: Some(&interesting), ..Inputs::default() };
+    let with_slots = Prepared::new(wasm, name, mode, &inputs).unwrap();
     let mut exhausted_in_one = 0;
     for (config, a) in tested {
-        let what = format!("{name}, {} (slots)", config.args[0]);
+        let what = format!("{name}, {} ({mode})", config.args[0]);
         let run = with_slots.run(engine, config).unwrap();
         let exhausted = |t: Option<&str>| t.is_some_and(|t| t.contains("stack exhausted"));
         if exhausted(run.outcome.trap.as_deref()) != exhausted(a.trap.as_deref()) {
@@ -313,15 +323,7 @@ fn ippp_counts_the_segments_of_ips_1_on_generated_modules() {
         }
         // The segments of every other run as interesting: `ippp:slots` counts the same segments,
         // those supergraph paths in slots and the others apart.
-        let chosen: Vec<(String, Profile)> =
-            tested.iter().step_by(2).map(|(c, p)| (c.args[0].clone(), p.clone())).collect();
-        if chosen.is_empty() {
-            continue;
-        }
-        let interesting = Interesting::of(&wasm, &chosen, InterestingRule::Executed).unwrap();
-        let inputs = Inputs { interesting: Some(&interesting), ..Inputs::default() };
-        let with_slots = Prepared::new(&wasm, &name, &slots_mode, &inputs).unwrap();
-        stack_exhausted += check_slots(&engine, &with_slots, &tested, &name, &mut slotted);
+        stack_exhausted += check_slots(&engine, &wasm, &name, &slots_mode, &tested, &mut slotted);
     }
     eprintln!(
         "{runs} runs: {segments} segments ({executions} executions, {calls_followed} into a callee with probes) equal to ips:1's; {not_counted} rooted at calls not counted"
@@ -390,16 +392,8 @@ fn ippp_k_counts_the_segments_of_ips_k_on_generated_modules() {
                 .sum::<u64>();
             not_counted += left_out;
         }
-        let chosen: Vec<(String, Profile)> =
-            tested.iter().step_by(2).map(|(c, p)| (c.args[0].clone(), p.clone())).collect();
-        if chosen.is_empty() {
-            continue;
-        }
-        let interesting = Interesting::of(&wasm, &chosen, InterestingRule::Executed).unwrap();
-        let inputs = Inputs { interesting: Some(&interesting), ..Inputs::default() };
         let slots_mode = Mode::parse(&format!("ippp:{k}:slots")).unwrap();
-        let with_slots = Prepared::new(&wasm, &name, &slots_mode, &inputs).unwrap();
-        check_slots(&engine, &with_slots, &tested, &name, &mut slotted);
+        check_slots(&engine, &wasm, &name, &slots_mode, &tested, &mut slotted);
     }
     eprintln!(
         "{runs} runs: {segments} segments ({executions} executions, {nested} through nested calls) equal to ips:K's; {not_counted} left out as not counted; {left_alone} runs not compared"
