@@ -4,11 +4,11 @@
 # run's paths being the interesting ones); prints `pathprof report --untested` of every field run,
 # the figures of [PPP07 Table 3.1]. With a third argument `ips:K`, both runs are in that mode and the
 # test run's interprocedural path segments are the interesting ones: the figures of [PPP07 Table
-# 3.2] (interprocedural residual path profiling, §3.5.2); with `ippp` (or `ippp:slots`), the test
-# run is in `ips:1` and the field run in that mode, which also prints how many of the field run's
-# path ends counted in slots. The inputs are made in a temporary folder from the programs' own.
+# 3.2] (interprocedural residual path profiling, §3.5.2); with `ippp[:K]` (or `ippp[:K]:slots`), the
+# test run is in `ips:K` and the field run in that mode, which also prints how many of the field
+# run's path ends counted in slots. The inputs are made in a temporary folder from the programs' own.
 #
-#   scripts/residual.sh [CORPUS_DIR] [PATHPROF] [ips:K|ippp[:K]|ippp:slots]    (defaults: ../shared/corpus, target/release/pathprof)
+#   scripts/residual.sh [CORPUS_DIR] [PATHPROF] [ips:K|ippp[:K]|ippp[:K]:slots]    (defaults: ../shared/corpus, target/release/pathprof)
 set -euo pipefail
 corpus=$(cd "${1:-../shared/corpus}" && pwd)
 pathprof=$(cd "$(dirname "${2:-target/release/pathprof}")" && pwd)/$(basename "${2:-target/release/pathprof}")
@@ -18,7 +18,8 @@ case "$segments" in
     ips|ips:[1-4]) test_mode=$segments field_mode=$segments ;;
     ippp|ippp:slots) test_mode=ips:1 field_mode=$segments ;;
     ippp:[1-4]) test_mode=ips:${segments#ippp:} field_mode=$segments ;;
-    *) echo "residual.sh: the third argument is ips:K or ippp:K (K from 1 to 4), ippp or ippp:slots, not $segments" >&2; exit 2 ;;
+    ippp:[1-4]:slots) k=${segments#ippp:} test_mode=ips:${k%:slots} field_mode=$segments ;;
+    *) echo "residual.sh: the third argument is ips:K, ippp:K or ippp:K:slots (K from 1 to 4), ippp or ippp:slots, not $segments" >&2; exit 2 ;;
 esac
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -80,6 +80,18 @@ fn kbl_modes_report_their_forest_and_the_ratio_to_bl() {
     assert!(summary.iter().all(|s| (s["mode"] == "bl") == s.get("vs_bl").is_none()), "{report}");
 }
 
+/// Each `ippp` mode that takes interesting segments takes those of an `ips` run of its own depth:
+/// `ippp:2:slots` always, `ippp` and `ippp:2` measured with them too under `--tested-segments`.
+#[test]
+fn ippp_modes_take_the_segments_of_their_own_depth() {
+    let dir = tempfile::tempdir().unwrap();
+    corpus(dir.path());
+    let args = ["--modes", "ippp,ippp:2,ippp:2:slots", "--tested-segments", "--runs", "1", "--max-runs", "1"];
+    let (_, report) = bench(dir.path(), &args);
+    let modes: Vec<&str> = report["summary"].as_array().unwrap().iter().map(|s| s["mode"].as_str().unwrap()).collect();
+    assert_eq!(modes, ["ippp", "ippp tested", "ippp:2", "ippp:2 tested", "ippp:2:slots"], "{report}");
+}
+
 #[test]
 fn kbl_modes_are_measured_on_each_number_of_fold_threads() {
     let dir = tempfile::tempdir().unwrap();
@@ -222,8 +234,8 @@ fn programs_shorter_than_min_seconds_are_left_out_of_the_summary() {
 fn bad_mode_lists_are_refused_before_any_run() {
     for (modes, message) in [
         ("bl,kbl,kbl:4", "mode kbl is given twice"),
-        ("bl:2", "unknown mode \"bl:2\" (valid modes: none, bl, pep[:S[:T]][:dup], pep:every:N, kbl[:K][:burst], ppp[:slots], events[:STRATEGY[:CUT]], ips[:K], ippp[:K], ippp:slots)"),
-        ("fast", "unknown mode \"fast\" (valid modes: none, bl, pep[:S[:T]][:dup], pep:every:N, kbl[:K][:burst], ppp[:slots], events[:STRATEGY[:CUT]], ips[:K], ippp[:K], ippp:slots)"),
+        ("bl:2", "unknown mode \"bl:2\" (valid modes: none, bl, pep[:S[:T]][:dup], pep:every:N, kbl[:K][:burst], ppp[:slots], events[:STRATEGY[:CUT]], ips[:K], ippp[:K], ippp[:K]:slots)"),
+        ("fast", "unknown mode \"fast\" (valid modes: none, bl, pep[:S[:T]][:dup], pep:every:N, kbl[:K][:burst], ppp[:slots], events[:STRATEGY[:CUT]], ips[:K], ippp[:K], ippp[:K]:slots)"),
         ("kbl:0", "mode \"kbl:0\": K must be a whole number from 1 to 64"),
         ("kbl:65", "mode \"kbl:65\": K must be a whole number from 1 to 64"),
         ("kbl:8,kbl:08", "mode kbl:8 is given twice"),

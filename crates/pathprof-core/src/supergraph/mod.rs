@@ -42,7 +42,7 @@
 mod preferential;
 mod taken;
 
-pub use preferential::{CallsByBlock, InterestingPath, SupergraphPpp};
+pub use preferential::{CallsByBlock, InterestingPath, SupergraphPpp, MAX_DIGIT_WEIGHTS};
 pub use taken::{HeadNames, Taken};
 
 use crate::dag::Dag;

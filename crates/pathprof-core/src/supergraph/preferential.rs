@@ -55,10 +55,17 @@ pub struct SupergraphPpp {
     /// The interesting supergraph IDs, the numbering of the function's own edges (its slots hold
     /// supergraph IDs) and its increments on the chords of the Ball–Larus spanning tree.
     pub plan: PppPlan,
-    /// For every call of the supergraph, in operator order, the weight of each of its digits
-    /// (none for a call that adds no digit).
+    /// For every call of the supergraph, in operator order, the weight of each of its digits up to
+    /// the largest an interesting path takes (none for a call that adds no digit, or that no
+    /// interesting path takes); the digits past those weigh 0.
     pub digits: Vec<Vec<u64>>,
 }
+
+/// A supergraph path as the function's edges it takes and its calls with their digits, in order.
+type SpelledPath = (Vec<DagEdgeId>, Vec<(usize, u64)>);
+
+/// Most weights of digits that a function's tables may hold, all its calls' together.
+pub const MAX_DIGIT_WEIGHTS: u64 = 1 << 18;
 
 /// Whether call `c` of `sg` adds a digit.
 fn adds_digit(sg: &Supergraph, c: usize) -> bool {
@@ -149,7 +156,8 @@ impl SupergraphPpp {
 
     /// The preferential numbering of supergraph IDs `ids` of a function planned as `plan` with
     /// supergraph `sg` (its calls by block `by_block`), within `max_slots` slots; `None` when they
-    /// would span more.
+    /// would span more, or the tables of their digits' weights would hold more than
+    /// [`MAX_DIGIT_WEIGHTS`].
     pub fn build(
         plan: &FunctionPlan,
         sg: &Supergraph,
@@ -161,30 +169,48 @@ impl SupergraphPpp {
         ids.dedup();
         let dag = &plan.dag;
         let num_edges = dag.edges.len();
-        // Each digit call's first parallel edge, after the function's own edges.
-        let mut first_edge = vec![usize::MAX; sg.calls.len()];
-        let mut next = num_edges;
-        for c in (0..sg.calls.len()).filter(|&c| adds_digit(sg, c)) {
-            first_edge[c] = next;
-            next += sg.calls[c].radix as usize;
-        }
-        let chain_edges = |c: usize| (first_edge[c]..first_edge[c] + sg.calls[c].radix as usize).map(|e| e as u32);
-        // The paths as edge lists of the supergraph.
-        let mut paths: Vec<Vec<DagEdgeId>> = Vec::with_capacity(ids.len());
+        // The paths as their edges and their calls' digits, and the digits each call takes on them.
+        let mut spelled: Vec<SpelledPath> = Vec::with_capacity(ids.len());
+        let mut taken: Vec<BTreeSet<u64>> = vec![BTreeSet::new(); sg.calls.len()];
         for &id in &ids {
             let (p, key) = sg.split(id);
             let path = regen::regenerate(dag, &plan.numbering, p)?;
             let calls = by_block.on(&path.blocks);
             let radices: Vec<u64> = calls.iter().map(|&c| sg.calls[c].radix).collect();
-            let mut ds = digits(key, &radices).ok_or(BadPathId(id))?.into_iter();
-            let mut edges = Vec::with_capacity(path.edges.len() + calls.len());
-            for &e in &path.edges {
+            let ds = digits(key, &radices).ok_or(BadPathId(id))?;
+            for (&c, &d) in calls.iter().zip(&ds).filter(|(&c, _)| adds_digit(sg, c)) {
+                taken[c].insert(d);
+            }
+            spelled.push((path.edges, calls.into_iter().zip(ds).collect()));
+        }
+        // Each call's table of weights reaches its largest digit taken; all of them together hold
+        // at most MAX_DIGIT_WEIGHTS.
+        let tables = taken.iter().map(|t| t.last().map_or(0, |&d| d.saturating_add(2))).fold(0u64, u64::saturating_add);
+        if tables > MAX_DIGIT_WEIGHTS {
+            return Ok(None);
+        }
+        // Each digit call's parallel edges, one per digit taken, after the function's own edges.
+        let taken: Vec<Vec<u64>> = taken.into_iter().map(|t| t.into_iter().collect()).collect();
+        let mut first_edge = vec![usize::MAX; sg.calls.len()];
+        let mut next = num_edges;
+        for c in (0..sg.calls.len()).filter(|&c| adds_digit(sg, c)) {
+            first_edge[c] = next;
+            next += taken[c].len();
+        }
+        let chain_edges = |c: usize| (first_edge[c]..first_edge[c] + taken[c].len()).map(|e| e as u32);
+        let edge_of = |c: usize, d: u64| taken[c].binary_search(&d).map(|r| (first_edge[c] + r) as u32);
+        // The paths as edge lists of the supergraph.
+        let mut paths: Vec<Vec<DagEdgeId>> = Vec::with_capacity(ids.len());
+        for ((path_edges, ds), &id) in spelled.iter().zip(&ids) {
+            let mut ds = ds.iter();
+            let mut edges = Vec::with_capacity(path_edges.len() + ds.len());
+            for &e in path_edges {
                 edges.push(e);
                 // The calls of the block the edge enters, in order.
                 for &c in by_block.of(dag.edges[e as usize].to) {
-                    let d = ds.next().ok_or(BadPathId(id))?;
+                    let &(_, d) = ds.next().ok_or(BadPathId(id))?;
                     if adds_digit(sg, c) {
-                        edges.push((first_edge[c] + d as usize) as u32);
+                        edges.push(edge_of(c, d).map_err(|_| BadPathId(id))?);
                     }
                 }
             }
@@ -211,8 +237,15 @@ impl SupergraphPpp {
         };
         let own = val[..num_edges].to_vec();
         let inc = Placement::with_tree(dag, &plan.placement.in_tree, &own).inc;
+        // A digit no interesting path takes weighs 0: its paths miss their slots.
         let digits = (0..sg.calls.len())
-            .map(|c| if adds_digit(sg, c) { chain_edges(c).map(|e| val[e as usize]).collect() } else { Vec::new() })
+            .map(|c| {
+                let mut table = vec![0; taken[c].last().map_or(0, |&d| d as usize + 1)];
+                for (&d, e) in taken[c].iter().zip(chain_edges(c)) {
+                    table[d as usize] = val[e as usize];
+                }
+                table
+            })
             .collect();
         let numbering = PppNumbering { val: own, slots: slots(&pid, &ids) };
         Ok(Some(SupergraphPpp { plan: PppPlan { interesting: ids, numbering: Some(numbering), inc }, digits }))

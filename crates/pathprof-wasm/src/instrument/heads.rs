@@ -137,10 +137,6 @@ impl Sites {
     }
 }
 
-/// Most digits of all the calls of one function whose weights a preferential numbering of its
-/// supergraph paths may take (a table of weights per call).
-const MAX_DIGIT_WEIGHTS: u64 = 1 << 18;
-
 /// A function's supergraph, with what the instrumenter needs of its calls.
 pub(crate) struct FunctionSupergraph {
     pub supergraph: Supergraph,
@@ -395,10 +391,6 @@ impl Heads {
         let sg = &s.supergraph;
         // Interesting supergraph paths are numbered in functions whose IDs fit in one word.
         if sg.wide() {
-            return None;
-        }
-        let weights = sg.calls.iter().filter(|c| c.adds_digit()).fold(0u64, |sum, c| sum.saturating_add(c.radix));
-        if weights > MAX_DIGIT_WEIGHTS {
             return None;
         }
         let ids = SupergraphPpp::interesting_ids(sg, plan, &s.by_block, self, paths?, max_slots as usize);

@@ -253,7 +253,8 @@ impl Functions {
                 // Each call's weights, in a table of its own.
                 for (&i, weights) in s.sites.iter().zip(&p.digits) {
                     if let Some(d) = probe.digits[i].as_mut().filter(|_| !weights.is_empty()) {
-                        d.weights = Some(layout.table(32, weights.iter().copied().chain([0])));
+                        let at = layout.table(32, weights.iter().copied().chain([0]));
+                        d.weights = Some((at, weights.len() as u32));
                     }
                 }
             }

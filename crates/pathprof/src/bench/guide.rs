@@ -14,7 +14,7 @@ pub(super) enum Guide {
     /// Numbering and increments from a profile's edge frequencies
     /// ([`super::BenchOptions::edge_profile_from`]).
     Edges,
-    /// The segments of an `ips:1` run interesting ([`super::BenchOptions::tested_segments`]).
+    /// The segments of an `ips:K` run interesting ([`super::BenchOptions::tested_segments`]).
     Tested,
     /// Both [`Guide::Hot`] and [`Guide::Edges`].
     HotEdges,

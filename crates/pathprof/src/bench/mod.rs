@@ -40,7 +40,7 @@ use rounds::{median, spread};
 
 use crate::inputs::{HotFunctions, Inputs, Interesting};
 use crate::modes::bl::Bl;
-use crate::modes::ippp::Ippp;
+use crate::modes::ippp::{Ippp, IpppMode};
 use crate::modes::none::Uninstrumented;
 use crate::modes::{Mode, ModeRun, Setting};
 use crate::profiler::Prepared;
@@ -72,7 +72,7 @@ pub struct BenchOptions {
     /// unmeasured run of this mode.
     pub edge_profile_from: Option<Mode>,
     /// Also measure each mode that takes interesting segments (`ippp`) with those of one
-    /// unmeasured `ips:1` run (which `ippp:slots`, needing them, always takes).
+    /// unmeasured `ips:K` run (which `ippp[:K]:slots`, needing them, always takes).
     pub tested_segments: bool,
 }
 
@@ -98,11 +98,6 @@ impl BenchOptions {
     /// ([`BenchOptions::edge_profile_from`] given, and a mode that takes one).
     pub fn edge_guided(&self) -> bool {
         self.variants().any(|(_, g)| g.edges())
-    }
-
-    /// Whether some mode is measured with `guide`.
-    fn measures(&self, guide: Guide) -> bool {
-        self.variants().any(|(_, g)| g == guide)
     }
 
     /// Whether `mode` is measured with `guide`.
@@ -374,18 +369,22 @@ fn bench_program(
         interesting
     });
     // Modes that need interesting segments, or are measured with them, take those of one more
-    // `ips:1` run.
-    let segments = modes.iter().any(|m| m.requires(Setting::Interesting) && m.is::<Ippp>());
-    let tested = match segments || options.measures(Guide::Tested) {
-        true => match unmeasured_run(engine, &setup, name, &Mode::parse("ips:1")?)? {
-            Some((prepared, run)) => {
-                let profile = prepared.profile(&run, config)?;
-                Some(Interesting::of(bytes, &[("an ips:1 run".to_string(), profile)], InterestingRule::Executed)?)
-            }
-            None => return Ok(None),
-        },
-        false => None,
-    };
+    // `ips:K` run, K their segments' depth.
+    let depth = |mode: &Mode| mode.settings::<IpppMode>().map_or(1, |m| m.k);
+    let mut tested: BTreeMap<usize, Interesting> = BTreeMap::new();
+    for (mode, guide) in options.variants() {
+        let wants = mode.is::<Ippp>() && (mode.requires(Setting::Interesting) || guide == Guide::Tested);
+        let k = depth(mode);
+        if !wants || tested.contains_key(&k) {
+            continue;
+        }
+        let Some((prepared, run)) = unmeasured_run(engine, &setup, name, &Mode::parse(&format!("ips:{k}"))?)? else {
+            return Ok(None);
+        };
+        let profile = prepared.profile(&run, config)?;
+        let what = format!("an ips:{k} run");
+        tested.insert(k, Interesting::of(bytes, &[(what, profile)], InterestingRule::Executed)?);
+    }
     let hot = match (exact.as_ref(), options.hot_share) {
         (Some(exact), Some(share)) if guided => Some(HotFunctions::of_functions(exact, share)?),
         _ => None,
@@ -403,7 +402,7 @@ fn bench_program(
         let takes = mode.requires(Setting::Interesting);
         let inputs = Inputs {
             interesting: match mode.is::<Ippp>() {
-                true => tested.as_ref().filter(|_| takes || guide == Guide::Tested),
+                true => tested.get(&depth(mode)).filter(|_| takes || guide == Guide::Tested),
                 false => interesting.as_ref().filter(|_| takes),
             },
             hot: hot.as_ref().filter(|_| guide.hot()),

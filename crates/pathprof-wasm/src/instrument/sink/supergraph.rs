@@ -55,8 +55,8 @@ use wasm_encoder::{BlockType, Instruction, MemArg, ValType};
 /// instrumented function took it, 1: one did and has not published), whose part of the space starts
 /// after `rebase`. With `restore`, the call puts back what the head word held before it armed it (a
 /// head published for a caller of a function without probes that is still running). With
-/// `weights`, the offset from the increment tables' base of the `radix` + 1 weights (32 bits each,
-/// the last 0) that the digit adds to the preferential register. For segments of `k > 1` calls,
+/// `weights`, the offset from the increment tables' base of the `n` + 1 weights (32 bits each, the
+/// last 0, which every digit from `n` on reads) that the digit adds to the preferential register. For segments of `k > 1` calls,
 /// `radix`, `minus` and `rebase` read head word `word` (`k − 1`, or a shallower one where the
 /// deepest head would not fit) into the counted key, and `heads[d − 1]` reads its word into the
 /// key of depth `d`. With `high` above 0, the counted digit goes to that high key.
@@ -68,7 +68,7 @@ pub(crate) struct Digit {
     pub word: u8,
     pub high: u8,
     pub restore: bool,
-    pub weights: Option<u32>,
+    pub weights: Option<(u32, u32)>,
     pub heads: [Read; MAX_DEPTH - 1],
 }
 
@@ -374,19 +374,19 @@ impl SupergraphSink {
         self.local(e, DEEP + 3 * (self.words as u32 - 1) + u32::from(self.high))
     }
 
-    /// `q += weights[min(digit, radix)]`, the digit (in local `value`) clamped first in 64 bits,
-    /// the weights at `offset` among the increment tables.
-    fn add_weight(&self, e: &mut Emitter, value: u32, radix: u64, offset: u32) {
+    /// `q += weights[min(digit, n)]`, the digit (in local `value`) clamped first in 64 bits, the
+    /// `n` + 1 weights at `offset` among the increment tables.
+    fn add_weight(&self, e: &mut Emitter, value: u32, (offset, n): (u32, u32)) {
         e.f.instruction(&Instruction::LocalGet(value));
-        e.f.instruction(&Instruction::I64Const(radix as i64));
+        e.f.instruction(&Instruction::I64Const(i64::from(n)));
         e.f.instruction(&Instruction::LocalGet(value));
-        e.f.instruction(&Instruction::I64Const(radix as i64));
+        e.f.instruction(&Instruction::I64Const(i64::from(n)));
         e.f.instruction(&Instruction::I64LtU);
         e.f.instruction(&Instruction::Select);
         e.f.instruction(&Instruction::I32WrapI64);
         e.f.instruction(&Instruction::LocalSet(e.s));
         let q = e.q.expect("a function with slots has a preferential register");
-        e.add_table_entry(offset, radix as u32, q, 32);
+        e.add_table_entry(offset, n, q, 32);
     }
 
     /// Keeps what the head words hold in the locals that save them.
@@ -423,8 +423,8 @@ impl SupergraphSink {
             }
             e.f.instruction(&Instruction::I64Add);
             e.f.instruction(&Instruction::LocalSet(key));
-            if let Some(offset) = weights {
-                self.add_weight(e, self.digit_local(e), read.radix, offset);
+            if let Some(weights) = weights {
+                self.add_weight(e, self.digit_local(e), weights);
             }
         }
         if d.restore {
@@ -511,8 +511,8 @@ impl PathSink for SupergraphSink {
         e.f.instruction(&Instruction::LocalGet(value));
         e.f.instruction(&Instruction::I64Add);
         e.f.instruction(&Instruction::LocalSet(key));
-        if let Some(offset) = d.weights {
-            self.add_weight(e, value, d.radix, offset);
+        if let Some(weights) = d.weights {
+            self.add_weight(e, value, weights);
         }
     }
 
