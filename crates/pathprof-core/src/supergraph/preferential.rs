@@ -156,8 +156,8 @@ impl SupergraphPpp {
 
     /// The preferential numbering of supergraph IDs `ids` of a function planned as `plan` with
     /// supergraph `sg` (its calls by block `by_block`), within `max_slots` slots; `None` when they
-    /// would span more, or the tables of their digits' weights would hold more than
-    /// [`MAX_DIGIT_WEIGHTS`].
+    /// would span more. The IDs through the calls whose tables of weights would pass
+    /// [`MAX_DIGIT_WEIGHTS`] in all, those of the largest tables first, are left out.
     pub fn build(
         plan: &FunctionPlan,
         sg: &Supergraph,
@@ -169,24 +169,40 @@ impl SupergraphPpp {
         ids.dedup();
         let dag = &plan.dag;
         let num_edges = dag.edges.len();
-        // The paths as their edges and their calls' digits, and the digits each call takes on them.
+        // The paths as their edges and their calls' digits.
         let mut spelled: Vec<SpelledPath> = Vec::with_capacity(ids.len());
-        let mut taken: Vec<BTreeSet<u64>> = vec![BTreeSet::new(); sg.calls.len()];
         for &id in &ids {
             let (p, key) = sg.split(id);
             let path = regen::regenerate(dag, &plan.numbering, p)?;
             let calls = by_block.on(&path.blocks);
             let radices: Vec<u64> = calls.iter().map(|&c| sg.calls[c].radix).collect();
             let ds = digits(key, &radices).ok_or(BadPathId(id))?;
-            for (&c, &d) in calls.iter().zip(&ds).filter(|(&c, _)| adds_digit(sg, c)) {
-                taken[c].insert(d);
-            }
             spelled.push((path.edges, calls.into_iter().zip(ds).collect()));
         }
         // Each call's table of weights reaches its largest digit taken; all of them together hold
-        // at most MAX_DIGIT_WEIGHTS.
-        let tables = taken.iter().map(|t| t.last().map_or(0, |&d| d.saturating_add(2))).fold(0u64, u64::saturating_add);
-        if tables > MAX_DIGIT_WEIGHTS {
+        // at most MAX_DIGIT_WEIGHTS: while they would hold more, the paths through the call of the
+        // largest table are left out (they miss their slots, as residual paths do).
+        let given = !ids.is_empty();
+        let taken = loop {
+            let mut taken: Vec<BTreeSet<u64>> = vec![BTreeSet::new(); sg.calls.len()];
+            for (_, calls) in &spelled {
+                for &(c, d) in calls.iter().filter(|&&(c, _)| adds_digit(sg, c)) {
+                    taken[c].insert(d);
+                }
+            }
+            let table = |c: usize| taken[c].last().map_or(0, |&d| d.saturating_add(2));
+            let tables = (0..taken.len()).map(table).fold(0u64, u64::saturating_add);
+            if tables <= MAX_DIGIT_WEIGHTS {
+                break taken;
+            }
+            let largest = (0..taken.len()).max_by_key(|&c| table(c)).expect("a table holds the weights");
+            let keep: Vec<bool> = spelled.iter().map(|(_, calls)| calls.iter().all(|&(c, _)| c != largest)).collect();
+            let mut kept = keep.iter();
+            ids.retain(|_| *kept.next().expect("one per ID"));
+            let mut kept = keep.iter();
+            spelled.retain(|_| *kept.next().expect("one per path"));
+        };
+        if given && ids.is_empty() {
             return Ok(None);
         }
         // Each digit call's parallel edges, one per digit taken, after the function's own edges.
@@ -360,6 +376,30 @@ mod tests {
         // Too few slots.
         let ids: Vec<u64> = all.iter().map(|a| a.0).collect();
         assert_eq!(SupergraphPpp::build(&plan, &sg, &call_blocks, ids, 10), Ok(None));
+    }
+
+    /// A call whose interesting digit would need a table of weights past [`MAX_DIGIT_WEIGHTS`]:
+    /// the paths through it are left out, the others numbered, and the calls' tables reach only
+    /// their largest interesting digit.
+    #[test]
+    fn paths_through_a_call_of_too_large_a_table_are_left_out() {
+        let (plan, mut sg, call_blocks) = function();
+        sg.calls[0].radix = 1 << 20;
+        sg.ids = sg.paths * (1 << 20) * 3 * 2 * 4;
+        let path = |blocks: &[u32]| {
+            (0..sg.paths).find(|&p| regen::regenerate(&plan.dag, &plan.numbering, p).unwrap().blocks == blocks).unwrap()
+        };
+        let entry = sg.id(path(&[0]), &[(300_000, sg.calls[0])]).unwrap();
+        let (c3, c4) = (sg.calls[3], sg.calls[4]);
+        let around = sg.id(path(&[1, 3, 4]), &[(2, c3), (0, c4)]).unwrap();
+        let sp = SupergraphPpp::build(&plan, &sg, &call_blocks, vec![entry, around], 1 << 20).unwrap().unwrap();
+        assert_eq!(sp.plan.interesting, vec![around]);
+        assert_eq!(sp.digits.iter().map(Vec::len).collect::<Vec<_>>(), vec![0, 0, 0, 3, 0]);
+        // Within the bound, both are numbered.
+        let entry = sg.id(path(&[0]), &[(3_000, sg.calls[0])]).unwrap();
+        let sp = SupergraphPpp::build(&plan, &sg, &call_blocks, vec![entry, around], 1 << 20).unwrap().unwrap();
+        assert_eq!(sp.plan.interesting.len(), 2);
+        assert_eq!(sp.digits.iter().map(Vec::len).collect::<Vec<_>>(), vec![3_001, 0, 0, 3, 0]);
     }
 
     #[test]
