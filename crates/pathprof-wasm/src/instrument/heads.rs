@@ -367,13 +367,16 @@ impl Heads {
             taken.for_each(|t| entered(t, &mut first));
         }
         let mut entry_calls = HashMap::new();
+        let mut by_block: HashMap<usize, CallsByBlock> = HashMap::new();
         for (function, path) in first {
             let Some(k) = function.checked_sub(info.num_imported_funcs).map(|k| k as usize) else { continue };
             let (Some(a), Some(Some(sites))) = (analyses.get(k), sites.get(k)) else { continue };
             let Some((_, plan)) = planned(a) else { continue };
             let Ok(q) = pathprof_core::regen::regenerate(&plan.dag, &plan.numbering, path) else { continue };
-            let blocks: Vec<u32> = sites.sites.iter().map(|s| s.1 as u32).collect();
-            entry_calls.insert((function, path), CallsByBlock::new(&blocks).on(&q.blocks));
+            let calls = by_block
+                .entry(k)
+                .or_insert_with(|| CallsByBlock::new(&sites.sites.iter().map(|s| s.1 as u32).collect::<Vec<_>>()));
+            entry_calls.insert((function, path), calls.on(&q.blocks));
         }
         Heads { levels, deeper, sites, interposed, imported: info.num_imported_funcs, entry_calls }
     }
