@@ -4,11 +4,12 @@
 //! function of more than 257 calls). Under `ippp` and `ippp:2` the program prints what it
 //! prints under `bl`, and the Ball–Larus counts and the segments are those of `ips:K` on the same
 //! run, but for the segments rooted where the profile says it left some out; the oracle walks the
-//! run's stream of path IDs, not the supergraph.
+//! run's stream of path IDs, not the supergraph. A function with high keys counts its supergraph
+//! paths whose high keys are 0 in slots.
 
 mod common;
 
-use common::{check_segment_roots, run_in, without_not_counted};
+use common::{check_segment_roots, function, pathprof, run_in, without_not_counted};
 use pathprof::modes::ips::{facts, IpsFacts, IpsStep};
 use pathprof_core::profile::Profile;
 use std::collections::{BTreeMap, HashMap};
@@ -25,9 +26,9 @@ impl Gen {
     }
 }
 
-/// Callee `$c{k}` tests `k` bits of its argument: 2^k paths from its entry.
-fn callee(k: u32) -> String {
-    let tests: String = (0..k)
+/// `k` tests of the bits of `$x`, each adding to `$acc` when its bit is set: 2^k paths.
+fn bit_tests(k: u32) -> String {
+    (0..k)
         .map(|i| {
             format!(
                 "(if (i32.and (local.get $x) (i32.const {})) (then (global.set $acc (i32.add (global.get $acc) (i32.const {})))))\n",
@@ -35,8 +36,12 @@ fn callee(k: u32) -> String {
                 i + 1
             )
         })
-        .collect();
-    format!("(func $c{k} (param $x i32) {tests})\n")
+        .collect()
+}
+
+/// Callee `$c{k}` tests `k` bits of its argument: 2^k paths from its entry.
+fn callee(k: u32) -> String {
+    format!("(func $c{k} (param $x i32) {})\n", bit_tests(k))
 }
 
 /// The module of case `seed`, and how many calls `many` makes.
@@ -97,15 +102,17 @@ fn ids_of_one_word_two_words_or_more_count_the_segments_of_ips() {
     for seed in 0..8 {
         let (wat, calls) = module(seed);
         let (dir, wasm) = common::wat_module(&wat);
-        let run = |mode: &str| {
-            let r = run_in(dir.path(), &["--mode", mode, "--invoke", "run"], &wasm, &["5"]);
+        let run_with = |mode: &str, more: &[&str]| {
+            let r = run_in(dir.path(), &[&["--mode", mode, "--invoke", "run"], more].concat(), &wasm, &["5"]);
             assert!(r.output.status.success(), "case {seed}, {mode}: {}", String::from_utf8_lossy(&r.output.stderr));
             r
         };
+        let run = |mode: &str| run_with(mode, &[]);
         let bl = run("bl");
         for k in 1..=2 {
             let what = format!("case {seed} ({calls} calls), K = {k}");
-            let (ips, ippp) = (run(&format!("ips:{k}")), run(if k == 1 { "ippp" } else { "ippp:2" }));
+            let mode = if k == 1 { "ippp" } else { "ippp:2" };
+            let (ips, ippp) = (run(&format!("ips:{k}")), run(mode));
             assert_eq!(ippp.output.stdout, bl.output.stdout, "{what}: the output");
             // (A function of more than 2^32 paths is cut further for `ips` and `ippp` than for `bl`.)
             assert_eq!(counts(&ippp.profile), counts(&ips.profile), "{what}: the Ball–Larus counts");
@@ -114,7 +121,17 @@ fn ids_of_one_word_two_words_or_more_count_the_segments_of_ips() {
             let (want, _) = without_not_counted(segments(&a), &b);
             assert_eq!(segments(&b), want, "{what}: the segments are ips:{k}'s");
             check_segment_roots(&ippp.profile, &b);
-            let mode = if k == 1 { "ippp" } else { "ippp:2" };
+            // With every segment that ran interesting, slots too (in `many` for its IDs whose high
+            // keys are 0): the same segments.
+            let tested = dir.path().join("tested.json");
+            std::fs::write(&tested, ips.profile.to_json()).unwrap();
+            let slots = if k == 1 { "ippp:slots" } else { "ippp:2:slots" };
+            let r = run_with(slots, &["--interesting", tested.to_str().unwrap()]);
+            assert_eq!(r.output.stdout, bl.output.stdout, "{what}, {slots}: the output");
+            let c = facts(&r.profile.mode).unwrap();
+            assert_eq!(c.mismatched.0, 0, "{what}, {slots}");
+            assert_eq!(segments(&c), segments(&b), "{what}, {slots}: the segments are {mode}'s");
+            assert_eq!(c.residual.as_ref().map(|r| r.segments.0), Some(0), "{what}, {slots}");
             let out = common::pathprof()
                 .current_dir(dir.path())
                 .args(["instrument", "--mode", mode, "-o", "out.wasm"])
@@ -137,4 +154,98 @@ fn ids_of_one_word_two_words_or_more_count_the_segments_of_ips() {
         with(&|s| s.0 == 2) >= 1 && with(&|s| s.0 > 2 && !s.1) >= 4 && with(&|s| s.1) >= 2,
         "words and drops by case: {shapes:?}"
     );
+}
+
+/// `f` either runs once through eight calls of `big` (2^30 paths from its entry: its IDs need high
+/// keys) or, every other time, calls `small` twice. Tested on the same input (the segments of an
+/// `ips:K` run given as the interesting ones), `ippp:K:slots` gives `f` slots: its supergraph paths
+/// whose high keys are 0 count there — every path end of the calls of `small`, and the one through
+/// `big`'s calls if each of them took `big`'s first path from its entry (digit 0), which the `ips:K`
+/// run's segments say —, the others, whose high keys are not 0, beside them; the segments are
+/// `ips:K`'s and the program prints what it prints under `bl`.
+#[test]
+fn a_function_with_high_keys_counts_its_paths_of_one_word_in_slots() {
+    let calls = (0..8).map(|_| "(call $big (i32.const -1))\n").collect::<String>();
+    let wat = format!(
+        r#"(module
+          (global $acc (mut i32) (i32.const 0))
+          (func $big (param $x i32) {big})
+          (func $small (param $x i32) {small})
+          (func $f (param $x i32)
+            (if (i32.eqz (local.get $x))
+              (then {calls})
+              (else
+                (call $small (local.get $x))
+                (call $small (i32.shr_u (local.get $x) (i32.const 2))))))
+          (func (export "run") (param $n i32) (result i32) (local $i i32)
+            (call $f (i32.const 0))
+            (loop $l
+              (local.set $i (i32.add (local.get $i) (i32.const 1)))
+              (call $f (local.get $i))
+              (br_if $l (i32.lt_u (local.get $i) (local.get $n))))
+            (global.get $acc)))"#,
+        big = bit_tests(30),
+        small = bit_tests(4),
+    );
+    let (dir, wasm) = common::wat_module(&wat);
+    let dir = dir.path();
+    let bl = run_in(dir, &["--mode", "bl", "--invoke", "run"], &wasm, &["40"]);
+    assert!(bl.output.status.success(), "{}", String::from_utf8_lossy(&bl.output.stderr));
+    for k in 1..=2 {
+        let tested = dir.join(format!("ips{k}.json"));
+        let status = pathprof()
+            .current_dir(dir)
+            .args(["run", "--quiet", "--mode", &format!("ips:{k}"), "--invoke", "run", "-o"])
+            .arg(&tested)
+            .arg(&wasm)
+            .arg("40")
+            .stdout(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let ips = Profile::from_json(&std::fs::read_to_string(&tested).unwrap()).unwrap();
+        let mode = if k == 1 { "ippp:slots".to_string() } else { format!("ippp:{k}:slots") };
+        let extra = ["--mode", &mode, "--invoke", "run", "--interesting", tested.to_str().unwrap()];
+        let r = run_in(dir, &extra, &wasm, &["40"]);
+        assert!(r.output.status.success(), "{mode}: {}", String::from_utf8_lossy(&r.output.stderr));
+        assert_eq!(r.output.stdout, bl.output.stdout, "{mode}: the output");
+        assert_eq!(counts(&r.profile), counts(&bl.profile), "{mode}: the Ball–Larus counts");
+        let (want, got) = (facts(&ips.mode).unwrap(), facts(&r.profile.mode).unwrap());
+        assert_eq!(got.mismatched.0, 0, "{mode}");
+        assert_eq!(segments(&got), segments(&want), "{mode}: the segments are ips:{k}'s");
+        // f's IDs have high keys; the calls of small add their digits to the key.
+        let (f, big) = (function(&r.profile, "f").index, function(&r.profile, "big").index);
+        let map = {
+            let mut command = pathprof();
+            let out = command.current_dir(dir).args(["instrument", "--mode", &mode, "-o", "out.wasm", "--interesting"]);
+            let out = out.arg(&tested).arg(&wasm);
+            let out = out.output().unwrap();
+            assert!(out.status.success(), "{mode}: {}", String::from_utf8_lossy(&out.stderr));
+            let text = std::fs::read_to_string(dir.join("out.wasm.map.json")).unwrap();
+            serde_json::from_str::<serde_json::Value>(&text).unwrap()
+        };
+        let supergraph = |index: u32| {
+            let f = map["functions"].as_array().unwrap().iter().find(|x| x["index"] == index).unwrap();
+            f["state"]["supergraph"].clone()
+        };
+        let words: Vec<u64> =
+            (supergraph(f)["calls"].as_array().unwrap().iter()).map(|c| c["word"].as_u64().unwrap_or(0)).collect();
+        assert!(words[..8].iter().any(|&w| w > 0) && words[8..] == [0, 0], "{mode}: {words:?}");
+        // Whether big's calls in f took its first path from the entry (digit 0).
+        let entry_base = supergraph(big)["entry_base"].as_u64().unwrap_or(0);
+        let paths_of_big: Vec<u64> = (want.ips.iter().flat_map(|s| &s.steps))
+            .filter_map(|s| match s {
+                IpsStep::Sub(s) if s.function == big => Some(s.path.0),
+                _ => None,
+            })
+            .collect();
+        assert!(!paths_of_big.is_empty() && paths_of_big.iter().all(|&p| p == paths_of_big[0]));
+        let through_big_in_slots = paths_of_big[0] == entry_base;
+        let slots = got.slots.expect("slots");
+        let with: Vec<u32> = slots.functions.iter().map(|s| s.function).collect();
+        assert!(with.contains(&f), "{mode}: f has slots: {with:?}");
+        let ends: u64 = counts(&r.profile).iter().filter(|((g, _), _)| with.contains(g)).map(|(_, c)| c).sum();
+        let outside = u64::from(!through_big_in_slots);
+        assert_eq!(slots.path_ends.0, ends - outside, "{mode}: every path end with high keys 0 counts in slots");
+    }
 }

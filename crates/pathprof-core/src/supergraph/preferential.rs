@@ -15,6 +15,10 @@
 //! one interesting segment rooted there: its interesting supergraph paths are those whose every
 //! digit names a head of an interesting segment ([`SupergraphPpp::interesting_ids`]; for segments
 //! of more than one call, the heads of deeper depths of [`super::taken`]).
+//!
+//! In a function some of whose calls add their digits to high keys, only the supergraph paths
+//! whose high keys are all 0 — digit 0 at every such call — can be interesting: a slot holds a
+//! one-word ID, and a path end with a high key that is not 0 is residual whatever its register.
 
 use super::taken::{HeadNames, Taken};
 use super::{digits, HeadLevel, HeadSpace, Supergraph};
@@ -67,9 +71,10 @@ type SpelledPath = (Vec<DagEdgeId>, Vec<(usize, u64)>);
 /// Most weights of digits that a function's tables may hold, all its calls' together.
 pub const MAX_DIGIT_WEIGHTS: u64 = 1 << 18;
 
-/// Whether call `c` of `sg` adds a digit.
+/// Whether call `c` of `sg` adds a digit to the key. A call that adds its digit to a high key has
+/// no parallel edges: an interesting supergraph ID has every high key 0, so its digit is 0.
 fn adds_digit(sg: &Supergraph, c: usize) -> bool {
-    sg.calls[c].adds_digit()
+    sg.calls[c].adds_digit() && sg.calls[c].word == 0
 }
 
 /// A function's calls (their indices in operator order) by block.
@@ -122,7 +127,7 @@ impl SupergraphPpp {
             let none = BTreeSet::new();
             let choices: Vec<Vec<u64>> = (calls.iter().enumerate())
                 .map(|(j, &c)| {
-                    if !adds_digit(sg, c) {
+                    if !sg.calls[c].adds_digit() {
                         return vec![0];
                     }
                     let depth = if sg.depths.is_empty() { Some(0) } else { sg.depths[c] };
@@ -130,6 +135,10 @@ impl SupergraphPpp {
                     let taken = p.heads.get(j).unwrap_or(&none);
                     let named = taken.iter().filter_map(|t| names.digits(sg.calls[c], depth, Some(t), max));
                     let mut ds: Vec<u64> = named.flatten().collect();
+                    if !adds_digit(sg, c) {
+                        // In a high key: only digit 0 leaves the ID in one word.
+                        ds.retain(|&d| d == 0);
+                    }
                     ds.sort_unstable();
                     ds.dedup();
                     ds
@@ -175,7 +184,7 @@ impl SupergraphPpp {
             let (p, key) = sg.split(id);
             let path = regen::regenerate(dag, &plan.numbering, p)?;
             let calls = by_block.on(&path.blocks);
-            let radices: Vec<u64> = calls.iter().map(|&c| sg.calls[c].radix).collect();
+            let radices: Vec<u64> = calls.iter().map(|&c| sg.calls[c].radix_in(0)).collect();
             let ds = digits(key, &radices).ok_or(BadPathId(id))?;
             spelled.push((path.edges, calls.into_iter().zip(ds).collect()));
         }

@@ -392,10 +392,6 @@ impl Heads {
         max_slots: u64,
     ) -> Option<SupergraphPpp> {
         let sg = &s.supergraph;
-        // Interesting supergraph paths are numbered in functions whose IDs fit in one word.
-        if sg.wide() {
-            return None;
-        }
         let ids = SupergraphPpp::interesting_ids(sg, plan, &s.by_block, self, paths?, max_slots as usize);
         if ids.is_empty() {
             return None;

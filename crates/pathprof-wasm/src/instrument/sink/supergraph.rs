@@ -33,7 +33,8 @@
 //!   bits beside the others) keeps them in more locals, last: a call of high key `w` adds its digit
 //!   there instead, and a path end some of whose high keys are not 0 writes them all, in order, to
 //!   the profiler's memory ([`HIGH_KEYS`](crate::abi::HIGH_KEYS)), passes the ID to the host in one
-//!   call ([`HIGH_KEY`](crate::abi::HIGH_KEY)), and sets them to 0.
+//!   call ([`HIGH_KEY`](crate::abi::HIGH_KEY)), and sets them to 0. With slots, only a path end
+//!   whose high keys are all 0 looks at them: the interesting supergraph IDs are of one word.
 //!
 //! Calls that add no digit (a callee of one path from its entry, a host function that never calls
 //! back, a call dropped so that the IDs fit in their words) neither arm nor read the word; a function
@@ -89,7 +90,7 @@ pub(crate) struct SupergraphSink {
     pub digits: bool,
     /// Where its interesting supergraph paths count, when they count apart.
     pub slots: Option<PppSink>,
-    /// How many high keys its calls add digits to (never with slots).
+    /// How many high keys its calls add digits to.
     pub high: u8,
     /// For a function that may throw: the key of a path that ends while a call unwinds.
     pub unwound: Option<u64>,
@@ -121,12 +122,14 @@ const LOCALS: [ValType; 9] = [
 /// The preferential register alone after the sink's own locals, without the call's flag.
 const LOCALS_WITH_REGISTER: [ValType; 8] =
     [ValType::I64, ValType::I32, ValType::I64, ValType::I64, ValType::I32, ValType::I32, ValType::I64, ValType::I32];
-/// With high keys (last), without slots: [`LOCALS`] to the call's flag, then the high keys.
+/// With high keys (last), without slots: [`LOCALS`] to the call's flag, then the high keys; with
+/// slots, all of [`LOCALS`] (the preferential register is its last), then the high keys
+/// ([`LOCALS_DEEP`]'s first).
 const LOCALS_WITH_HIGH: [ValType; 8 + MAX_HIGH_WORDS as usize] = locals_then_i64(8);
 /// With more than one head word: all of [`LOCALS`], then for each depth `d` from 1 its key, then
-/// for each its first head, then for each word past the first what it held before a call, then
-/// the high keys, or, in a function with slots (which has none), the digit a call counted
-/// ([`SupergraphSink::digit_local`]); the preferential register is [`LOCALS`]'s.
+/// for each its first head, then for each word past the first what it held before a call, then,
+/// in a function with slots, the digit a call counted ([`SupergraphSink::digit_local`]), then the
+/// high keys; the preferential register is [`LOCALS`]'s.
 const LOCALS_DEEP: [ValType; 9 + 3 * (MAX_DEPTH - 1) + MAX_HIGH_WORDS as usize] = locals_then_i64(9);
 
 /// The first `n` of [`LOCALS`], then `i64`s.
@@ -145,7 +148,7 @@ const STARTED: u32 = 2;
 const TOOK: u32 = 3;
 const SAVED: u32 = 4;
 const PENDING: u32 = 5;
-/// The preferential register with more than one head word.
+/// The preferential register with more than one head word or with high keys.
 const REGISTER_DEEP: u32 = 6;
 /// The first of the locals past those of one head word.
 const DEEP: u32 = 7;
@@ -311,17 +314,18 @@ impl SupergraphSink {
         }
     }
 
-    /// The preferential register among the sink's locals (the last), for a function with slots.
+    /// The preferential register among the sink's locals (the last, or [`REGISTER_DEEP`] with more
+    /// than one head word or with high keys), for a function with slots.
     pub(crate) fn preferential_local(&self) -> Option<u32> {
-        self.slots.map(|_| match self.words {
-            1 => self.locals().len() as u32 - 1,
+        self.slots.map(|_| match (self.words, self.high) {
+            (1, 0) => self.locals().len() as u32 - 1,
             _ => self.inner().locals().len() as u32 + REGISTER_DEEP,
         })
     }
 
     /// With more than one head word and slots, the digit a call counted, whose weight it adds.
     fn digit_local(&self, e: &Emitter) -> u32 {
-        self.local(e, DEEP + 3 * (self.words as u32 - 1) + u32::from(self.high))
+        self.local(e, DEEP + 3 * (self.words as u32 - 1))
     }
 
     /// `q += weights[min(digit, n)]`, the digit (in local `value`) clamped first in 64 bits, the
@@ -391,6 +395,7 @@ impl PathSink for SupergraphSink {
                 let own = 3 * (self.words - 1) + usize::from(self.high) + usize::from(self.slots.is_some());
                 &LOCALS_DEEP[..DEEP as usize + 2 + own]
             }
+            (_, true) if self.high > 0 => &LOCALS_DEEP[..LOCALS.len() + usize::from(self.high)],
             _ if self.high > 0 => &LOCALS_WITH_HIGH[..8 + usize::from(self.high)],
             (false, true) => &LOCALS_WITH_REGISTER,
             (true, true) => &LOCALS,
@@ -528,10 +533,9 @@ impl PathSink for SupergraphSink {
             e.f.instruction(&Instruction::LocalSet(key));
         }
         match self.slots {
-            Some(slots) => slots.record_or(e, |e| self.count(e, end)),
-            None if self.high > 0 => {
-                // if high_1 | … | high_n == 0 { count } else { the host counts (high_1, …, high_n,
-                // r); every high key = 0 }
+            _ if self.high > 0 => {
+                // if high_1 | … | high_n == 0 { count, in a slot if it has one } else { the host
+                // counts (high_1, …, high_n, r); every high key = 0 }
                 for w in 1..=self.high {
                     e.f.instruction(&Instruction::LocalGet(self.high_local(e, w)));
                     if w > 1 {
@@ -540,13 +544,17 @@ impl PathSink for SupergraphSink {
                 }
                 e.f.instruction(&Instruction::I64Eqz);
                 e.f.instruction(&Instruction::If(BlockType::Empty));
-                self.count(e, end);
+                match self.slots {
+                    Some(slots) => slots.record_or(e, |e| self.count(e, end)),
+                    None => self.count(e, end),
+                }
                 e.f.instruction(&Instruction::Else);
                 let locals: Vec<u32> = (1..=self.high).map(|w| self.high_local(e, w)).collect();
                 e.call_with_high_keys(&locals);
                 self.clear_high(e);
                 e.f.instruction(&Instruction::End);
             }
+            Some(slots) => slots.record_or(e, |e| self.count(e, end)),
             None => self.count(e, end),
         }
         if end == PathEnd::Exit {
