@@ -94,7 +94,9 @@ fn supergraphs_count_the_segments_of_ips_1() {
         "ippp:slots: {slotted} functions count {interesting} interesting supergraph paths in {slots} slots (δ {:.3}); {in_slots} of {ends} path ends in slots",
         slots as f64 / interesting as f64
     );
-    assert!(in_slots * 2 > ends, "most path ends count in slots");
+    // Functions with high keys count in slots too; what stays outside is a path end whose high
+    // keys are not 0, or whose digits pass the bound on a function's tables of weights.
+    assert!(ends - in_slots <= ends / 1000, "at most 0.1 % of path ends outside slots");
     assert!(exact * 2 > DETERMINISTIC.len() + NONDETERMINISTIC.len(), "most programs have every segment counted");
 }
 
