@@ -2,7 +2,8 @@
 //! some supergraph paths interesting, a run counts exactly those in their slots — each at the slot
 //! that holds its supergraph ID, none of them anywhere else — and every other supergraph path where
 //! it counted without slots; the counts of slots and counters together are those of the same run
-//! instrumented without interesting paths, ID for ID.
+//! instrumented without interesting paths, ID for ID. A call whose interesting digits are few and
+//! far apart reads their weights from a hashed table, with the same result.
 
 use pathprof_core::supergraph::{InterestingPath, Taken};
 use pathprof_wasm::map::{ArrayCounters, RawCounts};
@@ -79,8 +80,30 @@ fn by_id(counts: &RawCounts) -> BTreeMap<(u32, u64), u64> {
     out
 }
 
+/// `run(n)` calls `f`, whose twenty tests of its argument's bits make 2^20 paths from its entry,
+/// with arguments spread over those bits.
+fn sparse() -> String {
+    let tests: String = (0..20)
+        .map(|i| format!("(if (i32.and (local.get $x) (i32.const {})) (then (global.set $acc (i32.add (global.get $acc) (i32.const {i})))))\n", 1 << i))
+        .collect();
+    format!(
+        r#"(module
+          (global $acc (mut i32) (i32.const 0))
+          (func $f (param $x i32) {tests})
+          (func (export "run") (param $n i32) (local $i i32)
+            (loop $l
+              (call $f (i32.mul (local.get $i) (i32.const 0x9e3779b1)))
+              (local.set $i (i32.add (local.get $i) (i32.const 1)))
+              (br_if $l (i32.lt_u (local.get $i) (local.get $n))))))"#
+    )
+}
+
 fn instrumented(options: &InstrumentOptions) -> (Vec<u8>, ProfileMap) {
-    let wasm = wat::parse_str(CALLS).unwrap();
+    instrumented_from(CALLS, options)
+}
+
+fn instrumented_from(wat: &str, options: &InstrumentOptions) -> (Vec<u8>, ProfileMap) {
+    let wasm = wat::parse_str(wat).unwrap();
     let out = instrument(&wasm, options).unwrap();
     (out.bytes, out.map)
 }
@@ -104,12 +127,25 @@ fn interesting(map: &ProfileMap) -> HashMap<u32, Vec<InterestingPath>> {
 }
 
 fn check(options: InstrumentOptions, slotted: &[u32]) {
+    check_with(CALLS, options, |map, _| interesting(map), slotted, 2);
+}
+
+/// The run of module `wat` instrumented with the interesting paths `choose` makes of its map and
+/// of the counts of a run without them: functions `slotted` have slots, which count exactly the
+/// interesting IDs; function `both` counts in its slots and apart.
+fn check_with(
+    wat: &str,
+    options: InstrumentOptions,
+    choose: impl Fn(&ProfileMap, &RawCounts) -> HashMap<u32, Vec<InterestingPath>>,
+    slotted: &[u32],
+    both: u32,
+) {
     let plain = InstrumentOptions { interesting_segments: HashMap::new(), ..options.clone() };
-    let (bytes, map) = instrumented(&plain);
+    let (bytes, map) = instrumented_from(wat, &plain);
     let (none, exact) = run(&bytes, &map);
     assert!(none.is_empty());
-    let options = InstrumentOptions { interesting_segments: interesting(&map), ..options };
-    let (bytes, map) = instrumented(&options);
+    let options = InstrumentOptions { interesting_segments: choose(&map, &exact), ..options };
+    let (bytes, map) = instrumented_from(wat, &options);
     let (in_slots, counted) = run(&bytes, &map);
     let (in_slots, counted) = (by_id(&in_slots), by_id(&counted));
     // Slots and counters together count what the run counts without slots.
@@ -130,7 +166,31 @@ fn check(options: InstrumentOptions, slotted: &[u32]) {
         assert_eq!(counted.contains_key(&(f, id)), !interesting, "function {f}, ID {id}: counted apart");
     }
     // Both kinds ran.
-    assert!(in_slots.keys().any(|k| k.0 == 2) && counted.keys().any(|k| k.0 == 2), "{in_slots:?} {counted:?}");
+    assert!(in_slots.keys().any(|k| k.0 == both) && counted.keys().any(|k| k.0 == both), "{in_slots:?} {counted:?}");
+}
+
+#[test]
+fn sparse_digits_count_in_their_slots_through_a_hashed_table() {
+    // Every other path of f that ran is interesting, with a path that never runs; run's paths are
+    // interesting through those heads. Their digits are far apart among 2^20: a table by digit
+    // would pass a function's 2^18 weights, and run would have no slots.
+    let choose = |map: &ProfileMap, exact: &RawCounts| {
+        let mut ran: Vec<u64> = by_id(exact).keys().filter(|k| k.0 == 0).map(|k| k.1).collect();
+        ran.sort_unstable();
+        assert!(ran.len() > 50 && ran.last().unwrap() - ran[0] > 1 << 18, "{ran:?}");
+        let sg = map.functions[0].probes().unwrap().supergraph.clone().unwrap();
+        let chosen: Vec<u64> = ran.iter().copied().step_by(2).chain([sg.entry_base + (1 << 19) + 1]).collect();
+        let heads: BTreeSet<Taken> =
+            chosen.iter().map(|&path| Taken::Entered { function: 0, path, calls: Vec::new() }).collect();
+        let run_paths = map.functions[1].probes().unwrap().plan.num_paths();
+        HashMap::from([
+            (0, chosen.iter().map(|&path| InterestingPath { path, heads: Vec::new() }).collect()),
+            (1, (0..run_paths).map(|path| InterestingPath { path, heads: vec![heads.clone()] }).collect()),
+        ])
+    };
+    let options =
+        InstrumentOptions { sink: SinkKind::Supergraph { slots_everywhere: true, depth: 1 }, ..Default::default() };
+    check_with(&sparse(), options, choose, &[0, 1], 1);
 }
 
 #[test]

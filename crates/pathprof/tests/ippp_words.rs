@@ -5,7 +5,8 @@
 //! prints under `bl`, and the Ball–Larus counts and the segments are those of `ips:K` on the same
 //! run, but for the segments rooted where the profile says it left some out; the oracle walks the
 //! run's stream of path IDs, not the supergraph. A function with high keys counts its supergraph
-//! paths whose high keys are 0 in slots.
+//! paths whose high keys are 0 in slots; a call whose interesting digits are few and far apart
+//! reads their weights from a hashed table.
 
 mod common;
 
@@ -247,5 +248,57 @@ fn a_function_with_high_keys_counts_its_paths_of_one_word_in_slots() {
         let ends: u64 = counts(&r.profile).iter().filter(|((g, _), _)| with.contains(g)).map(|(_, c)| c).sum();
         let outside = u64::from(!through_big_in_slots);
         assert_eq!(slots.path_ends.0, ends - outside, "{mode}: every path end with high keys 0 counts in slots");
+    }
+}
+
+/// `f` calls `big` (2^20 paths from its entry) with twelve arguments spread over its bits: the
+/// digits its interesting paths take are twelve among 2^20, which a table by digit would hold only
+/// in 2^20 weights, past a function's bound. Hashed, they fit: tested on the same input,
+/// `ippp:K:slots` counts every path end of `f`, and of each function with slots, in its slots, and
+/// the segments are `ips:K`'s.
+#[test]
+fn sparse_digits_read_their_weights_from_a_hashed_table() {
+    let wat = format!(
+        r#"(module
+          (global $acc (mut i32) (i32.const 0))
+          (func $big (param $x i32) {big})
+          (func $f (param $x i32) (call $big (local.get $x)))
+          (func (export "run") (param $n i32) (result i32) (local $i i32)
+            (loop $l
+              (call $f (i32.mul (local.get $i) (i32.const 0x9e3779b1)))
+              (local.set $i (i32.add (local.get $i) (i32.const 1)))
+              (br_if $l (i32.lt_u (local.get $i) (local.get $n))))
+            (global.get $acc)))"#,
+        big = bit_tests(20),
+    );
+    let (dir, wasm) = common::wat_module(&wat);
+    let dir = dir.path();
+    let bl = run_in(dir, &["--mode", "bl", "--invoke", "run"], &wasm, &["12"]);
+    assert!(bl.output.status.success(), "{}", String::from_utf8_lossy(&bl.output.stderr));
+    for k in 1..=2 {
+        let ips = run_in(dir, &["--mode", &format!("ips:{k}"), "--invoke", "run"], &wasm, &["12"]);
+        let tested = dir.join("tested.json");
+        std::fs::write(&tested, ips.profile.to_json()).unwrap();
+        let mode = if k == 1 { "ippp:slots".to_string() } else { format!("ippp:{k}:slots") };
+        let r = run_in(
+            dir,
+            &["--mode", &mode, "--invoke", "run", "--interesting", tested.to_str().unwrap()],
+            &wasm,
+            &["12"],
+        );
+        assert!(r.output.status.success(), "{mode}: {}", String::from_utf8_lossy(&r.output.stderr));
+        assert_eq!(r.output.stdout, bl.output.stdout, "{mode}: the output");
+        let (want, got) = (facts(&ips.profile.mode).unwrap(), facts(&r.profile.mode).unwrap());
+        assert_eq!(got.mismatched.0, 0, "{mode}");
+        assert_eq!(segments(&got), segments(&want), "{mode}: the segments are ips:{k}'s");
+        // Twelve paths of big, far apart.
+        let f = function(&r.profile, "f").index;
+        let slots = got.slots.expect("slots");
+        let of_f = slots.functions.iter().find(|s| s.function == f).unwrap_or_else(|| panic!("{mode}: f has slots"));
+        assert_eq!(of_f.interesting.0, 12, "{mode}");
+        assert!(of_f.span.0 > 1 << 18, "{mode}: the IDs span {}", of_f.span.0);
+        let with: Vec<u32> = slots.functions.iter().map(|s| s.function).collect();
+        let ends: u64 = counts(&r.profile).iter().filter(|((g, _), _)| with.contains(g)).map(|(_, c)| c).sum();
+        assert_eq!(slots.path_ends.0, ends, "{mode}: every path end of a function with slots counts in them");
     }
 }

@@ -39,9 +39,11 @@
 //! ([`CallDigit::word`], [`call_digits`]). A call that fits in no word is *dropped*: it adds no
 //! digit.
 
+mod digit_table;
 mod preferential;
 mod taken;
 
+pub use digit_table::{DigitWeights, HashedWeights};
 pub use preferential::{CallsByBlock, InterestingPath, SupergraphPpp, MAX_DIGIT_WEIGHTS};
 pub use taken::{HeadNames, Taken};
 

@@ -7,7 +7,7 @@
 //! one per digit, in digit order; a block's out-edges leave from its last call. [`weights`] numbers
 //! the interesting paths of that DAG as [PPP07 Fig. 3.10] numbers any DAG's. The weights of the
 //! function's own edges go on the chords of its Ball–Larus spanning tree, as `ppp`'s do; the weight
-//! of a call's digit `d` is read from a table of the call's (`digits[c][d]`), added to the
+//! of a call's digit `d` is read from a table of the call's ([`DigitWeights`]), added to the
 //! preferential register when the call returns. A supergraph path's preferential ID is the sum of
 //! its edges' weights and its digits' weights.
 //!
@@ -20,6 +20,7 @@
 //! whose high keys are all 0 — digit 0 at every such call — can be interesting: a slot holds a
 //! one-word ID, and a path end with a high key that is not 0 is residual whatever its register.
 
+use super::digit_table::DigitWeights;
 use super::taken::{HeadNames, Taken};
 use super::{digits, HeadLevel, HeadSpace, Supergraph};
 use crate::dag::DagEdgeId;
@@ -59,10 +60,9 @@ pub struct SupergraphPpp {
     /// The interesting supergraph IDs, the numbering of the function's own edges (its slots hold
     /// supergraph IDs) and its increments on the chords of the Ball–Larus spanning tree.
     pub plan: PppPlan,
-    /// For every call of the supergraph, in operator order, the weight of each of its digits up to
-    /// the largest an interesting path takes (none for a call that adds no digit, or that no
-    /// interesting path takes); the digits past those weigh 0.
-    pub digits: Vec<Vec<u64>>,
+    /// For every call of the supergraph, in operator order, the weights of the digits interesting
+    /// paths take there (none for a call that adds no digit, or that no interesting path takes).
+    pub digits: Vec<DigitWeights>,
 }
 
 /// A supergraph path as the function's edges it takes and its calls with their digits, in order.
@@ -188,9 +188,10 @@ impl SupergraphPpp {
             let ds = digits(key, &radices).ok_or(BadPathId(id))?;
             spelled.push((path.edges, calls.into_iter().zip(ds).collect()));
         }
-        // Each call's table of weights reaches its largest digit taken; all of them together hold
-        // at most MAX_DIGIT_WEIGHTS: while they would hold more, the paths through the call of the
-        // largest table are left out (they miss their slots, as residual paths do).
+        // Each call's table of weights reaches its largest digit taken, or hashes the digits taken
+        // where they are sparse; all of them together hold at most MAX_DIGIT_WEIGHTS: while they
+        // would hold more, the paths through the call of the largest table are left out (they miss
+        // their slots, as residual paths do).
         let given = !ids.is_empty();
         let taken = loop {
             let mut taken: Vec<BTreeSet<u64>> = vec![BTreeSet::new(); sg.calls.len()];
@@ -199,7 +200,7 @@ impl SupergraphPpp {
                     taken[c].insert(d);
                 }
             }
-            let table = |c: usize| taken[c].last().map_or(0, |&d| d.saturating_add(2));
+            let table = |c: usize| taken[c].last().map_or(0, |&d| DigitWeights::expected_len(taken[c].len(), d));
             let tables = (0..taken.len()).map(table).fold(0u64, u64::saturating_add);
             if tables <= MAX_DIGIT_WEIGHTS {
                 break taken;
@@ -262,14 +263,13 @@ impl SupergraphPpp {
         };
         let own = val[..num_edges].to_vec();
         let inc = Placement::with_tree(dag, &plan.placement.in_tree, &own).inc;
-        // A digit no interesting path takes weighs 0: its paths miss their slots.
+        // A digit no interesting path takes reads 0 or another digit's weight: its paths miss their
+        // slots.
         let digits = (0..sg.calls.len())
             .map(|c| {
-                let mut table = vec![0; taken[c].last().map_or(0, |&d| d as usize + 1)];
-                for (&d, e) in taken[c].iter().zip(chain_edges(c)) {
-                    table[d as usize] = val[e as usize];
-                }
-                table
+                let of: Vec<(u64, u64)> =
+                    taken[c].iter().zip(chain_edges(c)).map(|(&d, e)| (d, val[e as usize])).collect();
+                DigitWeights::new(&of)
             })
             .collect();
         let numbering = PppNumbering { val: own, slots: slots(&pid, &ids) };
@@ -281,8 +281,8 @@ impl SupergraphPpp {
     pub fn id_of(&self, edges: &[DagEdgeId], calls: &[usize], ds: &[u64]) -> u64 {
         let numbering = self.plan.numbering.as_ref().expect("built with a numbering");
         let own = numbering.id_of(edges);
-        let digits = calls.iter().zip(ds).filter_map(|(&c, &d)| self.digits[c].get(d as usize));
-        digits.fold(own, |sum, &w| sum.wrapping_add(w))
+        let digits = calls.iter().zip(ds).map(|(&c, &d)| self.digits[c].weight(d));
+        digits.fold(own, u64::wrapping_add)
     }
 }
 
@@ -381,15 +381,15 @@ mod tests {
         let ids: Vec<u64> = all.iter().map(|a| a.0).collect();
         let sp = SupergraphPpp::build(&plan, &sg, &call_blocks, ids, 1 << 20).unwrap().unwrap();
         assert_eq!(sp.plan.numbering.as_ref().unwrap().delta(), Some(1.0));
-        assert_eq!(sp.digits.iter().map(Vec::len).collect::<Vec<_>>(), vec![2, 3, 2, 4, 0]);
+        assert_eq!(sp.digits.iter().map(DigitWeights::len).collect::<Vec<_>>(), vec![3, 4, 3, 5, 0]);
         // Too few slots.
         let ids: Vec<u64> = all.iter().map(|a| a.0).collect();
         assert_eq!(SupergraphPpp::build(&plan, &sg, &call_blocks, ids, 10), Ok(None));
     }
 
-    /// A call whose interesting digit would need a table of weights past [`MAX_DIGIT_WEIGHTS`]:
-    /// the paths through it are left out, the others numbered, and the calls' tables reach only
-    /// their largest interesting digit.
+    /// A call whose interesting digits would need tables of weights past [`MAX_DIGIT_WEIGHTS`]:
+    /// the paths through it are left out, the others numbered; a call whose few interesting digits
+    /// are sparse hashes them, one whose digits are dense reaches its largest.
     #[test]
     fn paths_through_a_call_of_too_large_a_table_are_left_out() {
         let (plan, mut sg, call_blocks) = function();
@@ -398,17 +398,26 @@ mod tests {
         let path = |blocks: &[u32]| {
             (0..sg.paths).find(|&p| regen::regenerate(&plan.dag, &plan.numbering, p).unwrap().blocks == blocks).unwrap()
         };
-        let entry = sg.id(path(&[0]), &[(300_000, sg.calls[0])]).unwrap();
+        let entry = |d: u64| sg.id(path(&[0]), &[(d, sg.calls[0])]).unwrap();
         let (c3, c4) = (sg.calls[3], sg.calls[4]);
         let around = sg.id(path(&[1, 3, 4]), &[(2, c3), (0, c4)]).unwrap();
-        let sp = SupergraphPpp::build(&plan, &sg, &call_blocks, vec![entry, around], 1 << 20).unwrap().unwrap();
+        // 2^17 digits at call 0 hash into 2^19 weights.
+        let many: Vec<u64> = (0..1 << 17).map(|d| entry(d * 7)).chain([around]).collect();
+        let sp = SupergraphPpp::build(&plan, &sg, &call_blocks, many, 1 << 20).unwrap().unwrap();
         assert_eq!(sp.plan.interesting, vec![around]);
-        assert_eq!(sp.digits.iter().map(Vec::len).collect::<Vec<_>>(), vec![0, 0, 0, 3, 0]);
-        // Within the bound, both are numbered.
-        let entry = sg.id(path(&[0]), &[(3_000, sg.calls[0])]).unwrap();
-        let sp = SupergraphPpp::build(&plan, &sg, &call_blocks, vec![entry, around], 1 << 20).unwrap().unwrap();
+        assert_eq!(sp.digits.iter().map(DigitWeights::len).collect::<Vec<_>>(), vec![0, 0, 0, 4, 0]);
+        // One digit far out: hashed, and numbered.
+        let sp =
+            SupergraphPpp::build(&plan, &sg, &call_blocks, vec![entry(300_000), around], 1 << 20).unwrap().unwrap();
         assert_eq!(sp.plan.interesting.len(), 2);
-        assert_eq!(sp.digits.iter().map(Vec::len).collect::<Vec<_>>(), vec![3_001, 0, 0, 3, 0]);
+        assert!(matches!(sp.digits[0], DigitWeights::Hashed(_)), "{:?}", sp.digits[0]);
+        assert_eq!(sp.digits.iter().map(DigitWeights::len).collect::<Vec<_>>(), vec![4, 0, 0, 4, 0]);
+        // Dense digits: direct.
+        let dense: Vec<u64> = (0..40).map(entry).chain([around]).collect();
+        let sp = SupergraphPpp::build(&plan, &sg, &call_blocks, dense, 1 << 20).unwrap().unwrap();
+        assert_eq!(sp.plan.interesting.len(), 41);
+        assert!(matches!(sp.digits[0], DigitWeights::Direct(_)));
+        assert_eq!(sp.digits.iter().map(DigitWeights::len).collect::<Vec<_>>(), vec![41, 0, 0, 4, 0]);
     }
 
     #[test]

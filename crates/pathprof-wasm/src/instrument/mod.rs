@@ -78,6 +78,7 @@ use pathprof_core::profile::BlockInfo;
 use probes::FuncProbe;
 use sections::{FunctionShift, Rewriter, Signature};
 use sink::AppendedFunction;
+use sink::Weights;
 use wasm_encoder::reencode::{Reencode, RoundtripReencoder};
 use wasm_encoder::{BlockType, Module, ValType};
 use wasmparser::{FunctionBody, Parser};
@@ -253,8 +254,7 @@ impl Functions {
                 // Each call's weights, in a table of its own.
                 for (&i, weights) in s.sites.iter().zip(&p.digits) {
                     if let Some(d) = probe.digits[i].as_mut().filter(|_| !weights.is_empty()) {
-                        let at = layout.table(32, weights.iter().copied().chain([0]));
-                        d.weights = Some((at, weights.len() as u32));
+                        d.weights = Some(Weights::place(weights, layout));
                     }
                 }
             }

@@ -50,7 +50,7 @@ pub(crate) use path_sink::{PathEnd, PathSink};
 pub(crate) use ppp::PppSink;
 pub(crate) use sample::SampleSink;
 pub(crate) use stream::StreamSink;
-pub(crate) use supergraph::{Digit, Read, SupergraphCounts, SupergraphSink};
+pub(crate) use supergraph::{Digit, Read, SupergraphCounts, SupergraphSink, Weights};
 pub(crate) use table::TableSink;
 
 use super::emit::Emitter;

@@ -52,7 +52,7 @@ use wasm_encoder::{BlockType, Instruction, MemArg, ValType};
 
 mod digit;
 
-pub(crate) use digit::{Digit, Read};
+pub(crate) use digit::{Digit, Read, Weights};
 
 /// The heads of depth `d ≥ 1` a function publishes: `first − entry_base + entry_paths · key`,
 /// plus `publish` (its offset in the space + 1); `unwound` (read in a function that may throw) is
@@ -328,9 +328,45 @@ impl SupergraphSink {
         self.local(e, DEEP + 3 * (self.words as u32 - 1))
     }
 
-    /// `q += weights[min(digit, n)]`, the digit (in local `value`) clamped first in 64 bits, the
-    /// `n` + 1 weights at `offset` among the increment tables.
-    fn add_weight(&self, e: &mut Emitter, value: u32, (offset, n): (u32, u32)) {
+    /// `q +=` the weight of the digit in local `value`: `weights[min(digit, n)]` from a direct
+    /// table, the digit clamped first in 64 bits; from a hashed one, the first half's weight at the
+    /// digit's first hash when the key there is the digit, else the second half's at its second.
+    fn add_weight(&self, e: &mut Emitter, value: u32, weights: Weights) {
+        let q = e.q.expect("a function with slots has a preferential register");
+        let (offset, n) = match weights {
+            Weights::Direct { offset, n } => (offset, n),
+            Weights::Hashed { bits, multipliers, keys, weights } => {
+                // The entry of the digit in half h, scaled to `width` bytes.
+                let entry = |e: &mut Emitter, h: usize, width: i32| {
+                    e.f.instruction(&Instruction::LocalGet(value));
+                    e.f.instruction(&Instruction::I64Const(multipliers[h] as i64));
+                    e.f.instruction(&Instruction::I64Mul);
+                    e.f.instruction(&Instruction::I64Const(i64::from(64 - bits)));
+                    e.f.instruction(&Instruction::I64ShrU);
+                    e.f.instruction(&Instruction::I32WrapI64);
+                    e.f.instruction(&Instruction::I32Const(width.trailing_zeros() as i32));
+                    e.f.instruction(&Instruction::I32Shl);
+                };
+                let at = |e: &Emitter, offset: u32, align: u32| MemArg {
+                    offset: e.tables_base + u64::from(offset),
+                    align,
+                    memory_index: e.memory,
+                };
+                for (h, &half) in weights.iter().enumerate() {
+                    entry(e, h, 4);
+                    e.f.instruction(&Instruction::I32Load(at(e, half, 2)));
+                }
+                entry(e, 0, 8);
+                e.f.instruction(&Instruction::I64Load(at(e, keys, 3)));
+                e.f.instruction(&Instruction::LocalGet(value));
+                e.f.instruction(&Instruction::I64Eq);
+                e.f.instruction(&Instruction::Select);
+                e.f.instruction(&Instruction::LocalGet(q));
+                e.f.instruction(&Instruction::I32Add);
+                e.f.instruction(&Instruction::LocalSet(q));
+                return;
+            }
+        };
         e.f.instruction(&Instruction::LocalGet(value));
         e.f.instruction(&Instruction::I64Const(i64::from(n)));
         e.f.instruction(&Instruction::LocalGet(value));
@@ -339,7 +375,6 @@ impl SupergraphSink {
         e.f.instruction(&Instruction::Select);
         e.f.instruction(&Instruction::I32WrapI64);
         e.f.instruction(&Instruction::LocalSet(e.s));
-        let q = e.q.expect("a function with slots has a preferential register");
         e.add_table_entry(offset, n, q, 32);
     }
 

@@ -2,7 +2,9 @@
 //! [PPP07 §3.4.3–3.4.5]: the word each key reads, what is taken off the head, and the weights of
 //! the digit's preferential ID ([`super::SupergraphSink`]).
 
+use crate::instrument::layout::Layout;
 use pathprof_core::ips::MAX_DEPTH;
+use pathprof_core::supergraph::DigitWeights;
 
 /// The digit a call adds: `head − minus` (modulo 2^64), less `rebase` when the head is published
 /// (above 0), below `radix` — `minus` is the callee's head offset + 1 for a direct call of an
@@ -10,8 +12,8 @@ use pathprof_core::ips::MAX_DEPTH;
 /// instrumented function took it, 1: one did and has not published), whose part of the space starts
 /// after `rebase`. With `restore`, the call puts back what the head word held before it armed it (a
 /// head published for a caller of a function without probes that is still running). With
-/// `weights`, the offset from the increment tables' base of the `n` + 1 weights (32 bits each, the
-/// last 0, which every digit from `n` on reads) that the digit adds to the preferential register. For segments of `k > 1` calls,
+/// `weights`, where the weights that the digit adds to the preferential register lie among the
+/// increment tables ([`Weights`]). For segments of `k > 1` calls,
 /// `radix`, `minus` and `rebase` read head word `word` (`k − 1`, or a shallower one where the
 /// deepest head would not fit) into the counted key, and `heads[d − 1]` reads its word into the
 /// key of depth `d`. With `high` above 0, the counted digit goes to that high key.
@@ -23,8 +25,35 @@ pub(crate) struct Digit {
     pub word: u8,
     pub high: u8,
     pub restore: bool,
-    pub weights: Option<(u32, u32)>,
+    pub weights: Option<Weights>,
     pub heads: [Read; MAX_DEPTH - 1],
+}
+
+/// The weights of a call's digits among the increment tables (32 bits each; offsets from their
+/// base), as [`DigitWeights`] has them: `n` + 1 by digit, the last 0, which every digit from `n` on
+/// reads; or a cuckoo hash table, its first half's keys (64 bits each) at `keys`, its halves'
+/// weights at `weights`, each of `2^bits` entries, a digit's entries found by `multipliers`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Weights {
+    Direct { offset: u32, n: u32 },
+    Hashed { bits: u32, multipliers: [u64; 2], keys: u32, weights: [u32; 2] },
+}
+
+impl Weights {
+    /// Lays `table` out among the increment tables.
+    pub(crate) fn place(table: &DigitWeights, layout: &mut Layout) -> Weights {
+        match table {
+            DigitWeights::Direct(t) => {
+                Weights::Direct { offset: layout.table(32, t.iter().copied().chain([0])), n: t.len() as u32 }
+            }
+            DigitWeights::Hashed(t) => Weights::Hashed {
+                bits: t.bits,
+                multipliers: t.multipliers,
+                keys: layout.table(64, t.keys.iter().copied()),
+                weights: t.weights.each_ref().map(|w| layout.table(32, w.iter().copied())),
+            },
+        }
+    }
 }
 
 /// How a head word is read into a digit: word `word` (the head of that depth), `head − minus`,
