@@ -48,6 +48,8 @@ pub struct Counted {
     pub wide: WideCounts,
     /// Event totals of the functions with event counters, an entry per event of the map.
     pub events: HashMap<u32, Vec<u64>>,
+    /// The path ends the preferential slots counted (`None` past 2^64).
+    pub in_slots: Option<u64>,
 }
 
 impl CountCollector {
@@ -101,6 +103,7 @@ impl CountCollector {
             hash_entries: self.hash.len() + self.wide.values().map(HashMap::len).sum::<usize>(),
             wide: self.wide.clone(),
             events: self.events(memory),
+            in_slots: memory.map_or(Some(0), |m| self.stored.in_slots(m)),
         }
     }
 }

@@ -77,6 +77,16 @@ pub struct StoredCounters {
 }
 
 impl StoredCounters {
+    /// The path ends the preferential slots in `memory` counted, all functions' together (`None`
+    /// past 2^64).
+    pub fn in_slots(&self, memory: &[u8]) -> Option<u64> {
+        let mut counts = RawCounts::new();
+        for a in self.arrays.iter().filter(|a| a.slots) {
+            a.read(memory, &mut counts);
+        }
+        counts.values().flatten().try_fold(0u64, |sum, &(_, n)| sum.checked_add(n))
+    }
+
     /// Adds the counts that the arrays (pending loop and run counts included) and the tables hold in
     /// `memory` to `counts`.
     pub fn read(&self, memory: &[u8], counts: &mut RawCounts) {

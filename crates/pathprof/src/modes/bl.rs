@@ -7,9 +7,8 @@ use super::setting::Setting;
 use crate::mode_identity;
 use anyhow::Result;
 use pathprof_core::profile::{FunctionProfile, ProfileMode};
-use pathprof_runtime::{CountCollector, Counted, Engine, Program, Recorded, RunConfig, RunOutcome, WideCounts};
+use pathprof_runtime::{CountCollector, Counted, Engine, Program, Recorded, RunConfig, RunOutcome};
 use pathprof_wasm::{ProfileMap, SinkKind};
-use std::collections::HashMap;
 use std::fmt;
 
 /// Bytes the host keeps per entry of its hash table of path counts.
@@ -62,11 +61,11 @@ impl ProfilingMode for Bl {
         config: &RunConfig,
         snapshots: Option<&SnapshotSink>,
     ) -> Result<ModeRun> {
-        run_counted(engine, program, map, config, snapshots, |_, _| Box::new(()))
+        run_counted(engine, program, map, config, snapshots, |_| Box::new(()))
     }
 
     fn replay(&self, map: &ProfileMap, recorded: Recorded) -> Result<ModeRun> {
-        replay_counted(map, recorded, |_, _| Box::new(()))
+        replay_counted(map, recorded, |_| Box::new(()))
     }
 
     fn profile_mode(
@@ -82,17 +81,14 @@ impl ProfilingMode for Bl {
     mode_identity!();
 }
 
-/// What makes a mode's facts of the event counters by function and the supergraph IDs of two
-/// words (mode `ippp`), for the count collector's modes.
+/// What makes a mode's facts of what the count collector counted: the event counters by function,
+/// and, for mode `ippp`, the supergraph IDs of several words and the path ends counted in slots.
 pub(crate) trait CountFacts:
-    Fn(HashMap<u32, Vec<u64>>, WideCounts) -> Box<dyn std::any::Any + Send> + Copy + Send + Sync + 'static
+    Fn(Counted) -> Box<dyn std::any::Any + Send> + Copy + Send + Sync + 'static
 {
 }
 
-impl<F> CountFacts for F where
-    F: Fn(HashMap<u32, Vec<u64>>, WideCounts) -> Box<dyn std::any::Any + Send> + Copy + Send + Sync + 'static
-{
-}
+impl<F> CountFacts for F where F: Fn(Counted) -> Box<dyn std::any::Any + Send> + Copy + Send + Sync + 'static {}
 
 /// Runs a module whose paths (and events) the count collector counts (modes `bl`, `ppp` and
 /// `events`); `facts` makes the mode's facts of the event counters by function.
@@ -122,11 +118,9 @@ pub(crate) fn replay_counted(map: &ProfileMap, recorded: Recorded, facts: impl C
 
 /// What a run of the count collector recorded, with the mode's `facts` of its event counters.
 fn counted_run(facts: impl CountFacts) -> impl Fn(RunOutcome, Counted) -> ModeRun + Copy + Send + Sync + 'static {
-    move |outcome, counted| ModeRun {
-        outcome,
-        counts: counted.counts,
-        facts: facts(counted.events, counted.wide),
-        host_bytes: HASH_ENTRY_BYTES * counted.hash_entries as u64,
-        figures: Vec::new(),
+    move |outcome, mut counted| {
+        let counts = std::mem::take(&mut counted.counts);
+        let host_bytes = HASH_ENTRY_BYTES * counted.hash_entries as u64;
+        ModeRun { outcome, counts, facts: facts(counted), host_bytes, figures: Vec::new() }
     }
 }

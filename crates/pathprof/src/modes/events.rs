@@ -192,11 +192,11 @@ impl ProfilingMode for EventSettings {
         config: &RunConfig,
         snapshots: Option<&SnapshotSink>,
     ) -> Result<ModeRun> {
-        super::bl::run_counted(engine, program, map, config, snapshots, |counters, _| Box::new(EventCounters(counters)))
+        super::bl::run_counted(engine, program, map, config, snapshots, |c| Box::new(EventCounters(c.events)))
     }
 
     fn replay(&self, map: &ProfileMap, recorded: Recorded) -> Result<ModeRun> {
-        super::bl::replay_counted(map, recorded, |counters, _| Box::new(EventCounters(counters)))
+        super::bl::replay_counted(map, recorded, |c| Box::new(EventCounters(c.events)))
     }
 
     fn attach(&self, run: &ModeRun, map: &ProfileMap, functions: &mut [FunctionProfile]) -> Result<()> {

@@ -34,7 +34,7 @@ use pathprof_core::ips::{depth_one, walk_tree, Callee, FirstPath, HeadTree, Segm
 use pathprof_core::profile::{FunctionProfile, Profile, ProfileMode, U64};
 use pathprof_core::regen::{self, PathPoint};
 use pathprof_core::supergraph::{call_digits, CallDigit, Head, HeadSpace, Heads, InterestingPath, Taken};
-use pathprof_runtime::{Engine, Program, Recorded, RunConfig, WideCounts};
+use pathprof_runtime::{Counted, Engine, Program, Recorded, RunConfig, WideCounts};
 use pathprof_wasm::map::{FunctionMap, RawCounts};
 use pathprof_wasm::{InstrumentOptions, ProfileMap, SinkKind};
 use std::collections::{BTreeSet, HashMap};
@@ -133,12 +133,12 @@ impl ProfilingMode for IpppMode {
         config: &RunConfig,
         _: Option<&SnapshotSink>,
     ) -> Result<ModeRun> {
-        let run = run_counted(engine, program, map, config, None, |_, wide| Box::new(wide))?;
+        let run = run_counted(engine, program, map, config, None, |c| Box::new(c))?;
         supergraph_run(instrumented(map)?, run, self.k)
     }
 
     fn replay(&self, map: &ProfileMap, recorded: Recorded) -> Result<ModeRun> {
-        supergraph_run(map, replay_counted(map, recorded, |_, wide| Box::new(wide))?, self.k)
+        supergraph_run(map, replay_counted(map, recorded, |c| Box::new(c))?, self.k)
     }
 
     fn profile_mode(
@@ -214,7 +214,7 @@ struct Decoded {
     /// `(function, path, part)`.
     not_counted_ends: u64,
     roots: HashMap<(u32, u64, u32), u64>,
-    /// The path ends counted in the slots of interesting supergraph paths.
+    /// The path ends counted in the slots of interesting supergraph paths, read from the slots.
     in_slots: u64,
 }
 
@@ -223,8 +223,9 @@ struct Decoded {
 fn supergraph_run(map: &ProfileMap, run: ModeRun, k: usize) -> Result<ModeRun> {
     let probed = |f: u32| map.functions.iter().any(|m| m.index == f && m.probes().is_some());
     let open = run.outcome.open_frames.iter().filter(|&&f| probed(f)).count();
-    let wide = run.facts::<WideCounts>()?;
-    let (counts, mut decoded) = Decoder::new(map, k).decode(&run.counts, wide)?;
+    let counted = run.facts::<Counted>()?;
+    let (counts, mut decoded) = Decoder::new(map, k).decode(&run.counts, &counted.wide)?;
+    decoded.in_slots = counted.in_slots.context("the path ends counted in slots pass 2^64")?;
     decoded.segments.open = open;
     let figures = vec![RunFigure { key: "segments", label: "IPSs", value: decoded.segments.segments.len() as u64 }];
     Ok(ModeRun { counts, facts: Box::new(decoded), figures, ..run })
@@ -304,7 +305,7 @@ impl<'m> Decoder<'m> {
     /// the IDs of several words.
     fn decode(&mut self, counts: &RawCounts, wide: &WideCounts) -> Result<(RawCounts, Decoded)> {
         let mut out = Segments { k: self.k, ..Segments::default() };
-        let (mut not_counted_ends, mut roots, mut in_slots) = (0u64, HashMap::new(), 0u64);
+        let (mut not_counted_ends, mut roots) = (0u64, HashMap::new());
         let mut paths = RawCounts::new();
         // Every counted ID by function: `(ID, high keys, count)`.
         let mut ids: HashMap<u32, Vec<CountedId>> = HashMap::new();
@@ -332,11 +333,7 @@ impl<'m> Decoder<'m> {
                 bail!("the map of function {} has {} calls for its blocks' {n}", f.index, sg.calls.len());
             }
             let mut by_path: HashMap<u64, u64> = HashMap::new();
-            let slotted = f.probes().and_then(|p| p.supergraph_slots.as_ref()).map_or(&[][..], |s| &s.ids[..]);
             for &(id, high, count) in list {
-                if high.is_empty() && slotted.binary_search(&id).is_ok() {
-                    in_slots = sum(in_slots, count, "the path ends counted in slots")?;
-                }
                 let (path, key) = sg.split(id);
                 let c = by_path.entry(path).or_default();
                 *c = sum(*c, count, "a path's counts")?;
@@ -369,7 +366,7 @@ impl<'m> Decoder<'m> {
             }
             paths.insert(f.index, by_path.into_iter().collect());
         }
-        Ok((paths, Decoded { segments: out, not_counted_ends, roots, in_slots }))
+        Ok((paths, Decoded { segments: out, not_counted_ends, roots, in_slots: 0 }))
     }
 
     /// The IPSs that path `path` of `f` roots, its calls' digits in `keys` (the key and the high

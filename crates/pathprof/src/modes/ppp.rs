@@ -147,11 +147,11 @@ impl ProfilingMode for PppMode {
         config: &RunConfig,
         snapshots: Option<&SnapshotSink>,
     ) -> Result<ModeRun> {
-        super::bl::run_counted(engine, program, map, config, snapshots, |_, _| Box::new(()))
+        super::bl::run_counted(engine, program, map, config, snapshots, |_| Box::new(()))
     }
 
     fn replay(&self, map: &ProfileMap, recorded: Recorded) -> Result<ModeRun> {
-        super::bl::replay_counted(map, recorded, |_, _| Box::new(()))
+        super::bl::replay_counted(map, recorded, |_| Box::new(()))
     }
 
     fn profile_mode(
