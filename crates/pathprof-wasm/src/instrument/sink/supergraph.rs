@@ -328,56 +328,6 @@ impl SupergraphSink {
         self.local(e, DEEP + 3 * (self.words as u32 - 1))
     }
 
-    /// `q +=` the weight of the digit in local `value`: `weights[min(digit, n)]` from a direct
-    /// table, the digit clamped first in 64 bits; from a hashed one, the first half's weight at the
-    /// digit's first hash when the key there is the digit, else the second half's at its second.
-    fn add_weight(&self, e: &mut Emitter, value: u32, weights: Weights) {
-        let q = e.q.expect("a function with slots has a preferential register");
-        let (offset, n) = match weights {
-            Weights::Direct { offset, n } => (offset, n),
-            Weights::Hashed { bits, multipliers, keys, weights } => {
-                // The entry of the digit in half h, scaled to `width` bytes.
-                let entry = |e: &mut Emitter, h: usize, width: i32| {
-                    e.f.instruction(&Instruction::LocalGet(value));
-                    e.f.instruction(&Instruction::I64Const(multipliers[h] as i64));
-                    e.f.instruction(&Instruction::I64Mul);
-                    e.f.instruction(&Instruction::I64Const(i64::from(64 - bits)));
-                    e.f.instruction(&Instruction::I64ShrU);
-                    e.f.instruction(&Instruction::I32WrapI64);
-                    e.f.instruction(&Instruction::I32Const(width.trailing_zeros() as i32));
-                    e.f.instruction(&Instruction::I32Shl);
-                };
-                let at = |e: &Emitter, offset: u32, align: u32| MemArg {
-                    offset: e.tables_base + u64::from(offset),
-                    align,
-                    memory_index: e.memory,
-                };
-                for (h, &half) in weights.iter().enumerate() {
-                    entry(e, h, 4);
-                    e.f.instruction(&Instruction::I32Load(at(e, half, 2)));
-                }
-                entry(e, 0, 8);
-                e.f.instruction(&Instruction::I64Load(at(e, keys, 3)));
-                e.f.instruction(&Instruction::LocalGet(value));
-                e.f.instruction(&Instruction::I64Eq);
-                e.f.instruction(&Instruction::Select);
-                e.f.instruction(&Instruction::LocalGet(q));
-                e.f.instruction(&Instruction::I32Add);
-                e.f.instruction(&Instruction::LocalSet(q));
-                return;
-            }
-        };
-        e.f.instruction(&Instruction::LocalGet(value));
-        e.f.instruction(&Instruction::I64Const(i64::from(n)));
-        e.f.instruction(&Instruction::LocalGet(value));
-        e.f.instruction(&Instruction::I64Const(i64::from(n)));
-        e.f.instruction(&Instruction::I64LtU);
-        e.f.instruction(&Instruction::Select);
-        e.f.instruction(&Instruction::I32WrapI64);
-        e.f.instruction(&Instruction::LocalSet(e.s));
-        e.add_table_entry(offset, n, q, 32);
-    }
-
     /// Keeps what the head words hold in the locals that save them.
     fn save_words(&self, e: &mut Emitter) {
         for w in 0..self.words {
@@ -413,7 +363,7 @@ impl SupergraphSink {
             e.f.instruction(&Instruction::I64Add);
             e.f.instruction(&Instruction::LocalSet(key));
             if let Some(weights) = weights {
-                self.add_weight(e, self.digit_local(e), weights);
+                weights.add(e, self.digit_local(e));
             }
         }
         if d.restore {
@@ -502,7 +452,7 @@ impl PathSink for SupergraphSink {
         e.f.instruction(&Instruction::I64Add);
         e.f.instruction(&Instruction::LocalSet(key));
         if let Some(weights) = d.weights {
-            self.add_weight(e, value, weights);
+            weights.add(e, value);
         }
     }
 

@@ -2,9 +2,11 @@
 //! [PPP07 §3.4.3–3.4.5]: the word each key reads, what is taken off the head, and the weights of
 //! the digit's preferential ID ([`super::SupergraphSink`]).
 
+use crate::instrument::emit::Emitter;
 use crate::instrument::layout::Layout;
 use pathprof_core::ips::MAX_DEPTH;
 use pathprof_core::supergraph::DigitWeights;
+use wasm_encoder::{Instruction, MemArg};
 
 /// The digit a call adds: `head − minus` (modulo 2^64), less `rebase` when the head is published
 /// (above 0), below `radix` — `minus` is the callee's head offset + 1 for a direct call of an
@@ -53,6 +55,56 @@ impl Weights {
                 weights: t.weights.each_ref().map(|w| layout.table(32, w.iter().copied())),
             },
         }
+    }
+
+    /// `q +=` the weight of the digit in local `value`: `weights[min(digit, n)]` from a direct
+    /// table, the digit clamped first in 64 bits; from a hashed one, the first half's weight at the
+    /// digit's first hash when the key there is the digit, else the second half's at its second.
+    pub(super) fn add(self, e: &mut Emitter, value: u32) {
+        let q = e.q.expect("a function with slots has a preferential register");
+        let (offset, n) = match self {
+            Weights::Direct { offset, n } => (offset, n),
+            Weights::Hashed { bits, multipliers, keys, weights } => {
+                // The entry of the digit in half h, scaled to `width` bytes.
+                let entry = |e: &mut Emitter, h: usize, width: i32| {
+                    e.f.instruction(&Instruction::LocalGet(value));
+                    e.f.instruction(&Instruction::I64Const(multipliers[h] as i64));
+                    e.f.instruction(&Instruction::I64Mul);
+                    e.f.instruction(&Instruction::I64Const(i64::from(64 - bits)));
+                    e.f.instruction(&Instruction::I64ShrU);
+                    e.f.instruction(&Instruction::I32WrapI64);
+                    e.f.instruction(&Instruction::I32Const(width.trailing_zeros() as i32));
+                    e.f.instruction(&Instruction::I32Shl);
+                };
+                let at = |e: &Emitter, offset: u32, align: u32| MemArg {
+                    offset: e.tables_base + u64::from(offset),
+                    align,
+                    memory_index: e.memory,
+                };
+                for (h, &half) in weights.iter().enumerate() {
+                    entry(e, h, 4);
+                    e.f.instruction(&Instruction::I32Load(at(e, half, 2)));
+                }
+                entry(e, 0, 8);
+                e.f.instruction(&Instruction::I64Load(at(e, keys, 3)));
+                e.f.instruction(&Instruction::LocalGet(value));
+                e.f.instruction(&Instruction::I64Eq);
+                e.f.instruction(&Instruction::Select);
+                e.f.instruction(&Instruction::LocalGet(q));
+                e.f.instruction(&Instruction::I32Add);
+                e.f.instruction(&Instruction::LocalSet(q));
+                return;
+            }
+        };
+        e.f.instruction(&Instruction::LocalGet(value));
+        e.f.instruction(&Instruction::I64Const(i64::from(n)));
+        e.f.instruction(&Instruction::LocalGet(value));
+        e.f.instruction(&Instruction::I64Const(i64::from(n)));
+        e.f.instruction(&Instruction::I64LtU);
+        e.f.instruction(&Instruction::Select);
+        e.f.instruction(&Instruction::I32WrapI64);
+        e.f.instruction(&Instruction::LocalSet(e.s));
+        e.add_table_entry(offset, n, q, 32);
     }
 }
 
