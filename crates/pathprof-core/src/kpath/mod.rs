@@ -162,6 +162,8 @@ pub struct KSlabForest {
     cursor: Cursor,
     /// Times the forest was pruned.
     prunes: u64,
+    /// The nodes one slab of a run bumps ([`KSlabForest::push_run`]), kept between runs.
+    run_nodes: Vec<u32>,
     /// Nodes at which the forest is next laid out, and the times it was.
     next_layout: usize,
     relayouts: u64,
@@ -190,6 +192,7 @@ impl KSlabForest {
             scans: 0,
             cursor: Cursor::default(),
             prunes: 0,
+            run_nodes: Vec::new(),
             next_layout: options.relayout_from.unwrap_or(usize::MAX),
             relayouts: 0,
         }
@@ -288,7 +291,7 @@ impl KSlabForest {
     }
 
     /// The child of `parent` labelled `l`, added if missing.
-    #[inline]
+    #[inline(always)]
     fn child(&mut self, parent: u32, l: u32) -> u32 {
         if parent == LOST || parent == FOREIGN {
             return parent;
@@ -296,7 +299,9 @@ impl KSlabForest {
         if !self.options.child_cache {
             return self.find_child(parent, l);
         }
-        let slot = (parent.wrapping_mul(0x9e37_79b9) ^ l) as usize & (CHILD_SLOTS - 1);
+        // The label's hash, not the parent's: the parent is the end of the chain of look-ups one path
+        // ID after another, the label is known early.
+        let slot = (parent ^ l.wrapping_mul(0x9e37_79b9) >> 15) as usize & (CHILD_SLOTS - 1);
         let (p, label, child) = self.children[slot];
         if p == parent && label == l {
             return child;
@@ -360,6 +365,13 @@ impl KSlabForest {
         };
         let mine = self.options.shard.owns(r);
         self.totals[l as usize] += u64::from(mine);
+        self.step(cursor, l, mine)
+    }
+
+    /// Moves the activation at `cursor` on by the interned label `l` (of this shard's trees if
+    /// `mine`), and returns the node it counted in; the label's total is the caller's to add.
+    #[inline(always)]
+    fn step(&mut self, cursor: &mut Cursor, l: u32, mine: bool) -> u32 {
         if cursor.pos == 0 {
             cursor.bottom = cursor.top;
             cursor.top = if mine { self.root(l) } else { FOREIGN };
@@ -382,34 +394,44 @@ impl KSlabForest {
 
     /// Adds `n` paths `r` in a row after the items of the activation at `cursor`, in time independent
     /// of `n`: once a whole slab of `r`s has gone by, every further slab of `r`s bumps the same `k − 1`
-    /// nodes, so all the whole slabs left are counted at once.
+    /// nodes, so all the whole slabs left are counted at once. The label is looked up and its total
+    /// added once for the whole run.
     pub fn push_run(&mut self, cursor: &mut Cursor, r: u64, n: u64) {
+        let Some(l) = self.intern(r) else {
+            // As `n` calls of `push_at` would: every one of them lost.
+            self.dropped += n;
+            *cursor = Cursor { pos: cursor.pos, top: LOST, bottom: LOST };
+            return;
+        };
+        let mine = self.options.shard.owns(r);
+        if mine {
+            self.totals[l as usize] += n;
+        }
         let per = (self.k - 1) as u64;
         let mut left = n;
         let mut seen = 0;
         while left > 0 && !(seen >= per && cursor.pos == 0) {
-            self.push_at(cursor, r);
+            self.step(cursor, l, mine);
             seen += 1;
             left -= 1;
         }
         let slabs = left / per;
         if slabs > 1 {
-            // The nodes one slab bumps, found by pushing it; the other slabs are added to them.
-            let mut bumped = Vec::with_capacity(per as usize);
+            // The nodes one slab bumps, found by stepping through it; the other slabs are added to
+            // them.
+            let mut bumped = std::mem::take(&mut self.run_nodes);
+            bumped.clear();
             for _ in 0..per {
-                bumped.push(self.push_at(cursor, r));
+                bumped.push(self.step(cursor, l, mine));
             }
-            for node in bumped {
+            for &node in &bumped {
                 self.bump_by(node, slabs - 1);
             }
-            match self.index.get(&r) {
-                Some(&l) if self.options.shard.owns(r) => self.totals[l as usize] += (slabs - 1) * per,
-                _ => {}
-            }
+            self.run_nodes = bumped;
             left -= slabs * per;
         }
         for _ in 0..left {
-            self.push_at(cursor, r);
+            self.step(cursor, l, mine);
         }
     }
 
