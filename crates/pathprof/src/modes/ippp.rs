@@ -34,7 +34,7 @@ use pathprof_core::ips::{depth_one, walk_tree, Callee, FirstPath, HeadTree, Segm
 use pathprof_core::profile::{FunctionProfile, Profile, ProfileMode, U64};
 use pathprof_core::regen::{self, PathPoint};
 use pathprof_core::supergraph::{call_digits, CallDigit, Head, HeadSpace, Heads, InterestingPath, Taken};
-use pathprof_runtime::{Counted, Engine, Program, Recorded, RunConfig, WideCounts};
+use pathprof_runtime::{Counted, Engine, Program, Recorded, RunConfig};
 use pathprof_wasm::map::{FunctionMap, RawCounts};
 use pathprof_wasm::{InstrumentOptions, ProfileMap, SinkKind};
 use std::collections::{BTreeSet, HashMap};
@@ -224,8 +224,7 @@ fn supergraph_run(map: &ProfileMap, run: ModeRun, k: usize) -> Result<ModeRun> {
     let probed = |f: u32| map.functions.iter().any(|m| m.index == f && m.probes().is_some());
     let open = run.outcome.open_frames.iter().filter(|&&f| probed(f)).count();
     let counted = run.facts::<Counted>()?;
-    let (counts, mut decoded) = Decoder::new(map, k).decode(&run.counts, &counted.wide)?;
-    decoded.in_slots = counted.in_slots.context("the path ends counted in slots pass 2^64")?;
+    let (counts, mut decoded) = Decoder::new(map, k).decode(&run.counts, counted)?;
     decoded.segments.open = open;
     let figures = vec![RunFigure { key: "segments", label: "IPSs", value: decoded.segments.segments.len() as u64 }];
     Ok(ModeRun { counts, facts: Box::new(decoded), figures, ..run })
@@ -301,9 +300,10 @@ impl<'m> Decoder<'m> {
         Decoder { map, k, spaces, by_index, returns, trees, first_calls }
     }
 
-    /// The Ball–Larus path counts and the IPSs of supergraph path counts `counts`, and `wide` of
-    /// the IDs of several words.
-    fn decode(&mut self, counts: &RawCounts, wide: &WideCounts) -> Result<(RawCounts, Decoded)> {
+    /// The Ball–Larus path counts and the IPSs of supergraph path counts `counts`, and of what
+    /// `counted` has besides: the IDs of several words and the path ends counted in slots.
+    fn decode(&mut self, counts: &RawCounts, counted: &Counted) -> Result<(RawCounts, Decoded)> {
+        let in_slots = counted.in_slots.context("the path ends counted in slots pass 2^64")?;
         let mut out = Segments { k: self.k, ..Segments::default() };
         let (mut not_counted_ends, mut roots) = (0u64, HashMap::new());
         let mut paths = RawCounts::new();
@@ -312,7 +312,7 @@ impl<'m> Decoder<'m> {
         for (&f, list) in counts {
             ids.entry(f).or_default().extend(list.iter().map(|&(id, count)| (id, &[][..], count)));
         }
-        for (&f, list) in wide {
+        for (&f, list) in &counted.wide {
             for (keys, &count) in list {
                 let (id, high) = keys.split_last().context("an ID of several words without its ID")?;
                 ids.entry(f).or_default().push((*id, high, count));
@@ -366,7 +366,7 @@ impl<'m> Decoder<'m> {
             }
             paths.insert(f.index, by_path.into_iter().collect());
         }
-        Ok((paths, Decoded { segments: out, not_counted_ends, roots, in_slots: 0 }))
+        Ok((paths, Decoded { segments: out, not_counted_ends, roots, in_slots }))
     }
 
     /// The IPSs that path `path` of `f` roots, its calls' digits in `keys` (the key and the high
