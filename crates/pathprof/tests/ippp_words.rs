@@ -10,10 +10,11 @@
 
 mod common;
 
-use common::{check_segment_roots, function, pathprof, run_in, without_not_counted};
+use common::{check_segment_roots, function, pathprof, run_in, without_not_counted, Run};
 use pathprof::modes::ips::{facts, IpsFacts, IpsStep};
 use pathprof_core::profile::Profile;
 use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
 
 /// A small generator (xorshift64*), so that each case is the same from run to run.
 struct Gen(u64);
@@ -157,6 +158,26 @@ fn ids_of_one_word_two_words_or_more_count_the_segments_of_ips() {
     );
 }
 
+/// The `ippp:K:slots` run of `wasm` (`--invoke run ARG`) tested on the same input: its interesting
+/// segments are those of an `ips:K` run, whose profile goes to `dir`. Checked to print what `bl`
+/// printed and to find `ips:K`'s segments; gives the mode, the `ips:K` profile's path, its facts
+/// and the run.
+fn slotted_as_tested(dir: &Path, wasm: &Path, arg: &str, k: usize, bl: &Run) -> (String, PathBuf, IpsFacts, Run) {
+    let ips = run_in(dir, &["--mode", &format!("ips:{k}"), "--invoke", "run"], wasm, &[arg]);
+    assert!(ips.output.status.success(), "ips:{k}: {}", String::from_utf8_lossy(&ips.output.stderr));
+    let tested = dir.join(format!("ips{k}.json"));
+    std::fs::write(&tested, ips.profile.to_json()).unwrap();
+    let mode = if k == 1 { "ippp:slots".to_string() } else { format!("ippp:{k}:slots") };
+    let extra = ["--mode", &mode, "--invoke", "run", "--interesting", tested.to_str().unwrap()];
+    let r = run_in(dir, &extra, wasm, &[arg]);
+    assert!(r.output.status.success(), "{mode}: {}", String::from_utf8_lossy(&r.output.stderr));
+    assert_eq!(r.output.stdout, bl.output.stdout, "{mode}: the output");
+    let (want, got) = (facts(&ips.profile.mode).unwrap(), facts(&r.profile.mode).unwrap());
+    assert_eq!(got.mismatched.0, 0, "{mode}");
+    assert_eq!(segments(&got), segments(&want), "{mode}: the segments are ips:{k}'s");
+    (mode, tested, want, r)
+}
+
 /// `f` either runs once through eight calls of `big` (2^30 paths from its entry: its IDs need high
 /// keys) or, every other time, calls `small` twice. Tested on the same input (the segments of an
 /// `ips:K` run given as the interesting ones), `ippp:K:slots` gives `f` slots: its supergraph paths
@@ -193,27 +214,9 @@ fn a_function_with_high_keys_counts_its_paths_of_one_word_in_slots() {
     let bl = run_in(dir, &["--mode", "bl", "--invoke", "run"], &wasm, &["40"]);
     assert!(bl.output.status.success(), "{}", String::from_utf8_lossy(&bl.output.stderr));
     for k in 1..=2 {
-        let tested = dir.join(format!("ips{k}.json"));
-        let status = pathprof()
-            .current_dir(dir)
-            .args(["run", "--quiet", "--mode", &format!("ips:{k}"), "--invoke", "run", "-o"])
-            .arg(&tested)
-            .arg(&wasm)
-            .arg("40")
-            .stdout(std::process::Stdio::null())
-            .status()
-            .unwrap();
-        assert!(status.success());
-        let ips = Profile::from_json(&std::fs::read_to_string(&tested).unwrap()).unwrap();
-        let mode = if k == 1 { "ippp:slots".to_string() } else { format!("ippp:{k}:slots") };
-        let extra = ["--mode", &mode, "--invoke", "run", "--interesting", tested.to_str().unwrap()];
-        let r = run_in(dir, &extra, &wasm, &["40"]);
-        assert!(r.output.status.success(), "{mode}: {}", String::from_utf8_lossy(&r.output.stderr));
-        assert_eq!(r.output.stdout, bl.output.stdout, "{mode}: the output");
+        let (mode, tested, want, r) = slotted_as_tested(dir, &wasm, "40", k, &bl);
         assert_eq!(counts(&r.profile), counts(&bl.profile), "{mode}: the Ball–Larus counts");
-        let (want, got) = (facts(&ips.mode).unwrap(), facts(&r.profile.mode).unwrap());
-        assert_eq!(got.mismatched.0, 0, "{mode}");
-        assert_eq!(segments(&got), segments(&want), "{mode}: the segments are ips:{k}'s");
+        let got = facts(&r.profile.mode).unwrap();
         // f's IDs have high keys; the calls of small add their digits to the key.
         let (f, big) = (function(&r.profile, "f").index, function(&r.profile, "big").index);
         let map = {
@@ -276,21 +279,8 @@ fn sparse_digits_read_their_weights_from_a_hashed_table() {
     let bl = run_in(dir, &["--mode", "bl", "--invoke", "run"], &wasm, &["12"]);
     assert!(bl.output.status.success(), "{}", String::from_utf8_lossy(&bl.output.stderr));
     for k in 1..=2 {
-        let ips = run_in(dir, &["--mode", &format!("ips:{k}"), "--invoke", "run"], &wasm, &["12"]);
-        let tested = dir.join("tested.json");
-        std::fs::write(&tested, ips.profile.to_json()).unwrap();
-        let mode = if k == 1 { "ippp:slots".to_string() } else { format!("ippp:{k}:slots") };
-        let r = run_in(
-            dir,
-            &["--mode", &mode, "--invoke", "run", "--interesting", tested.to_str().unwrap()],
-            &wasm,
-            &["12"],
-        );
-        assert!(r.output.status.success(), "{mode}: {}", String::from_utf8_lossy(&r.output.stderr));
-        assert_eq!(r.output.stdout, bl.output.stdout, "{mode}: the output");
-        let (want, got) = (facts(&ips.profile.mode).unwrap(), facts(&r.profile.mode).unwrap());
-        assert_eq!(got.mismatched.0, 0, "{mode}");
-        assert_eq!(segments(&got), segments(&want), "{mode}: the segments are ips:{k}'s");
+        let (mode, _, _, r) = slotted_as_tested(dir, &wasm, "12", k, &bl);
+        let got = facts(&r.profile.mode).unwrap();
         // Twelve paths of big, far apart.
         let f = function(&r.profile, "f").index;
         let slots = got.slots.expect("slots");
