@@ -5,9 +5,8 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use pathprof_core::kpath::{Activations, Options};
-use pathprof_runtime::{ForestSettings, RunConfig, StreamCollector, StreamFolder};
+use pathprof_runtime::{record_stream, StreamFolder};
 use pathprof_wasm::abi::StreamItem;
-use pathprof_wasm::{instrument, InstrumentOptions, SinkKind};
 use std::path::Path;
 
 /// Items recorded per program.
@@ -24,24 +23,6 @@ const PROGRAMS: &[&str] = &[
     "shootout/shootout-switch.wasm",
 ];
 
-/// The first [`ITEMS`] items of a program's stream.
-fn record(wasm: &Path) -> Vec<u64> {
-    let bytes = std::fs::read(wasm).unwrap();
-    let inst = instrument(&bytes, &InstrumentOptions::with_sink(SinkKind::Stream)).unwrap();
-    let dir = wasm.parent().unwrap().to_path_buf();
-    let config = RunConfig {
-        dirs: vec![(dir, ".".into())],
-        args: vec![wasm.file_name().unwrap().to_string_lossy().into_owned()],
-        capture_output: true,
-        ..RunConfig::default()
-    };
-    let collector = StreamCollector::new(&inst.map, ForestSettings { fold_threads: Some(1), ..ForestSettings::k(2) })
-        .unwrap()
-        .record(ITEMS);
-    let engine = pathprof_runtime::engine().unwrap();
-    pathprof_runtime::run(&engine, &inst.bytes, Some(&inst.map), collector, &config).unwrap().1.recorded
-}
-
 fn bench_ksf(c: &mut Criterion) {
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus");
     if !corpus.is_dir() {
@@ -51,7 +32,7 @@ fn bench_ksf(c: &mut Criterion) {
     let mut group = c.benchmark_group("ksf");
     group.sample_size(10);
     for program in PROGRAMS {
-        let stream = record(&corpus.join(program));
+        let stream = record_stream(&corpus.join(program), ITEMS).unwrap();
         // Path IDs, a repeat item standing for as many as it repeats.
         let paths: u64 = stream
             .iter()

@@ -13,25 +13,12 @@
 
 use anyhow::{bail, ensure, Context, Result};
 use pathprof_core::kpath::{Activations, Options};
-use pathprof_runtime::{ForestSettings, RunConfig, StreamCollector, StreamFolder};
-use pathprof_wasm::{instrument, InstrumentOptions, SinkKind};
+use pathprof_runtime::{record_stream, StreamFolder};
 use std::path::Path;
 use std::time::Instant;
 
 fn record(wasm: &Path, out: &Path, n: usize) -> Result<()> {
-    let wasm = wasm.canonicalize().with_context(|| format!("cannot find {}", wasm.display()))?;
-    let bytes = std::fs::read(&wasm)?;
-    let inst = instrument(&bytes, &InstrumentOptions::with_sink(SinkKind::Stream))?;
-    let config = RunConfig {
-        dirs: vec![(wasm.parent().context("a program in no directory")?.to_path_buf(), ".".into())],
-        args: vec![wasm.file_name().context("a program without a name")?.to_string_lossy().into_owned()],
-        capture_output: true,
-        ..RunConfig::default()
-    };
-    let settings = ForestSettings { fold_threads: Some(1), ..ForestSettings::k(2) };
-    let collector = StreamCollector::new(&inst.map, settings)?.record(n);
-    let engine = pathprof_runtime::engine()?;
-    let items = pathprof_runtime::run(&engine, &inst.bytes, Some(&inst.map), collector, &config)?.1.recorded;
+    let items = record_stream(wasm, n)?;
     let bytes: Vec<u8> = items.iter().flat_map(|i| i.to_le_bytes()).collect();
     std::fs::write(out, bytes).with_context(|| format!("cannot write {}", out.display()))?;
     println!("{}: {} items", out.display(), items.len());

@@ -36,8 +36,8 @@ pub use collect::count::{CountCollector, Counted, WideCounts};
 pub use collect::sample::{SampleBuffer, SampleCollector, Sampled, Sampling};
 pub use collect::segments::{PathCallTable, SegmentConsumer, Segmented};
 pub use collect::stream::{
-    default_fold_threads, fold_stream, ForestSettings, KsfFacts, StreamCollector, StreamConsumer, StreamEnd,
-    StreamFolder, Streamed,
+    default_fold_threads, fold_stream, record_stream, ForestSettings, KsfFacts, StreamCollector, StreamConsumer,
+    StreamEnd, StreamFolder, Streamed,
 };
 pub use collect::{Collector, HostCall, NoCollector};
 pub use outcome::{NoEntry, RunConfig, RunOutcome, TRAP_EXIT_CODE};

@@ -19,6 +19,10 @@
 //! would have built ([`Kipf::add`]). The split is by root path, so a program whose slabs mostly
 //! start with one path is folded mostly by one thread.
 
+mod record;
+
+pub use record::record_stream;
+
 use super::burst::{BurstTimer, Bursts};
 use super::{Collector, HostCall};
 use crate::replay::HostRecord;
