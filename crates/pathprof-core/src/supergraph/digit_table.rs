@@ -120,8 +120,7 @@ impl DigitWeights {
     /// would take less than half as many entries.
     pub fn new(of: &[(u64, u64)]) -> DigitWeights {
         let direct = of.last().map_or(0, |&(d, _)| d.saturating_add(1));
-        let hashed_len = 4 * of.len().next_power_of_two() as u64;
-        if direct > 2 * hashed_len && direct > 64 {
+        if of.last().is_some_and(|&(d, _)| hashed_len(of.len(), d).is_some()) {
             if let Some(t) = HashedWeights::build(of, 40) {
                 return DigitWeights::Hashed(t);
             }
@@ -158,14 +157,17 @@ impl DigitWeights {
     /// The entries of a table for `n` digits up to `largest`, as [`DigitWeights::new`] would make
     /// it (a hashed table may need more when its first sizes place no pair of multipliers).
     pub fn expected_len(n: usize, largest: u64) -> u64 {
-        let direct = largest.saturating_add(1);
-        let hashed_len = 4 * n.next_power_of_two() as u64;
-        if direct > 2 * hashed_len && direct > 64 {
-            hashed_len
-        } else {
-            direct.saturating_add(1)
-        }
+        hashed_len(n, largest).unwrap_or(largest.saturating_add(2))
     }
+}
+
+/// The entries of a hashed table for `n` digits up to `largest` (about four a digit), when it is
+/// the one to make: it takes less than half the entries of a table by digit, and that one would
+/// take more than 64.
+fn hashed_len(n: usize, largest: u64) -> Option<u64> {
+    let direct = largest.saturating_add(1);
+    let hashed = 4 * n.next_power_of_two() as u64;
+    (direct > 2 * hashed && direct > 64).then_some(hashed)
 }
 
 #[cfg(test)]
