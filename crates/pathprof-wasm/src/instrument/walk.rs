@@ -8,9 +8,10 @@ use super::probes::FuncProbe;
 use super::sections::FunctionShift;
 use super::sink::{BurstProbes, PathEnd, PathSink, Sink};
 use super::switch::{Back, Plain, Relabel, Resumed};
-use crate::cfg::OPCODE_IF;
 use crate::cfg::{SiteKind, Special};
+use crate::cfg::{OPCODE_IF, OPCODE_LOOP};
 use crate::module::ModuleInfo;
+use pathprof_core::Succ;
 use std::borrow::Cow;
 use std::convert::Infallible;
 use wasm_encoder::reencode::{Error as ReencodeError, Reencode};
@@ -160,6 +161,9 @@ impl BodyContext<'_> {
             }
             *copied = i;
         };
+        // Loop headers that end paths: a sink may record their paths knowing its code on the way
+        // into the loop ran.
+        let loop_cut = |b: usize| p.fcfg.blocks[b].loop_header && registers.cut.get(b).copied().unwrap_or(false);
         let mut sites = p.fcfg.sites.iter().peekable();
         let mut specials = p.fcfg.specials.iter().peekable();
         let mut starts = p.fcfg.block_starts.iter().peekable();
@@ -223,15 +227,24 @@ impl BodyContext<'_> {
             let opcode = bytes[offsets[i] as usize];
             let mut correction = Inc::default();
             match site {
-                Some(SiteKind::Edge(edge)) => match p.counting.header_edge[*edge as usize] {
-                    Some(how) => {
-                        e.count_edge(how, registers.edge[*edge as usize]);
-                        if let Some(l) = p.counting.unbumped_by(&p.fcfg, *edge, how) {
-                            e.unbump_loop(l);
+                Some(SiteKind::Edge(edge)) => {
+                    match p.counting.header_edge[*edge as usize] {
+                        Some(how) => {
+                            e.count_edge(how, registers.edge[*edge as usize]);
+                            if let Some(l) = p.counting.unbumped_by(&p.fcfg, *edge, how) {
+                                e.unbump_loop(l);
+                            }
+                        }
+                        None => e.add(registers.edge[*edge as usize]),
+                    }
+                    if opcode == OPCODE_LOOP {
+                        if let Succ::Block(h) = p.fcfg.cfg.edges()[*edge as usize].to {
+                            if loop_cut(h as usize) {
+                                sink.enter_loop(&mut e);
+                            }
                         }
                     }
-                    None => e.add(registers.edge[*edge as usize]),
-                },
+                }
                 // The planner counts no header on a typed-reference branch's edge: it leaves no
                 // condition to test.
                 Some(SiteKind::Cond(t, nt) | SiteKind::RefCond(t, nt)) => match p.counting.header_edge[*t as usize] {
@@ -360,7 +373,11 @@ impl BodyContext<'_> {
                 if let Some(j) = p.counting.header_run[b as usize] {
                     e.count_run(j);
                 } else if !p.counting.edge_counted[b as usize] {
-                    sink.record(&mut e, PathEnd::Header);
+                    if loop_cut(b as usize) {
+                        sink.record_loop_header(&mut e);
+                    } else {
+                        sink.record(&mut e, PathEnd::Header);
+                    }
                 }
                 e.set(registers.start[b as usize]);
                 if let Some(l) = p.counting.header_loop[b as usize] {

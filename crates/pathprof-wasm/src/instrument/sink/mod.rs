@@ -85,6 +85,14 @@ impl PathSink for Sink {
         self.inner().record(e, end)
     }
 
+    fn enter_loop(&self, e: &mut Emitter) {
+        self.inner().enter_loop(e)
+    }
+
+    fn record_loop_header(&self, e: &mut Emitter) {
+        self.inner().record_loop_header(e)
+    }
+
     fn stretch(&self, e: &mut Emitter, vector: &[u64]) {
         self.inner().stretch(e, vector)
     }

@@ -24,6 +24,14 @@ pub(crate) trait PathSink {
     fn enter(&self, _e: &mut Emitter) {}
     /// Code that records the path whose ID is in the register.
     fn record(&self, e: &mut Emitter, end: PathEnd);
+    /// Code on the way into a loop whose header ends paths: the fall-through into its `loop`
+    /// operator, the only way in (a branch to a loop's label comes from inside it).
+    fn enter_loop(&self, _e: &mut Emitter) {}
+    /// Code that records the path ending at such a loop's header, after [`enter_loop`](Self::enter_loop)
+    /// ran on the way in or a back edge came round: as at any header, unless the sink does less here.
+    fn record_loop_header(&self, e: &mut Emitter) {
+        self.record(e, PathEnd::Header)
+    }
     /// Code where a stretch of straight-line code with the events `vector` starts (for a sink that
     /// counts events where they occur).
     fn stretch(&self, _e: &mut Emitter, _vector: &[u64]) {}

@@ -72,15 +72,37 @@ impl PathSink for StreamSink {
                 e.f.instruction(&Instruction::End);
             }
             PathEnd::Header => {
-                e.f.instruction(&Instruction::I32Eqz);
-                e.f.instruction(&Instruction::If(BlockType::Empty));
-                e.enter_marker(self.layout);
-                e.f.instruction(&Instruction::I32Const(1));
-                e.f.instruction(&Instruction::LocalSet(entered));
-                e.f.instruction(&Instruction::End);
+                self.enter_once(e);
                 e.stream_path(self.layout, tag);
             }
         }
+    }
+
+    /// With singles, the entry marker goes before the loop: a path ending at its header, on the way
+    /// in or round a back edge, then streams without testing for it.
+    fn enter_loop(&self, e: &mut Emitter) {
+        if self.singles.is_some() {
+            e.f.instruction(&Instruction::LocalGet(e.sink_local(ENTERED)));
+            self.enter_once(e);
+        }
+    }
+
+    fn record_loop_header(&self, e: &mut Emitter) {
+        e.stream_path(self.layout, 0);
+    }
+}
+
+impl StreamSink {
+    /// Writes the entry marker unless the `i32` on the stack says it is written, and marks it
+    /// written.
+    fn enter_once(&self, e: &mut Emitter) {
+        let entered = e.sink_local(ENTERED);
+        e.f.instruction(&Instruction::I32Eqz);
+        e.f.instruction(&Instruction::If(BlockType::Empty));
+        e.enter_marker(self.layout);
+        e.f.instruction(&Instruction::I32Const(1));
+        e.f.instruction(&Instruction::LocalSet(entered));
+        e.f.instruction(&Instruction::End);
     }
 }
 
