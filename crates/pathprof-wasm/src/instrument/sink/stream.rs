@@ -8,7 +8,8 @@
 //! With `calls`, a call marker goes before every call ([`StreamItem::Call`], mode `ips`).
 //!
 //! With `singles`, a function also has an array: an activation that ends only one path (entry to
-//! exit) counts it there, and writes its entry marker only before its first streamed path.
+//! exit) counts it there, and writes its entry marker only before its first streamed path: on the
+//! way into a loop, or at a cut block that is no loop header.
 
 use super::array::ArraySink;
 use super::path_sink::{PathEnd, PathSink};
