@@ -62,10 +62,9 @@ impl PathSink for StreamSink {
         };
         // The entry marker goes before the activation's first streamed path; an activation that
         // reaches its exit without one ended a single path, counted in the array.
-        let entered = e.sink_local(ENTERED);
-        e.f.instruction(&Instruction::LocalGet(entered));
         match end {
             PathEnd::Exit => {
+                e.f.instruction(&Instruction::LocalGet(e.sink_local(ENTERED)));
                 e.f.instruction(&Instruction::If(BlockType::Empty));
                 e.stream_path(self.layout, tag);
                 e.f.instruction(&Instruction::Else);
@@ -83,7 +82,6 @@ impl PathSink for StreamSink {
     /// in or round a back edge, then streams without testing for it.
     fn enter_loop(&self, e: &mut Emitter) {
         if self.singles.is_some() {
-            e.f.instruction(&Instruction::LocalGet(e.sink_local(ENTERED)));
             self.enter_once(e);
         }
     }
@@ -94,10 +92,10 @@ impl PathSink for StreamSink {
 }
 
 impl StreamSink {
-    /// Writes the entry marker unless the `i32` on the stack says it is written, and marks it
-    /// written.
+    /// Writes the entry marker unless the activation has written it, and marks it written.
     fn enter_once(&self, e: &mut Emitter) {
         let entered = e.sink_local(ENTERED);
+        e.f.instruction(&Instruction::LocalGet(entered));
         e.f.instruction(&Instruction::I32Eqz);
         e.f.instruction(&Instruction::If(BlockType::Empty));
         e.enter_marker(self.layout);
