@@ -1,8 +1,10 @@
-//! What epoch interruption costs the program. Every engine pathprof builds checks the epoch at each
-//! function entry and loop header (a load and a compare), so that a signal, a time limit or a
-//! snapshot can stop or pause the guest (`stop`). This runs every program of the corpus
-//! uninstrumented under two engines that differ only in that setting, interleaved, `ROUNDS` times
-//! each, and prints the ratio of the medians of their bench regions (with / without).
+//! What being stoppable costs the program. A run stops at the guest's next function entry or loop
+//! header, through Wasmtime's epoch checks there (a load, a compare and a branch; components and
+//! runs that take snapshots) or through stop polls (one load; core modules otherwise; `stop`). This
+//! runs every program of the corpus uninstrumented three ways, interleaved, `ROUNDS` times each: as
+//! it is under an engine without epoch interruption, under one with it, and with its polls
+//! (`pathprof_wasm::polls`) under the first; and prints the ratios of the medians of their bench
+//! regions to the first.
 //!
 //! ```sh
 //! cargo bench -p pathprof-runtime --bench epoch [-- CORPUS]
@@ -85,28 +87,34 @@ fn main() {
         return;
     }
     let (off, on) = (engine(false), engine(true));
-    let mut ratios = Vec::new();
-    println!("{:<44} {:>10} {:>8}", "program", "median ms", "ratio");
+    let (mut ratios, mut poll_ratios) = (Vec::new(), Vec::new());
+    println!("{:<44} {:>10} {:>8} {:>8}", "program", "median ms", "epochs", "polls");
     for wasm in found {
         let folder = wasm.parent().unwrap();
         let name = wasm.file_name().unwrap().to_string_lossy().into_owned();
         let bytes = std::fs::read(&wasm).unwrap();
+        let polled = pathprof_wasm::polls::add_polls(&bytes).unwrap();
         let (m_off, m_on) = (Module::new(&off, &bytes).unwrap(), Module::new(&on, &bytes).unwrap());
-        let (mut t_off, mut t_on) = (Vec::new(), Vec::new());
+        let m_polls = Module::new(&off, &polled).unwrap();
+        let (mut t_off, mut t_on, mut t_polls) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..ROUNDS {
             t_off.push(run(&off, &m_off, folder, &name));
             t_on.push(run(&on, &m_on, folder, &name));
+            t_polls.push(run(&off, &m_polls, folder, &name));
         }
-        let (a, b) = (median(t_off), median(t_on));
+        let (a, b, c) = (median(t_off), median(t_on), median(t_polls));
         let label = wasm.strip_prefix(&corpus).unwrap_or(&wasm).display().to_string();
         if a < 1e-3 {
             println!("{label:<44} {:>10.3} {:>8}", a * 1e3, "(short)");
             continue;
         }
         ratios.push(b / a);
-        println!("{label:<44} {:>10.1} {:>8.3}", a * 1e3, b / a);
+        poll_ratios.push(c / a);
+        println!("{label:<44} {:>10.1} {:>8.3} {:>8.3}", a * 1e3, b / a, c / a);
     }
-    let geomean = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
-    let max = ratios.iter().copied().fold(f64::NAN, f64::max);
-    println!("geometric mean {geomean:.3}, maximum {max:.3}, over {} programs", ratios.len());
+    for (what, ratios) in [("epochs", &ratios), ("polls", &poll_ratios)] {
+        let geomean = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
+        let max = ratios.iter().copied().fold(f64::NAN, f64::max);
+        println!("{what}: geometric mean {geomean:.3}, maximum {max:.3}, over {} programs", ratios.len());
+    }
 }

@@ -218,6 +218,7 @@ pub(crate) fn run<C: Collector>(
         results: Vec::new(),
         pipes,
         stop: stopper.reason(),
+        polled: false,
     };
     let host = store.data_mut();
     // Frames of the instrumented module: the one that exports the profiler's memory.

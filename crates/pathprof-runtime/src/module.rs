@@ -4,8 +4,9 @@
 use crate::collect::Collector;
 use crate::entry::call_entry;
 use crate::outcome::{conclude, wasi_context, Ran, RunConfig, RunOutcome};
-use crate::stop::{SnapshotTaken, Snapshots};
-use anyhow::{anyhow, Result};
+use crate::stop::{PollGuard, SnapshotTaken, Snapshots};
+use anyhow::{anyhow, bail, Result};
+use pathprof_wasm::polls::POLL_EXPORT;
 use pathprof_wasm::ProfileMap;
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -88,6 +89,9 @@ pub(crate) fn run<C: Collector>(
         snapshots,
         taken: 0,
     };
+    if every.is_some() && !engine.get_epoch_interruption() {
+        bail!("snapshots need an engine with epoch interruption");
+    }
     let mut store = Store::new(engine, host);
     let stopper = config.stopper.clone().unwrap_or_default();
     let _watch = crate::stop::arm(&mut store, engine, &stopper, config.time_limit, every, snapshot::<C>);
@@ -115,6 +119,7 @@ pub(crate) fn run<C: Collector>(
 
     let run_start = Instant::now();
     let mut results = Vec::new();
+    let mut polled = false;
     let (instance, entry) = match linker.instantiate(&mut store, module) {
         Err(e) => (None, Err(e)),
         Ok(instance) => {
@@ -127,13 +132,19 @@ pub(crate) fn run<C: Collector>(
                 }
                 None => store.data_mut().collector.start(None)?,
             }
+            // Under an engine without epoch interruption, the program stops at its polls.
+            let poll = match instance.get_memory(&mut store, POLL_EXPORT) {
+                Some(m) if !engine.get_epoch_interruption() => stopper.poll(m.data_mut(&mut store)),
+                _ => None,
+            };
             let r = call_entry(&mut store, &instance, config, &mut results);
+            polled = poll.is_some_and(PollGuard::release);
             (Some(instance), r)
         }
     };
     let wall_seconds = run_start.elapsed().as_secs_f64();
     let bench_region_seconds = store.data().bench_region.map(|d| d.as_secs_f64());
-    let ran = Ran { entry, wall_seconds, bench_region_seconds, results, pipes, stop: stopper.reason() };
+    let ran = Ran { entry, wall_seconds, bench_region_seconds, results, pipes, stop: stopper.reason(), polled };
     let memory = instance.as_ref().and_then(|i| profiler_memory(i, &mut store));
     match memory {
         Some(m) => {

@@ -151,6 +151,8 @@ pub(crate) struct Ran {
     pub pipes: Option<Pipes>,
     /// Why the run was asked to stop, when it was.
     pub stop: Option<StopReason>,
+    /// Whether the stopper closed the run's poll page: then a trap on memory access is the stop.
+    pub polled: bool,
 }
 
 /// Ends a run, whatever its ending: `collector` reads what the probes recorded in the profiler's
@@ -164,7 +166,7 @@ pub(crate) fn conclude<C: Collector>(
     profiled_frame: impl Fn(&wasmtime::FrameInfo) -> bool,
 ) -> Result<(RunOutcome, C::Output)> {
     let output = collector.finish(memory);
-    let Ending { exit_code, trap, stopped, frames } = ending(ran.entry, ran.stop, profiled_frame)?;
+    let Ending { exit_code, trap, stopped, frames } = ending(ran.entry, ran.stop, ran.polled, profiled_frame)?;
     let output = output?;
     let (stdout, stderr) = match ran.pipes {
         Some(p) => (p.out.contents().to_vec(), p.err.contents().to_vec()),
@@ -196,11 +198,13 @@ struct Ending {
     frames: Vec<u32>,
 }
 
-/// How a run ended, from what its entry point returned and why it was asked to stop (`stop`);
-/// only the open frames that `profiled_frame` accepts are kept.
+/// How a run ended, from what its entry point returned and why it was asked to stop (`stop`, and
+/// whether its poll page was closed: `polled`); only the open frames that `profiled_frame` accepts
+/// are kept.
 fn ending(
     outcome: wasmtime::Result<()>,
     stop: Option<StopReason>,
+    polled: bool,
     profiled_frame: impl Fn(&wasmtime::FrameInfo) -> bool,
 ) -> Result<Ending> {
     let end = |exit_code, trap, stopped, frames| Ending { exit_code, trap, stopped, frames };
@@ -216,6 +220,9 @@ fn ending(
             match (e.downcast_ref::<I32Exit>(), trap, stop) {
                 (Some(exit), ..) => end(exit.0, None, None, frames),
                 (None, Some(wasmtime::Trap::Interrupt), Some(reason)) => {
+                    end(reason.exit_code(), None, Some(reason), frames)
+                }
+                (None, Some(wasmtime::Trap::MemoryOutOfBounds), Some(reason)) if polled => {
                     end(reason.exit_code(), None, Some(reason), frames)
                 }
                 (None, Some(t), _) => end(TRAP_EXIT_CODE, Some(t.to_string()), None, frames),

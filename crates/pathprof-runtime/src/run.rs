@@ -5,7 +5,7 @@
 use crate::collect::Collector;
 use crate::outcome::{RunConfig, RunOutcome};
 use crate::stop::Snapshots;
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, bail, Result};
 use pathprof_wasm::ProfileMap;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -52,6 +52,11 @@ pub struct EngineOptions {
     /// same program is compiled by an engine of the same settings again: Wasmtime's cache, keyed by
     /// the program's bytes, the engine's settings and Wasmtime's version ([`crate::cache`]).
     pub cache: Option<PathBuf>,
+    /// Stop core modules through polls rather than epoch interruption (on Unix hosts): Wasmtime
+    /// leaves its epoch checks out, and [`compile`] adds a poll at every function entry and loop
+    /// header of a core module instead ([`crate::stop`]). Such an engine runs no components and
+    /// takes no snapshots.
+    pub polls: bool,
 }
 
 /// [`engine`], with `options`.
@@ -69,7 +74,7 @@ pub fn engine_with(options: &EngineOptions) -> Result<Engine> {
     // Every frame of a trap's backtrace: the activations still open are counted from it.
     config.wasm_backtrace_max_frames(std::num::NonZeroUsize::new(MAX_BACKTRACE_FRAMES));
     // A run stops at the next function entry or loop header once it is asked to (`stop`).
-    config.epoch_interruption(true);
+    config.epoch_interruption(!(options.polls && cfg!(unix)));
     if let Some(dir) = &options.cache {
         let mut cache = CacheConfig::new();
         cache.with_directory(dir);
@@ -96,10 +101,23 @@ impl Program {
     }
 }
 
-/// Compiles a module or a component, returning it with the compile time in seconds.
+/// Compiles a module or a component, returning it with the compile time in seconds. Under an engine
+/// without epoch interruption ([`EngineOptions::polls`]), a core module is compiled with its stop
+/// polls, and a component is refused.
 pub fn compile(engine: &Engine, bytes: &[u8]) -> Result<(Program, f64)> {
     let start = Instant::now();
+    let polled;
+    let bytes = match pathprof_wasm::component::is_component(bytes) || engine.get_epoch_interruption() {
+        true => bytes,
+        false => {
+            polled = pathprof_wasm::polls::add_polls(bytes).map_err(|e| anyhow!("cannot compile the module: {e}"))?;
+            &polled[..]
+        }
+    };
     let program = if pathprof_wasm::component::is_component(bytes) {
+        if !engine.get_epoch_interruption() {
+            bail!("components run on an engine with epoch interruption");
+        }
         let component = Component::new(engine, bytes).map_err(|e| anyhow!("cannot compile the component: {e}"))?;
         Program::Component(component)
     } else {
@@ -159,4 +177,44 @@ pub fn run_module_with_snapshots<C: Collector>(
             .map_err(|e| anyhow!("cannot start the thread that runs the program: {e}"))?;
         thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     })
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use crate::{NoCollector, StopReason, Stopper};
+    use std::time::Duration;
+
+    fn run_wat(engine: &Engine, wat: &str, stopper: &Stopper) -> RunOutcome {
+        let bytes = wat::parse_str(wat).unwrap();
+        let config = RunConfig { invoke: Some("run".into()), stopper: Some(stopper.clone()), ..RunConfig::default() };
+        run(engine, &bytes, None, NoCollector, &config).unwrap().0
+    }
+
+    /// Under an engine without epochs, a stop reaches a loop that never calls the host through its
+    /// poll; the trap of a stop is the stop, any other trap stays a trap.
+    #[test]
+    fn polls_stop_a_loop_and_leave_traps_alone() {
+        let engine = engine_with(&EngineOptions { polls: true, ..Default::default() }).unwrap();
+        assert!(!engine.get_epoch_interruption());
+        let stopper = Stopper::new();
+        let asker = stopper.clone();
+        let ask = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            asker.stop(StopReason::Interrupt);
+        });
+        let spin = r#"(module (func (export "run") (local i32)
+                        (loop (local.set 0 (i32.add (local.get 0) (i32.const 1))) (br 0))))"#;
+        let outcome = run_wat(&engine, spin, &stopper);
+        ask.join().unwrap();
+        assert_eq!((outcome.stopped, outcome.trap.as_deref()), (Some(StopReason::Interrupt), None));
+
+        let out_of_bounds = r#"(module (memory 1) (func (export "run") (drop (i32.load (i32.const 65536)))))"#;
+        let outcome = run_wat(&engine, out_of_bounds, &Stopper::new());
+        assert_eq!(outcome.stopped, None);
+        assert!(outcome.trap.as_deref().is_some_and(|t| t.contains("out of bounds")), "{:?}", outcome.trap);
+        // Components need the epochs.
+        let component = wat::parse_str("(component)").unwrap();
+        assert!(compile(&engine, &component).is_err());
+    }
 }

@@ -1,9 +1,16 @@
 //! Stopping a run before the program ends, without losing its profile, and looking at it while it
 //! runs. On a signal or when a time limit passes, the guest is interrupted at its next function
-//! entry or loop header (Wasmtime's epoch interruption), and the run ends as a trap ends it — what
-//! the probes recorded is read, the activations still open are counted — with the reason recorded.
-//! Snapshots use the same interruption: at each, the guest pauses while its collector reads what
-//! the probes recorded so far, then goes on.
+//! entry or loop header, and the run ends as a trap ends it — what the probes recorded is read, the
+//! activations still open are counted — with the reason recorded. Two mechanisms reach a guest
+//! that never calls the host:
+//!
+//! * **Polls** (core modules on an engine without epoch interruption, the default of `pathprof run`
+//!   and `bench`): the module loads from its poll page at every function entry and loop header
+//!   (`pathprof_wasm::polls`); to stop it, the stopper takes the page's permissions away, and the
+//!   guest's next poll traps ([`PollGuard`]).
+//! * **Epochs** (components, and runs that take snapshots): Wasmtime's epoch interruption, which
+//!   the stopper advances. Snapshots use the same interruption: at each, the guest pauses while its
+//!   collector reads what the probes recorded so far, then goes on.
 //!
 //! A [`Stopper`] is shared by whatever may ask for the stop (a signal handler's thread, a time
 //! limit's) and the runs it stops. Every run arms its store with [`arm`]: the store checks the
@@ -58,6 +65,65 @@ struct Inner {
     reason: Mutex<Option<StopReason>>,
     /// The engines of the runs to interrupt.
     engines: Mutex<Vec<Engine>>,
+    /// The poll pages of the runs going on, and the number of the next one.
+    polls: Mutex<(Vec<PollPage>, u64)>,
+}
+
+/// A run's poll page: `len` bytes at `addr`, and whether the stopper has closed it.
+struct PollPage {
+    id: u64,
+    addr: usize,
+    len: usize,
+    closed: bool,
+}
+
+impl PollPage {
+    /// Takes the page's permissions away (`open == false`) or gives them back.
+    fn set(&mut self, open: bool) {
+        #[cfg(unix)]
+        {
+            let prot = if open { libc::PROT_READ | libc::PROT_WRITE } else { libc::PROT_NONE };
+            // SAFETY: the page is the whole of a memory that the run's store keeps mapped until its
+            // guard, which removes it under the same lock, is gone; nothing but the guest's polls
+            // reads it while it is closed.
+            let done = unsafe { libc::mprotect(self.addr as *mut libc::c_void, self.len, prot) } == 0;
+            self.closed = !open && done;
+        }
+        #[cfg(not(unix))]
+        let _ = open;
+    }
+}
+
+/// A run's poll page, registered with its stopper while the guest runs; [`PollGuard::release`]
+/// (or dropping it) gives the page its permissions back and tells whether the stopper had closed it
+/// — then the trap the guest ended with is the stop.
+pub(crate) struct PollGuard {
+    stopper: Stopper,
+    id: u64,
+}
+
+impl PollGuard {
+    /// Ends the registration; whether the page had been closed.
+    pub(crate) fn release(self) -> bool {
+        self.remove()
+    }
+
+    fn remove(&self) -> bool {
+        let mut polls = self.stopper.0.polls.lock().expect("the stopper's lock");
+        let Some(i) = polls.0.iter().position(|p| p.id == self.id) else { return false };
+        let mut page = polls.0.swap_remove(i);
+        let closed = page.closed;
+        if closed {
+            page.set(true);
+        }
+        closed
+    }
+}
+
+impl Drop for PollGuard {
+    fn drop(&mut self) {
+        self.remove();
+    }
 }
 
 impl std::fmt::Debug for Stopper {
@@ -76,6 +142,38 @@ impl Stopper {
         self.0.reason.lock().expect("the stopper's lock").get_or_insert(reason);
         for engine in self.0.engines.lock().expect("the stopper's lock").iter() {
             engine.increment_epoch();
+        }
+        for page in self.0.polls.lock().expect("the stopper's lock").0.iter_mut() {
+            page.set(false);
+        }
+    }
+
+    /// Registers a run's poll `page` (a poll memory's bytes), closed at once if a stop was already
+    /// asked for; `None` where pages cannot be closed (not a Unix host, or a page not aligned to
+    /// the host's pages).
+    pub(crate) fn poll(&self, page: &mut [u8]) -> Option<PollGuard> {
+        #[cfg(unix)]
+        {
+            // SAFETY: sysconf has no preconditions.
+            let host_page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).ok()?;
+            let (addr, len) = (page.as_mut_ptr() as usize, page.len());
+            if host_page == 0 || len == 0 || !addr.is_multiple_of(host_page) || !len.is_multiple_of(host_page) {
+                return None;
+            }
+            let mut polls = self.0.polls.lock().expect("the stopper's lock");
+            let id = polls.1;
+            polls.1 += 1;
+            let mut page = PollPage { id, addr, len, closed: false };
+            if self.reason().is_some() {
+                page.set(false);
+            }
+            polls.0.push(page);
+            Some(PollGuard { stopper: self.clone(), id })
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = page;
+            None
         }
     }
 

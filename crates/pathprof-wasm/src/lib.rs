@@ -16,6 +16,8 @@
 //!   path end does is a [sink](instrument::sink) that the profiling mode chooses;
 //! * [`map`] — what is needed to decode what an instrumented module recorded into a profile;
 //! * [`parallel`] — independent per-function work spread over the cores;
+//! * [`polls`] — stop polls: a load at every function entry and loop header that the host can make
+//!   trap, to stop a run more cheaply than Wasmtime's epoch checks;
 //! * [`throws`] — which calls may throw an exception.
 
 pub mod abi;
@@ -29,6 +31,7 @@ pub mod instrument;
 pub mod map;
 pub mod module;
 pub mod parallel;
+pub mod polls;
 mod sections;
 pub mod throws;
 

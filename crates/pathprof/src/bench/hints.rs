@@ -120,8 +120,8 @@ pub fn bench_hints(
     options: &HintBenchOptions,
     mut progress: impl FnMut(&HintFigures),
 ) -> Result<HintReport> {
-    let off = pathprof_runtime::engine_with(&EngineOptions { branch_hinting: false, cache: None })?;
-    let on = pathprof_runtime::engine_with(&EngineOptions { branch_hinting: true, cache: None })?;
+    let off = pathprof_runtime::engine_with(&EngineOptions { branch_hinting: false, cache: None, polls: false })?;
+    let on = pathprof_runtime::engine_with(&EngineOptions { branch_hinting: true, cache: None, polls: false })?;
     let (programs, stopped) = each_program(
         dir,
         options.filter.as_deref(),

@@ -301,12 +301,15 @@ impl Variant<'_> {
 /// Benchmarks every program under `dir`.
 pub fn bench(dir: &Path, options: &BenchOptions, mut progress: impl FnMut(&ProgramFigures)) -> Result<BenchReport> {
     let modes = &options.modes;
-    let engine = pathprof_runtime::engine()?;
+    // Both sides of every ratio stop the same way: core modules through their polls, components
+    // through epoch interruption (`pathprof_runtime::stop`).
+    let polls = pathprof_runtime::engine_with(&pathprof_runtime::EngineOptions { polls: true, ..Default::default() })?;
+    let epochs = pathprof_runtime::engine()?;
     let (programs, stopped) = each_program(
         dir,
         options.filter.as_deref(),
         options.stopper.as_ref(),
-        |wasm, name| bench_program(&engine, wasm, name, modes, options),
+        |wasm, name| bench_program([&polls, &epochs], wasm, name, modes, options),
         &mut progress,
     )?;
     let mut report = BenchReport { programs, summary: Vec::new(), stopped };
@@ -341,13 +344,14 @@ pub fn bench(dir: &Path, options: &BenchOptions, mut progress: impl FnMut(&Progr
 
 /// The figures of one program, or `None` when a run of it was stopped.
 fn bench_program(
-    engine: &pathprof_runtime::Engine,
+    [polls, epochs]: [&pathprof_runtime::Engine; 2],
     wasm: &Path,
     name: &str,
     modes: &[Mode],
     options: &BenchOptions,
 ) -> Result<Option<ProgramFigures>> {
     let setup = Setup::of(wasm, name, options.stopper.as_ref())?;
+    let engine = if pathprof_wasm::component::is_component(&setup.bytes) { epochs } else { polls };
     let (bytes, config) = (&setup.bytes, &setup.config);
     // Sampled profiles are compared with an exact one of the same program (the corpus's programs are
     // deterministic: every run takes the same paths), and modes that need interesting paths take

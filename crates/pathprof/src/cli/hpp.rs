@@ -145,8 +145,9 @@ pub fn run(a: Args, stopper: &Stopper) -> Result<i32> {
     config.stopper = Some(stopper.clone());
     config.time_limit = a.program.time_limit()?;
     let app = a.program.app.display().to_string();
-    let engine = a.program.engine()?;
-    let bytes = a.program.module(&engine)?;
+    let bytes = a.program.bytes()?;
+    let engine = a.program.engine(&bytes, false)?;
+    a.program.check(&engine, &bytes)?;
     let hpp = simulate_on(&engine, &bytes, &app, &settings, &config)?;
     for r in &hpp.outcome.results {
         println!("{r}");

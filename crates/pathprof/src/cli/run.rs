@@ -149,11 +149,14 @@ impl Program {
         Ok(config)
     }
 
-    /// The engine to run the program: one that keeps compiled code in the cache unless
-    /// `--no-cache` is given (or no cache directory can be named).
-    pub fn engine(&self) -> Result<pathprof_runtime::Engine> {
+    /// The engine to run the program (`bytes`): one that keeps compiled code in the cache unless
+    /// `--no-cache` is given (or no cache directory can be named), and that stops a core module
+    /// through its polls — cheaper than Wasmtime's epoch checks — unless the run takes `snapshots`
+    /// or the program is a component, which need the epochs (`pathprof_runtime::stop`).
+    pub fn engine(&self, bytes: &[u8], snapshots: bool) -> Result<pathprof_runtime::Engine> {
         let cache = if self.no_cache { None } else { pathprof_runtime::cache::default_dir() };
-        pathprof_runtime::engine_with(&pathprof_runtime::EngineOptions { cache, ..Default::default() })
+        let polls = !snapshots && !pathprof_wasm::component::is_component(bytes);
+        pathprof_runtime::engine_with(&pathprof_runtime::EngineOptions { cache, polls, ..Default::default() })
     }
 
     /// The time limit given.
@@ -165,12 +168,14 @@ impl Program {
         }
     }
 
-    /// The program's bytes (binary or text format), once it is known to import only what a run on
-    /// `engine` provides.
-    pub fn module(&self, engine: &pathprof_runtime::Engine) -> Result<Vec<u8>> {
-        let bytes = read_module(&self.app)?;
-        pathprof_runtime::check_imports(engine, &bytes).map_err(|e| anyhow!("{}: {e}", self.app.display()))?;
-        Ok(bytes)
+    /// The program's bytes (binary or text format).
+    pub fn bytes(&self) -> Result<Vec<u8>> {
+        read_module(&self.app)
+    }
+
+    /// Checks that the program (`bytes`) imports only what a run on `engine` provides.
+    pub fn check(&self, engine: &pathprof_runtime::Engine, bytes: &[u8]) -> Result<()> {
+        pathprof_runtime::check_imports(engine, bytes).map_err(|e| anyhow!("{}: {e}", self.app.display()))
     }
 }
 
@@ -205,8 +210,9 @@ pub fn run(a: Args, stopper: &Stopper) -> Result<i32> {
     let mut config = a.program.config()?;
     config.stopper = Some(stopper.clone());
     config.time_limit = a.program.time_limit()?;
-    let engine = a.program.engine()?;
-    let bytes = a.program.module(&engine)?;
+    let bytes = a.program.bytes()?;
+    let engine = a.program.engine(&bytes, a.snapshot_every.is_some())?;
+    a.program.check(&engine, &bytes)?;
     let edge_profile = a.edge_profile.as_deref().map(read_profile).transpose()?;
     let interesting = interesting_paths(&bytes, &a.interesting, &a.choice)?;
     let hot = hot_functions(&bytes, hot_from.as_ref())?;

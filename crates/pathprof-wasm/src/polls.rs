@@ -1,0 +1,233 @@
+//! Stop polls: a load at every function entry and loop header from a memory of its own, which the
+//! host makes unreadable to stop the program there.
+//!
+//! Wasmtime's epoch interruption, which `pathprof run` otherwise uses to stop a program on a
+//! signal or a time limit, puts a load, a compare and a branch at the same places, and holds the
+//! epoch's address and deadline in registers across loops; the poll is one load of a constant
+//! address whose result is dropped. Once the host has taken the poll page's permissions away, the
+//! program traps at its next function entry or loop header, where an epoch check would have
+//! stopped it, and the host reads that trap as the stop (`pathprof_runtime::stop`). The load is
+//! atomic (`i32.atomic.load`: a plain `mov` on x86-64, a load-acquire on AArch64): Cranelift would take a plain
+//! load in a loop without stores for the same load at the function's entry, and drop it. The poll memory is the module's last (no other memory's
+//! index changes), one page that never grows, exported as [`POLL_EXPORT`].
+//!
+//! A poll page cannot pause a program and let it go on, as a snapshot needs; runs that take
+//! snapshots, and components, keep epoch interruption.
+
+use crate::hints::BRANCH_HINT_SECTION;
+use crate::module::ModuleError;
+use std::convert::Infallible;
+use wasm_encoder::reencode::{utils, Error as ReencodeError, Reencode};
+use wasm_encoder::{
+    CodeSection, ExportKind, ExportSection, Instruction, MemArg, MemorySection, MemoryType, Module, SectionId,
+};
+use wasmparser::{Parser, Payload, TypeRef};
+
+/// The export name of the poll memory.
+pub const POLL_EXPORT: &str = "pathprof:poll";
+
+/// Bytes of the poll memory: one WebAssembly page, a multiple of every host's page size.
+pub const POLL_BYTES: usize = 1 << 16;
+
+/// `bytes` (a core module) with a poll at every function entry and loop header, and the poll
+/// memory. The module's `metadata.code.branch_hint` section is left out: its offsets would point
+/// at the wrong operators of the new bodies.
+pub fn add_polls(bytes: &[u8]) -> Result<Vec<u8>, ModuleError> {
+    let mut memories = 0u32;
+    for payload in Parser::new(0).parse_all(bytes) {
+        match payload.map_err(|e| ModuleError::Malformed(e.to_string()))? {
+            Payload::Version { encoding: wasmparser::Encoding::Component, .. } => return Err(ModuleError::Component),
+            Payload::ImportSection(s) => {
+                for import in s.into_imports() {
+                    let import = import.map_err(|e| ModuleError::Malformed(e.to_string()))?;
+                    memories += u32::from(matches!(import.ty, TypeRef::Memory(_)));
+                }
+            }
+            Payload::MemorySection(s) => memories += s.count(),
+            _ => {}
+        }
+    }
+    let mut polls = Polls { memory: memories, memory_added: false, export_added: false };
+    let mut module = Module::new();
+    polls
+        .parse_core_module(&mut module, Parser::new(0), bytes)
+        .map_err(|e: ReencodeError<Infallible>| ModuleError::Invalid(e.to_string()))?;
+    Ok(module.finish())
+}
+
+/// The reencoder that adds the polls; `memory` is the poll memory's index.
+struct Polls {
+    memory: u32,
+    memory_added: bool,
+    export_added: bool,
+}
+
+type Res = Result<(), ReencodeError<Infallible>>;
+
+impl Polls {
+    fn poll(&self, f: &mut wasm_encoder::Function) {
+        f.instruction(&Instruction::I32Const(0));
+        f.instruction(&Instruction::I32AtomicLoad(MemArg { offset: 0, align: 2, memory_index: self.memory }));
+        f.instruction(&Instruction::Drop);
+    }
+
+    fn memory(&mut self, memories: &mut MemorySection) {
+        let pages = (POLL_BYTES >> 16) as u64;
+        let ty =
+            MemoryType { minimum: pages, maximum: Some(pages), memory64: false, shared: false, page_size_log2: None };
+        memories.memory(ty);
+        self.memory_added = true;
+    }
+
+    fn export(&mut self, exports: &mut ExportSection) {
+        exports.export(POLL_EXPORT, ExportKind::Memory, self.memory);
+        self.export_added = true;
+    }
+}
+
+impl Reencode for Polls {
+    type Error = Infallible;
+
+    fn parse_function_body(&mut self, code: &mut CodeSection, func: wasmparser::FunctionBody<'_>) -> Res {
+        let mut f = self.new_function_with_parsed_locals(&func)?;
+        self.poll(&mut f);
+        let mut reader = func.get_operators_reader()?;
+        while !reader.eof() {
+            let instruction = self.parse_instruction(&mut reader)?;
+            f.instruction(&instruction);
+            if matches!(instruction, Instruction::Loop(_)) {
+                self.poll(&mut f);
+            }
+        }
+        code.function(&f);
+        Ok(())
+    }
+
+    fn parse_memory_section(
+        &mut self,
+        memories: &mut MemorySection,
+        section: wasmparser::MemorySectionReader<'_>,
+    ) -> Res {
+        utils::parse_memory_section(self, memories, section)?;
+        self.memory(memories);
+        Ok(())
+    }
+
+    fn parse_export_section(
+        &mut self,
+        exports: &mut ExportSection,
+        section: wasmparser::ExportSectionReader<'_>,
+    ) -> Res {
+        utils::parse_export_section(self, exports, section)?;
+        self.export(exports);
+        Ok(())
+    }
+
+    fn parse_custom_section(&mut self, module: &mut Module, section: wasmparser::CustomSectionReader<'_>) -> Res {
+        if section.name() == BRANCH_HINT_SECTION {
+            return Ok(());
+        }
+        utils::parse_custom_section(self, module, section)
+    }
+
+    /// Adds the memory and export sections where the module has none.
+    fn intersperse_section_hook(
+        &mut self,
+        module: &mut Module,
+        after: Option<SectionId>,
+        before: Option<SectionId>,
+    ) -> Res {
+        // Memory (5) comes before Tag (6), Global (7) and Export (8); Export before Start (9).
+        let rank = |id: SectionId| match id {
+            SectionId::Custom => 0,
+            SectionId::Type => 1,
+            SectionId::Import => 2,
+            SectionId::Function => 3,
+            SectionId::Table => 4,
+            SectionId::Memory => 5,
+            SectionId::Tag => 6,
+            SectionId::Global => 7,
+            SectionId::Export => 8,
+            SectionId::Start => 9,
+            SectionId::Element => 10,
+            SectionId::DataCount => 11,
+            SectionId::Code => 12,
+            SectionId::Data => 13,
+        };
+        let (lo, hi) = (after.map_or(0, rank), before.map_or(u32::MAX, rank));
+        if !self.memory_added && lo < 5 && 5 < hi {
+            let mut s = MemorySection::new();
+            self.memory(&mut s);
+            module.section(&s);
+        }
+        if !self.export_added && lo < 8 && 8 < hi {
+            let mut s = ExportSection::new();
+            self.export(&mut s);
+            module.section(&s);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn polls_in(bytes: &[u8]) -> (usize, Option<u32>) {
+        let mut count = 0;
+        let mut export = None;
+        for payload in Parser::new(0).parse_all(bytes) {
+            match payload.unwrap() {
+                Payload::CodeSectionEntry(body) => {
+                    let mut ops = body.get_operators_reader().unwrap();
+                    while !ops.eof() {
+                        if let wasmparser::Operator::I32AtomicLoad { memarg } = ops.read().unwrap() {
+                            count += usize::from(Some(memarg.memory) == export);
+                        }
+                    }
+                }
+                Payload::ExportSection(s) => {
+                    for e in s {
+                        let e = e.unwrap();
+                        if e.name == POLL_EXPORT {
+                            export = Some(e.index);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        (count, export)
+    }
+
+    fn check(wat: &str, memory: u32, polls: usize) {
+        let bytes = wat::parse_str(wat).unwrap();
+        let out = add_polls(&bytes).unwrap();
+        wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all()).validate_all(&out).unwrap();
+        assert_eq!(polls_in(&out), (polls, Some(memory)), "{wat}");
+    }
+
+    /// One poll per function and per loop, in the poll memory, after the module's other memories
+    /// (imported and defined), with or without memory and export sections in the input.
+    #[test]
+    fn polls_every_entry_and_loop_header() {
+        check("(module (func))", 0, 1);
+        check("(module (func (loop (loop (br 0))) (block (loop))) (func))", 0, 5);
+        check(r#"(module (memory 1) (export "m" (memory 0)) (func (loop)))"#, 1, 2);
+        check(r#"(module (import "a" "m" (memory 1)) (memory 1) (func (export "f") (loop)) (start 0))"#, 2, 2);
+    }
+
+    #[test]
+    fn drops_branch_hints_and_refuses_components() {
+        let hinted =
+            wat::parse_str(r#"(module (func (param i32) local.get 0 (@metadata.code.branch_hint "\00") if nop end))"#)
+                .unwrap();
+        let out = add_polls(&hinted).unwrap();
+        let custom = Parser::new(0)
+            .parse_all(&out)
+            .any(|p| matches!(p, Ok(Payload::CustomSection(c)) if c.name() == BRANCH_HINT_SECTION));
+        assert!(!custom);
+        let component = wat::parse_str("(component)").unwrap();
+        assert!(matches!(add_polls(&component), Err(ModuleError::Component)));
+    }
+}
