@@ -7,15 +7,17 @@
 //! address whose result is dropped. Once the host has taken the poll page's permissions away, the
 //! program traps at its next function entry or loop header, where an epoch check would have
 //! stopped it, and the host reads that trap as the stop (`pathprof_runtime::stop`). The load is
-//! atomic (`i32.atomic.load`: a plain `mov` on x86-64, a load-acquire on AArch64): Cranelift would take a plain
-//! load in a loop without stores for the same load at the function's entry, and drop it. The poll memory is the module's last (no other memory's
-//! index changes), one page that never grows, exported as [`POLL_EXPORT`].
+//! atomic (`i32.atomic.load`: a plain `mov` on x86-64, a load-acquire on AArch64), because
+//! Cranelift would replace a plain load in a loop without stores by the same load at the
+//! function's entry. The poll memory is the module's last (no other memory's index changes), one
+//! page that never grows, exported as [`POLL_EXPORT`].
 //!
 //! A poll page cannot pause a program and let it go on, as a snapshot needs; runs that take
 //! snapshots, and components, keep epoch interruption.
 
 use crate::hints::BRANCH_HINT_SECTION;
 use crate::module::ModuleError;
+use crate::sections::section_rank;
 use std::convert::Infallible;
 use wasm_encoder::reencode::{utils, Error as ReencodeError, Reencode};
 use wasm_encoder::{
@@ -137,30 +139,14 @@ impl Reencode for Polls {
         after: Option<SectionId>,
         before: Option<SectionId>,
     ) -> Res {
-        // Memory (5) comes before Tag (6), Global (7) and Export (8); Export before Start (9).
-        let rank = |id: SectionId| match id {
-            SectionId::Custom => 0,
-            SectionId::Type => 1,
-            SectionId::Import => 2,
-            SectionId::Function => 3,
-            SectionId::Table => 4,
-            SectionId::Memory => 5,
-            SectionId::Tag => 6,
-            SectionId::Global => 7,
-            SectionId::Export => 8,
-            SectionId::Start => 9,
-            SectionId::Element => 10,
-            SectionId::DataCount => 11,
-            SectionId::Code => 12,
-            SectionId::Data => 13,
-        };
-        let (lo, hi) = (after.map_or(0, rank), before.map_or(u32::MAX, rank));
-        if !self.memory_added && lo < 5 && 5 < hi {
+        let (lo, hi) = (after.map_or(0, section_rank), before.map_or(u32::MAX, section_rank));
+        let fits = |id| lo < section_rank(id) && section_rank(id) < hi;
+        if !self.memory_added && fits(SectionId::Memory) {
             let mut s = MemorySection::new();
             self.memory(&mut s);
             module.section(&s);
         }
-        if !self.export_added && lo < 8 && 8 < hi {
+        if !self.export_added && fits(SectionId::Export) {
             let mut s = ExportSection::new();
             self.export(&mut s);
             module.section(&s);
@@ -229,5 +215,54 @@ mod tests {
         assert!(!custom);
         let component = wat::parse_str("(component)").unwrap();
         assert!(matches!(add_polls(&component), Err(ModuleError::Component)));
+    }
+
+    fn loops_and_functions(bytes: &[u8]) -> usize {
+        let mut n = 0;
+        for payload in Parser::new(0).parse_all(bytes) {
+            if let Payload::CodeSectionEntry(body) = payload.unwrap() {
+                n += 1;
+                let mut ops = body.get_operators_reader().unwrap();
+                while !ops.eof() {
+                    n += usize::from(matches!(ops.read().unwrap(), wasmparser::Operator::Loop { .. }));
+                }
+            }
+        }
+        n
+    }
+
+    /// Generated modules (wasm-smith: imported and defined memories or none, exports or none, a
+    /// start function or none) stay valid, get one poll per function and loop, and compile.
+    #[test]
+    fn generated_modules_stay_valid() {
+        let mut config = wasmtime::Config::new();
+        config.wasm_multi_memory(true).wasm_threads(true).shared_memory(true).epoch_interruption(false);
+        let engine = wasmtime::Engine::new(&config).unwrap();
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let (mut checked, mut compiled) = (0, 0);
+        for _ in 0..300 {
+            let data: Vec<u8> = (0..2048)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    state as u8
+                })
+                .collect();
+            let smith = wasm_smith::Config { max_memories: 2, ..wasm_smith::Config::default() };
+            let Ok(module) = wasm_smith::Module::new(smith, &mut arbitrary::Unstructured::new(&data)) else { continue };
+            let bytes = module.to_bytes();
+            let out = add_polls(&bytes).unwrap();
+            wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all()).validate_all(&out).unwrap();
+            let (polls, export) = polls_in(&out);
+            assert!(export.is_some());
+            assert_eq!(polls, loops_and_functions(&bytes));
+            checked += 1;
+            if wasmtime::Module::new(&engine, &bytes).is_ok() {
+                wasmtime::Module::new(&engine, &out).unwrap();
+                compiled += 1;
+            }
+        }
+        assert!(checked >= 200 && compiled >= 100, "{checked} modules checked, {compiled} compiled");
     }
 }

@@ -42,3 +42,24 @@ pub(crate) fn sections(bytes: &[u8]) -> Result<Vec<TopSection>, ModuleError> {
     }
     Ok(out)
 }
+
+/// Position of a section in the binary format's order.
+pub(crate) fn section_rank(id: wasm_encoder::SectionId) -> u32 {
+    use wasm_encoder::SectionId::*;
+    match id {
+        Custom => 0,
+        Type => 1,
+        Import => 2,
+        Function => 3,
+        Table => 4,
+        Memory => 5,
+        Tag => 6,
+        Global => 7,
+        Export => 8,
+        Start => 9,
+        Element => 10,
+        DataCount => 11,
+        Code => 12,
+        Data => 13,
+    }
+}

@@ -28,7 +28,9 @@ pub fn profile(module: &[u8], mode: &Mode, config: &RunConfig) -> Result<Profile
 pub fn profile_with(module: &[u8], mode: &Mode, inputs: &Inputs, config: &RunConfig) -> Result<Profile> {
     let path = config.args.first().map_or("module.wasm", String::as_str);
     let prepared = Prepared::new(module, path, mode, inputs)?;
-    let engine = pathprof_runtime::engine()?;
+    // A core module stops through its polls, a component through epoch checks (`pathprof_runtime::stop`).
+    let polls = !pathprof_wasm::component::is_component(module);
+    let engine = pathprof_runtime::engine_with(&pathprof_runtime::EngineOptions { polls, ..Default::default() })?;
     let run = prepared.run(&engine, config)?;
     prepared.profile(&run, config)
 }

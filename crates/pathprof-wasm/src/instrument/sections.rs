@@ -7,6 +7,7 @@
 use super::sink::AppendedFunction;
 use crate::abi::{HostCalls, HostImport, IMPORT_MODULE};
 use crate::module::ModuleInfo;
+use crate::sections::section_rank;
 use std::convert::Infallible;
 use wasm_encoder::reencode::{Error as ReencodeError, Reencode};
 use wasm_encoder::{
@@ -328,8 +329,8 @@ impl Reencode for Rewriter<'_> {
         after: Option<SectionId>,
         before: Option<SectionId>,
     ) -> Res {
-        let lo = after.map_or(0, rank);
-        let hi = before.map_or(u32::MAX, rank);
+        let lo = after.map_or(0, section_rank);
+        let hi = before.map_or(u32::MAX, section_rank);
         let added = [
             SectionId::Type,
             SectionId::Import,
@@ -339,7 +340,7 @@ impl Reencode for Rewriter<'_> {
             SectionId::Data,
         ];
         for id in added {
-            if self.wants(id) && !self.emitted.contains(&id) && lo < rank(id) && rank(id) < hi {
+            if self.wants(id) && !self.emitted.contains(&id) && lo < section_rank(id) && section_rank(id) < hi {
                 match id {
                     SectionId::Type => {
                         let mut s = TypeSection::new();
@@ -376,26 +377,6 @@ impl Reencode for Rewriter<'_> {
             }
         }
         Ok(())
-    }
-}
-
-/// Position of a section in the binary format's order.
-fn rank(id: SectionId) -> u32 {
-    match id {
-        SectionId::Custom => 0,
-        SectionId::Type => 1,
-        SectionId::Import => 2,
-        SectionId::Function => 3,
-        SectionId::Table => 4,
-        SectionId::Memory => 5,
-        SectionId::Tag => 6,
-        SectionId::Global => 7,
-        SectionId::Export => 8,
-        SectionId::Start => 9,
-        SectionId::Element => 10,
-        SectionId::DataCount => 11,
-        SectionId::Code => 12,
-        SectionId::Data => 13,
     }
 }
 
