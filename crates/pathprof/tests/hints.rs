@@ -206,8 +206,9 @@ fn hinted_corpus_programs_run_as_before() {
         eprintln!("skipped: ../shared/corpus is absent");
         return;
     };
-    let off = pathprof_runtime::engine_with(&EngineOptions { branch_hinting: false, cache: None }).unwrap();
-    let on = pathprof_runtime::engine_with(&EngineOptions { branch_hinting: true, cache: None }).unwrap();
+    let off =
+        pathprof_runtime::engine_with(&EngineOptions { branch_hinting: false, cache: None, polls: false }).unwrap();
+    let on = pathprof_runtime::engine_with(&EngineOptions { branch_hinting: true, cache: None, polls: false }).unwrap();
     let mut changed = 0;
     for wasm in pathprof::bench::programs(&dir).unwrap() {
         let name = wasm.strip_prefix(&dir).unwrap().display().to_string();
