@@ -87,7 +87,9 @@ impl PollPage {
             // guard, which removes it under the same lock, is gone; nothing but the guest's polls
             // reads it while it is closed.
             let done = unsafe { libc::mprotect(self.addr as *mut libc::c_void, self.len, prot) } == 0;
-            self.closed = !open && done;
+            if done {
+                self.closed = !open;
+            }
         }
         #[cfg(not(unix))]
         let _ = open;
