@@ -106,18 +106,19 @@ impl Program {
 /// polls, and a component is refused.
 pub fn compile(engine: &Engine, bytes: &[u8]) -> Result<(Program, f64)> {
     let start = Instant::now();
+    let (component, epochs) = (pathprof_wasm::component::is_component(bytes), engine.get_epoch_interruption());
+    if component && !epochs {
+        bail!("components run on an engine with epoch interruption");
+    }
     let polled;
-    let bytes = match pathprof_wasm::component::is_component(bytes) || engine.get_epoch_interruption() {
+    let bytes = match component || epochs {
         true => bytes,
         false => {
             polled = pathprof_wasm::polls::add_polls(bytes).map_err(|e| anyhow!("cannot compile the module: {e}"))?;
             &polled[..]
         }
     };
-    let program = if pathprof_wasm::component::is_component(bytes) {
-        if !engine.get_epoch_interruption() {
-            bail!("components run on an engine with epoch interruption");
-        }
+    let program = if component {
         let component = Component::new(engine, bytes).map_err(|e| anyhow!("cannot compile the component: {e}"))?;
         Program::Component(component)
     } else {
