@@ -9,12 +9,19 @@
 //! stopped it, and the host reads that trap as the stop (`pathprof_runtime::stop`). The load is
 //! atomic (`i32.atomic.load`: a plain `mov` on x86-64, a load-acquire on AArch64), because
 //! Cranelift would replace a plain load in a loop without stores by the same load at the
-//! function's entry. The poll memory is the module's last (no other memory's index changes), one
-//! page that never grows, exported as [`POLL_EXPORT`].
+//! function's entry.
+//!
+//! Where the polls load from: an instrumented module already holds a memory that never grows, the
+//! profiler's (exported as [`MEMORY_EXPORT`]); it gets one more page, its last, and the polls load
+//! from there, so that a loop keeps one base register for the probes and the poll instead of two.
+//! A module without one gets a memory of one page that never grows, its last (no other memory's
+//! index changes). Either way the memory is exported as [`POLL_EXPORT`], and the poll page is its
+//! last [`POLL_BYTES`].
 //!
 //! A poll page cannot pause a program and let it go on, as a snapshot needs; runs that take
 //! snapshots, and components, keep epoch interruption.
 
+use crate::abi::MEMORY_EXPORT;
 use crate::hints::BRANCH_HINT_SECTION;
 use crate::module::ModuleError;
 use crate::sections::section_rank;
@@ -31,25 +38,48 @@ pub const POLL_EXPORT: &str = "pathprof:poll";
 /// Bytes of the poll memory: one WebAssembly page, a multiple of every host's page size.
 pub const POLL_BYTES: usize = 1 << 16;
 
-/// `bytes` (a core module) with a poll at every function entry and loop header, and the poll
-/// memory. The module's `metadata.code.branch_hint` section is left out: its offsets would point
-/// at the wrong operators of the new bodies.
+/// `bytes` (a core module) with a poll at every function entry and loop header, and the poll page.
+/// The module's `metadata.code.branch_hint` section is left out: its offsets would point at the
+/// wrong operators of the new bodies.
 pub fn add_polls(bytes: &[u8]) -> Result<Vec<u8>, ModuleError> {
-    let mut memories = 0u32;
+    let malformed = |e: wasmparser::BinaryReaderError| ModuleError::Malformed(e.to_string());
+    let (mut memories, mut defined, mut profiler) = (0u32, Vec::new(), None);
     for payload in Parser::new(0).parse_all(bytes) {
-        match payload.map_err(|e| ModuleError::Malformed(e.to_string()))? {
+        match payload.map_err(malformed)? {
             Payload::Version { encoding: wasmparser::Encoding::Component, .. } => return Err(ModuleError::Component),
             Payload::ImportSection(s) => {
                 for import in s.into_imports() {
-                    let import = import.map_err(|e| ModuleError::Malformed(e.to_string()))?;
-                    memories += u32::from(matches!(import.ty, TypeRef::Memory(_)));
+                    memories += u32::from(matches!(import.map_err(malformed)?.ty, TypeRef::Memory(_)));
                 }
             }
-            Payload::MemorySection(s) => memories += s.count(),
+            Payload::MemorySection(s) => {
+                for ty in s {
+                    defined.push(ty.map_err(malformed)?);
+                }
+            }
+            Payload::ExportSection(s) => {
+                for export in s {
+                    let export = export.map_err(malformed)?;
+                    if export.kind == wasmparser::ExternalKind::Memory && export.name.starts_with(MEMORY_EXPORT) {
+                        profiler = Some(export.index);
+                    }
+                }
+            }
             _ => {}
         }
     }
-    let mut polls = Polls { memory: memories, memory_added: false, export_added: false };
+    // The profiler's memory, if the module has one that can take the page: defined here, of
+    // WebAssembly pages, unshared, and never growing.
+    let grown = profiler.and_then(|index| {
+        let ty = defined.get(index.checked_sub(memories)? as usize)?;
+        let fixed = ty.maximum == Some(ty.initial) && !ty.shared && !ty.memory64 && ty.page_size_log2.is_none();
+        (fixed && ty.initial < (1 << 16) - 1).then_some((index, ty.initial))
+    });
+    let place = match grown {
+        Some((index, pages)) => Place { memory: index, offset: pages << 16, grow: true },
+        None => Place { memory: memories + defined.len() as u32, offset: 0, grow: false },
+    };
+    let mut polls = Polls { place, imported: memories, memory_added: grown.is_some(), export_added: false };
     let mut module = Module::new();
     polls
         .parse_core_module(&mut module, Parser::new(0), bytes)
@@ -57,9 +87,21 @@ pub fn add_polls(bytes: &[u8]) -> Result<Vec<u8>, ModuleError> {
     Ok(module.finish())
 }
 
-/// The reencoder that adds the polls; `memory` is the poll memory's index.
-struct Polls {
+/// Where the polls load from: `offset` in memory `memory`, which is either the profiler's memory
+/// given one more page (`grow`) or a memory added for the polls.
+#[derive(Clone, Copy)]
+struct Place {
     memory: u32,
+    offset: u64,
+    grow: bool,
+}
+
+/// The reencoder that adds the polls.
+struct Polls {
+    place: Place,
+    /// The module's imported memories.
+    imported: u32,
+    /// Whether the poll memory is in the memory section already (or needs no adding).
     memory_added: bool,
     export_added: bool,
 }
@@ -68,8 +110,9 @@ type Res = Result<(), ReencodeError<Infallible>>;
 
 impl Polls {
     fn poll(&self, f: &mut wasm_encoder::Function) {
+        let Place { memory, offset, .. } = self.place;
         f.instruction(&Instruction::I32Const(0));
-        f.instruction(&Instruction::I32AtomicLoad(MemArg { offset: 0, align: 2, memory_index: self.memory }));
+        f.instruction(&Instruction::I32AtomicLoad(MemArg { offset, align: 2, memory_index: memory }));
         f.instruction(&Instruction::Drop);
     }
 
@@ -82,7 +125,7 @@ impl Polls {
     }
 
     fn export(&mut self, exports: &mut ExportSection) {
-        exports.export(POLL_EXPORT, ExportKind::Memory, self.memory);
+        exports.export(POLL_EXPORT, ExportKind::Memory, self.place.memory);
         self.export_added = true;
     }
 }
@@ -110,8 +153,17 @@ impl Reencode for Polls {
         memories: &mut MemorySection,
         section: wasmparser::MemorySectionReader<'_>,
     ) -> Res {
-        utils::parse_memory_section(self, memories, section)?;
-        self.memory(memories);
+        for (i, ty) in section.into_iter().enumerate() {
+            let mut ty = self.memory_type(ty?)?;
+            if self.place.grow && self.imported + i as u32 == self.place.memory {
+                ty.minimum += 1;
+                ty.maximum = Some(ty.minimum);
+            }
+            memories.memory(ty);
+        }
+        if !self.memory_added {
+            self.memory(memories);
+        }
         Ok(())
     }
 
@@ -159,16 +211,33 @@ impl Reencode for Polls {
 mod tests {
     use super::*;
 
-    fn polls_in(bytes: &[u8]) -> (usize, Option<u32>) {
-        let mut count = 0;
-        let mut export = None;
+    /// What a module's polls load from: their number, the poll memory's index, the offsets they
+    /// load from, and the poll memory's limits in pages (`None` if imported).
+    #[derive(Debug, PartialEq)]
+    struct Found {
+        polls: usize,
+        memory: Option<u32>,
+        offsets: Vec<u64>,
+        limits: Option<(u64, Option<u64>)>,
+    }
+
+    fn polls_in(bytes: &[u8]) -> Found {
+        let (mut loads, mut export, mut types) = (Vec::new(), None, Vec::new());
         for payload in Parser::new(0).parse_all(bytes) {
             match payload.unwrap() {
+                Payload::ImportSection(s) => {
+                    for import in s.into_imports() {
+                        if let TypeRef::Memory(_) = import.unwrap().ty {
+                            types.push(None);
+                        }
+                    }
+                }
+                Payload::MemorySection(s) => types.extend(s.into_iter().map(|t| Some(t.unwrap()))),
                 Payload::CodeSectionEntry(body) => {
                     let mut ops = body.get_operators_reader().unwrap();
                     while !ops.eof() {
                         if let wasmparser::Operator::I32AtomicLoad { memarg } = ops.read().unwrap() {
-                            count += usize::from(Some(memarg.memory) == export);
+                            loads.push(memarg);
                         }
                     }
                 }
@@ -183,14 +252,25 @@ mod tests {
                 _ => {}
             }
         }
-        (count, export)
+        let loads: Vec<_> = loads.into_iter().filter(|m| Some(m.memory) == export).collect();
+        let mut offsets: Vec<u64> = loads.iter().map(|m| m.offset).collect();
+        offsets.dedup();
+        let limits = export.and_then(|m| types[m as usize]).map(|t| (t.initial, t.maximum));
+        Found { polls: loads.len(), memory: export, offsets, limits }
     }
 
     fn check(wat: &str, memory: u32, polls: usize) {
+        check_place(wat, memory, polls, 0, 1);
+    }
+
+    /// `wat` with polls: valid, `polls` polls from `offset` in memory `memory` of `pages` pages
+    /// (never growing).
+    fn check_place(wat: &str, memory: u32, polls: usize, offset: u64, pages: u64) {
         let bytes = wat::parse_str(wat).unwrap();
         let out = add_polls(&bytes).unwrap();
         wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all()).validate_all(&out).unwrap();
-        assert_eq!(polls_in(&out), (polls, Some(memory)), "{wat}");
+        let found = Found { polls, memory: Some(memory), offsets: vec![offset], limits: Some((pages, Some(pages))) };
+        assert_eq!(polls_in(&out), found, "{wat}");
     }
 
     /// One poll per function and per loop, in the poll memory, after the module's other memories
@@ -201,6 +281,33 @@ mod tests {
         check("(module (func (loop (loop (br 0))) (block (loop))) (func))", 0, 5);
         check(r#"(module (memory 1) (export "m" (memory 0)) (func (loop)))"#, 1, 2);
         check(r#"(module (import "a" "m" (memory 1)) (memory 1) (func (export "f") (loop)) (start 0))"#, 2, 2);
+    }
+
+    /// The profiler's memory (exported under its name, defined, never growing) takes the poll page
+    /// as one more page at its end; a profiler memory that can grow, or is imported, does not.
+    #[test]
+    fn polls_from_the_profilers_memory() {
+        let counters = MEMORY_EXPORT;
+        check_place(
+            &format!(r#"(module (memory 2 2) (export "{counters}" (memory 0)) (func (loop)))"#),
+            0,
+            2,
+            2 << 16,
+            3,
+        );
+        check_place(
+            &format!(
+                r#"(module (import "a" "m" (memory 1)) (memory 1) (memory 1 1) (export "{counters}_" (memory 2))
+                   (func) (func (loop (loop))))"#
+            ),
+            2,
+            4,
+            1 << 16,
+            2,
+        );
+        check(&format!(r#"(module (memory 2) (export "{counters}" (memory 0)) (func))"#), 1, 1);
+        check(&format!(r#"(module (import "a" "m" (memory 1 1)) (export "{counters}" (memory 0)) (func))"#), 1, 1);
+        check(&format!(r#"(module (memory 1 1 shared) (export "{counters}" (memory 0)) (func))"#), 1, 1);
     }
 
     #[test]
@@ -254,9 +361,9 @@ mod tests {
             let bytes = module.to_bytes();
             let out = add_polls(&bytes).unwrap();
             wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all()).validate_all(&out).unwrap();
-            let (polls, export) = polls_in(&out);
-            assert!(export.is_some());
-            assert_eq!(polls, loops_and_functions(&bytes));
+            let found = polls_in(&out);
+            assert!(found.memory.is_some());
+            assert_eq!(found.polls, loops_and_functions(&bytes));
             checked += 1;
             if wasmtime::Module::new(&engine, &bytes).is_ok() {
                 wasmtime::Module::new(&engine, &out).unwrap();

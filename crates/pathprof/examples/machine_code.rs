@@ -1,6 +1,6 @@
-//! Compiles a module as `pathprof run` compiles it (the runtime's engine: epoch interruption,
-//! multi-memory, ...) and writes Wasmtime's compiled artifact, an ELF file whose symbols name each
-//! function (`wasm[0]::function[N]`), for a disassembler to read:
+//! Compiles a module as `pathprof run` compiles it (the runtime's engine: stop polls rather than
+//! epoch checks for a core module, multi-memory, ...) and writes Wasmtime's compiled artifact, an
+//! ELF file whose symbols name each function (`wasm[0]::function[N]`), for a disassembler to read:
 //!
 //! ```sh
 //! cargo run --release -p pathprof --example machine_code -- APP.wasm APP.cwasm
@@ -15,7 +15,12 @@ fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [input, output] = args.as_slice() else { bail!("usage: machine_code APP.wasm OUT.cwasm") };
     let bytes = std::fs::read(input).with_context(|| format!("cannot read {input}"))?;
-    let engine = pathprof_runtime::engine()?;
+    let polls = !pathprof_wasm::component::is_component(&bytes);
+    let engine = pathprof_runtime::engine_with(&pathprof_runtime::EngineOptions { polls, ..Default::default() })?;
+    let bytes = match polls {
+        true => pathprof_wasm::polls::add_polls(&bytes).with_context(|| format!("cannot add polls to {input}"))?,
+        false => bytes,
+    };
     let compiled = engine.precompile_module(&bytes).map_err(|e| anyhow::anyhow!("cannot compile {input}: {e}"))?;
     std::fs::write(output, compiled).with_context(|| format!("cannot write {output}"))?;
     Ok(())
