@@ -24,10 +24,7 @@
 //! the same counter; the run keeps the count in a register and only reads the slot's ID while it
 //! lasts. Runs are flushed like loop counters, and the host adds a pending run after a trap. Loops
 //! without an inner loop are left alone: where their ways around alternate (heapsort's sift-down),
-//! runs cost more than they save. A run is also flushed on the way into each of its loop's inner
-//! loops, so that its length is 0, a constant, while an inner loop runs: otherwise the length is
-//! live across the inner loop, and Cranelift's allocator keeps it in a stack slot (sieve's loop over
-//! the numbers then stored and reloaded it on every iteration, the short way around included).
+//! runs cost more than they save.
 //!
 //! Loop and run counters share a budget per function: at most 4 counters and 24 flushes at call
 //! sites, spent on loop counters first, then on the deepest loops.
@@ -72,9 +69,6 @@ pub(crate) struct LoopPlan {
     pub runs: Vec<RunCounter>,
     /// The counters that the calls of each block flush (see `RUN_BIT`).
     pub flush_at: Vec<u8>,
-    /// The run counters flushed on the way into each header (see `RUN_BIT`): those of the loops
-    /// that hold its loop.
-    pub flush_into: Vec<u8>,
     /// Byte offset of the function's array of counters, which the counters add to.
     pub array: u32,
 }
@@ -90,7 +84,6 @@ impl LoopPlan {
             header_run: vec![None; blocks],
             runs: Vec::new(),
             flush_at: vec![0; blocks],
-            flush_into: vec![0; blocks],
             array: 0,
         }
     }
@@ -177,12 +170,9 @@ pub(crate) fn plan_loops(fcfg: &FuncCfg, plan: &FunctionPlan) -> LoopPlan {
     let mut depth = vec![0u32; nb];
     let mut call_free = vec![false; nb];
     let mut nests = vec![false; nb];
-    // The inner loops' headers of each loop that has some.
-    let mut inner: Vec<Vec<u32>> = vec![Vec::new(); nb];
     fcfg.cfg.natural_loops(|h, body| {
         call_free[h as usize] = body.iter().all(|&b| fcfg.blocks[b as usize].calls == 0);
-        inner[h as usize] = body.iter().copied().filter(|&b| b != h && fcfg.blocks[b as usize].loop_header).collect();
-        nests[h as usize] = !inner[h as usize].is_empty();
+        nests[h as usize] = body.iter().any(|&b| b != h && fcfg.blocks[b as usize].loop_header);
         for &b in body {
             depth[b as usize] += 1;
         }
@@ -239,11 +229,7 @@ pub(crate) fn plan_loops(fcfg: &FuncCfg, plan: &FunctionPlan) -> LoopPlan {
     let mut slots = 0;
     let mut header_run = vec![None; nb];
     let mut runs = Vec::new();
-    let mut flush_into = vec![0u8; nb];
     for &(_, h) in &run_headers {
-        for &b in &inner[h] {
-            flush_into[b as usize] |= 1 << (RUN_BIT + runs.len());
-        }
         header_run[h] = Some(runs.len());
         runs.push(RunCounter { slot: slots });
         slots += 16;
@@ -292,7 +278,7 @@ pub(crate) fn plan_loops(fcfg: &FuncCfg, plan: &FunctionPlan) -> LoopPlan {
             flush_at[b] |= 1 << bit;
         }
     }
-    LoopPlan { header_edge, edge_counted, header_loop, loops, header_run, runs, flush_at, flush_into, array: 0 }
+    LoopPlan { header_edge, edge_counted, header_loop, loops, header_run, runs, flush_at, array: 0 }
 }
 
 /// The blocks reachable from `h` (itself included), and how many calls they make.

@@ -239,8 +239,6 @@ impl BodyContext<'_> {
                     }
                     if opcode == OPCODE_LOOP {
                         if let Succ::Block(h) = p.fcfg.cfg.edges()[*edge as usize].to {
-                            // The only way into a loop from outside it is through `loop`.
-                            e.flush_some(p.counting.flush_into[h as usize]);
                             if loop_cut(h as usize) {
                                 sink.enter_loop(&mut e);
                             }
