@@ -28,7 +28,7 @@ use crate::sections::section_rank;
 use std::convert::Infallible;
 use wasm_encoder::reencode::{utils, Error as ReencodeError, Reencode};
 use wasm_encoder::{
-    CodeSection, ExportKind, ExportSection, Instruction, MemArg, MemorySection, MemoryType, Module, SectionId,
+    CodeSection, Encode, ExportKind, ExportSection, Instruction, MemArg, MemorySection, MemoryType, Module, SectionId,
 };
 use wasmparser::{Parser, Payload, TypeRef};
 
@@ -109,11 +109,14 @@ struct Polls {
 type Res = Result<(), ReencodeError<Infallible>>;
 
 impl Polls {
-    fn poll(&self, f: &mut wasm_encoder::Function) {
+    /// The poll's bytes: `i32.const 0; i32.atomic.load; drop`.
+    fn poll(&self) -> Vec<u8> {
         let Place { memory, offset, .. } = self.place;
-        f.instruction(&Instruction::I32Const(0));
-        f.instruction(&Instruction::I32AtomicLoad(MemArg { offset, align: 2, memory_index: memory }));
-        f.instruction(&Instruction::Drop);
+        let mut bytes = Vec::new();
+        Instruction::I32Const(0).encode(&mut bytes);
+        Instruction::I32AtomicLoad(MemArg { offset, align: 2, memory_index: memory }).encode(&mut bytes);
+        Instruction::Drop.encode(&mut bytes);
+        bytes
     }
 
     fn memory(&mut self, memories: &mut MemorySection) {
@@ -133,18 +136,26 @@ impl Polls {
 impl Reencode for Polls {
     type Error = Infallible;
 
+    /// The body's bytes with a poll after its locals and after each `loop` (and its block type),
+    /// copied in runs between them: no operator changes, so none is encoded again.
     fn parse_function_body(&mut self, code: &mut CodeSection, func: wasmparser::FunctionBody<'_>) -> Res {
-        let mut f = self.new_function_with_parsed_locals(&func)?;
-        self.poll(&mut f);
+        let (body, base) = (func.as_bytes(), func.range().start);
+        let poll = self.poll();
         let mut reader = func.get_operators_reader()?;
+        let mut copied = reader.original_position() - base;
+        let mut out = Vec::with_capacity(body.len() + 8 * poll.len());
+        out.extend_from_slice(&body[..copied]);
+        out.extend_from_slice(&poll);
         while !reader.eof() {
-            let instruction = self.parse_instruction(&mut reader)?;
-            f.instruction(&instruction);
-            if matches!(instruction, Instruction::Loop(_)) {
-                self.poll(&mut f);
+            if let wasmparser::Operator::Loop { .. } = reader.read()? {
+                let at = reader.original_position() - base;
+                out.extend_from_slice(&body[copied..at]);
+                out.extend_from_slice(&poll);
+                copied = at;
             }
         }
-        code.function(&f);
+        out.extend_from_slice(&body[copied..]);
+        code.raw(&out);
         Ok(())
     }
 
@@ -324,6 +335,37 @@ mod tests {
         assert!(matches!(add_polls(&component), Err(ModuleError::Component)));
     }
 
+    /// Each function's operators (printed), leaving out the polls from memory `polls`.
+    fn operators(bytes: &[u8], polls: Option<u32>) -> Vec<Vec<String>> {
+        let mut functions = Vec::new();
+        for payload in Parser::new(0).parse_all(bytes) {
+            if let Payload::CodeSectionEntry(body) = payload.unwrap() {
+                let mut ops = Vec::new();
+                let mut reader = body.get_operators_reader().unwrap();
+                while !reader.eof() {
+                    ops.push(reader.read().unwrap());
+                }
+                let mut kept = Vec::new();
+                let mut i = 0;
+                while i < ops.len() {
+                    let poll = matches!(
+                        ops[i..],
+                        [wasmparser::Operator::I32Const { value: 0 }, wasmparser::Operator::I32AtomicLoad { memarg }, wasmparser::Operator::Drop, ..]
+                            if Some(memarg.memory) == polls
+                    );
+                    if poll {
+                        i += 3;
+                    } else {
+                        kept.push(format!("{:?}", ops[i]));
+                        i += 1;
+                    }
+                }
+                functions.push(kept);
+            }
+        }
+        functions
+    }
+
     fn loops_and_functions(bytes: &[u8]) -> usize {
         let mut n = 0;
         for payload in Parser::new(0).parse_all(bytes) {
@@ -364,6 +406,7 @@ mod tests {
             let found = polls_in(&out);
             assert!(found.memory.is_some());
             assert_eq!(found.polls, loops_and_functions(&bytes));
+            assert_eq!(operators(&out, found.memory), operators(&bytes, None), "operators other than the polls");
             checked += 1;
             if wasmtime::Module::new(&engine, &bytes).is_ok() {
                 wasmtime::Module::new(&engine, &out).unwrap();
