@@ -6,7 +6,7 @@ use crate::entry::call_entry;
 use crate::outcome::{conclude, wasi_context, Ran, RunConfig, RunOutcome};
 use crate::stop::{PollGuard, SnapshotTaken, Snapshots};
 use anyhow::{anyhow, bail, Result};
-use pathprof_wasm::polls::{POLL_BYTES, POLL_EXPORT};
+use pathprof_wasm::polls::{poll_page, POLL_EXPORT};
 use pathprof_wasm::ProfileMap;
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -135,11 +135,7 @@ pub(crate) fn run<C: Collector>(
             // Under an engine without epoch interruption, the program stops at its polls, which
             // load from the poll memory's last page.
             let poll = match instance.get_memory(&mut store, POLL_EXPORT) {
-                Some(m) if !engine.get_epoch_interruption() => {
-                    let data = m.data_mut(&mut store);
-                    let start = data.len().saturating_sub(POLL_BYTES);
-                    stopper.poll(&mut data[start..])
-                }
+                Some(m) if !engine.get_epoch_interruption() => stopper.poll(poll_page(m.data_mut(&mut store))),
                 _ => None,
             };
             let r = call_entry(&mut store, &instance, config, &mut results);

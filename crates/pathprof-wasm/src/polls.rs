@@ -79,7 +79,8 @@ pub fn add_polls(bytes: &[u8]) -> Result<Vec<u8>, ModuleError> {
         Some((index, pages)) => Place { memory: index, offset: pages << 16, grow: true },
         None => Place { memory: memories + defined.len() as u32, offset: 0, grow: false },
     };
-    let mut polls = Polls { place, imported: memories, memory_added: grown.is_some(), export_added: false };
+    let poll = poll_bytes(place);
+    let mut polls = Polls { place, poll, imported: memories, memory_added: place.grow, export_added: false };
     let mut module = Module::new();
     polls
         .parse_core_module(&mut module, Parser::new(0), bytes)
@@ -96,9 +97,27 @@ struct Place {
     grow: bool,
 }
 
+/// The poll's bytes, the same for every function: `i32.const 0; i32.atomic.load; drop`.
+fn poll_bytes(Place { memory, offset, .. }: Place) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    Instruction::I32Const(0).encode(&mut bytes);
+    Instruction::I32AtomicLoad(MemArg { offset, align: 2, memory_index: memory }).encode(&mut bytes);
+    Instruction::Drop.encode(&mut bytes);
+    bytes
+}
+
+/// The part of a poll memory's bytes that the polls load from and the stopper closes: its last
+/// [`POLL_BYTES`] (all of a memory of its own, the page added to the profiler's).
+pub fn poll_page(memory: &mut [u8]) -> &mut [u8] {
+    let start = memory.len().saturating_sub(POLL_BYTES);
+    &mut memory[start..]
+}
+
 /// The reencoder that adds the polls.
 struct Polls {
     place: Place,
+    /// [`poll_bytes`] of `place`.
+    poll: Vec<u8>,
     /// The module's imported memories.
     imported: u32,
     /// Whether the poll memory is in the memory section already (or needs no adding).
@@ -109,16 +128,6 @@ struct Polls {
 type Res = Result<(), ReencodeError<Infallible>>;
 
 impl Polls {
-    /// The poll's bytes: `i32.const 0; i32.atomic.load; drop`.
-    fn poll(&self) -> Vec<u8> {
-        let Place { memory, offset, .. } = self.place;
-        let mut bytes = Vec::new();
-        Instruction::I32Const(0).encode(&mut bytes);
-        Instruction::I32AtomicLoad(MemArg { offset, align: 2, memory_index: memory }).encode(&mut bytes);
-        Instruction::Drop.encode(&mut bytes);
-        bytes
-    }
-
     fn memory(&mut self, memories: &mut MemorySection) {
         let pages = (POLL_BYTES >> 16) as u64;
         let ty =
@@ -140,17 +149,17 @@ impl Reencode for Polls {
     /// copied in runs between them: no operator changes, so none is encoded again.
     fn parse_function_body(&mut self, code: &mut CodeSection, func: wasmparser::FunctionBody<'_>) -> Res {
         let (body, base) = (func.as_bytes(), func.range().start);
-        let poll = self.poll();
+        let poll = &self.poll;
         let mut reader = func.get_operators_reader()?;
         let mut copied = reader.original_position() - base;
         let mut out = Vec::with_capacity(body.len() + 8 * poll.len());
         out.extend_from_slice(&body[..copied]);
-        out.extend_from_slice(&poll);
+        out.extend_from_slice(poll);
         while !reader.eof() {
             if let wasmparser::Operator::Loop { .. } = reader.read()? {
                 let at = reader.original_position() - base;
                 out.extend_from_slice(&body[copied..at]);
-                out.extend_from_slice(&poll);
+                out.extend_from_slice(poll);
                 copied = at;
             }
         }

@@ -17,11 +17,13 @@ fn main() -> Result<()> {
     let bytes = std::fs::read(input).with_context(|| format!("cannot read {input}"))?;
     let polls = !pathprof_wasm::component::is_component(&bytes);
     let engine = pathprof_runtime::engine_with(&pathprof_runtime::EngineOptions { polls, ..Default::default() })?;
-    let bytes = match polls {
-        true => pathprof_wasm::polls::add_polls(&bytes).with_context(|| format!("cannot add polls to {input}"))?,
-        false => bytes,
+    // The runtime's own compile step, which adds the polls under such an engine.
+    let (program, _) = pathprof_runtime::compile(&engine, &bytes).with_context(|| format!("cannot compile {input}"))?;
+    let compiled = match program {
+        pathprof_runtime::Program::Module(m) => m.serialize(),
+        pathprof_runtime::Program::Component(c) => c.serialize(),
     };
-    let compiled = engine.precompile_module(&bytes).map_err(|e| anyhow::anyhow!("cannot compile {input}: {e}"))?;
+    let compiled = compiled.map_err(|e| anyhow::anyhow!("cannot serialize {input}: {e}"))?;
     std::fs::write(output, compiled).with_context(|| format!("cannot write {output}"))?;
     Ok(())
 }
